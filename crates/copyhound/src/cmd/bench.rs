@@ -1,0 +1,443 @@
+//! `copyhound bench ...`: throughput figures of the hot paths, measured on this machine.
+//!
+//! `bench fingerprint` fingerprints every `.txt` file under a directory (default: the
+//! public-domain sample compiled into the binary) split into ~8 KB chapters, once per
+//! fingerprint kind and once for the whole bundle, on N threads, and prints documents and
+//! megabytes (10^6 bytes of UTF-8 input) per second.
+//!
+//! `bench match --input DIR` loads the index from `--database`, reads every `.txt` and
+//! `.html` page under DIR as `check` does, then times matching them (candidates, chapter
+//! reads from the store, verification) and prints pages and megabytes of main text a second.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use fingerprint::Fingerprinter;
+use serde::Serialize;
+
+use crate::settings::Settings;
+
+/// What to measure.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Fingerprint throughput per kind and for the whole bundle.
+    Fingerprint(FingerprintArgs),
+    /// `check` throughput over a directory of pages, against the registered works.
+    Match(MatchArgs),
+}
+
+/// Options of `bench match`.
+#[derive(Debug, Args)]
+pub struct MatchArgs {
+    /// Directory of pages (`.txt`, `.html`, `.htm`; any encoding), searched recursively.
+    #[arg(long)]
+    input: PathBuf,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `bench fingerprint`.
+#[derive(Debug, Args)]
+pub struct FingerprintArgs {
+    /// Directory of `.txt` files (UTF-8), searched recursively. Default: the built-in
+    /// public-domain sample (三国演义, 西游记, 红楼梦 in traditional script, Alice).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Minimum measuring time per kind, in seconds (the corpus is processed at least once).
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+    /// Target chapter size in bytes (files are cut at line ends once a chapter reaches it).
+    #[arg(long, default_value_t = 8192)]
+    chapter_bytes: usize,
+}
+
+/// The built-in sample: small public-domain excerpts kept in the repository.
+const SAMPLE: &[(&str, &str)] = &[
+    (
+        "sanguoyanyi_1-10.txt",
+        include_str!("../../../fingerprint/tests/data/sanguoyanyi_1-10.txt"),
+    ),
+    (
+        "xiyouji_1-4.txt",
+        include_str!("../../../fingerprint/tests/data/xiyouji_1-4.txt"),
+    ),
+    (
+        "hongloumeng_hant_1-2.txt",
+        include_str!("../../../fingerprint/tests/data/hongloumeng_hant_1-2.txt"),
+    ),
+    (
+        "alice_1-3.txt",
+        include_str!("../../../fingerprint/tests/data/alice_1-3.txt"),
+    ),
+];
+
+pub fn run(command: BenchCommand, database: &str, settings: &Settings) -> Result<()> {
+    match command {
+        BenchCommand::Fingerprint(args) => fingerprint(args, settings),
+        BenchCommand::Match(args) => {
+            tokio::runtime::Runtime::new()?.block_on(match_pages(args, database, settings))
+        }
+    }
+}
+
+fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_pages(&path, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "txt" | "html" | "htm"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// What `bench match` measured.
+#[derive(Debug, Serialize)]
+struct MatchFigures {
+    chapters_indexed: usize,
+    load_seconds: f64,
+    pages: usize,
+    main_text_bytes: usize,
+    matches: usize,
+    seconds: f64,
+    pages_per_second: f64,
+    mb_per_second: f64,
+}
+
+async fn match_pages(args: MatchArgs, database: &str, settings: &Settings) -> Result<()> {
+    let mut paths = Vec::new();
+    collect_pages(&args.input, &mut paths)?;
+    paths.sort();
+    if paths.is_empty() {
+        bail!("no .txt or .html pages under {}", args.input.display());
+    }
+    let mut texts = Vec::with_capacity(paths.len());
+    let mut no_fetcher = None;
+    for path in &paths {
+        let input = path.to_string_lossy();
+        texts.push(super::check::read_input(&input, &mut no_fetcher).await?);
+    }
+    let store = super::open_store(database).await?;
+    let fingerprinter = std::sync::Arc::new(
+        Fingerprinter::new(settings.fingerprint.clone())
+            .context("while setting up the fingerprinter ([fingerprint] settings)")?,
+    );
+    let started = Instant::now();
+    let loaded =
+        crate::matching::load_matcher(&store, settings.matcher.clone(), fingerprinter).await;
+    let load_seconds = started.elapsed().as_secs_f64();
+    let (matcher, report) = match loaded {
+        Ok(l) => l,
+        Err(e) => {
+            store.close().await;
+            return Err(e);
+        }
+    };
+    let started = Instant::now();
+    let mut matches = 0;
+    for text in &texts {
+        match crate::matching::find(&matcher, &store, text).await {
+            Ok((found, _)) => matches += found.len(),
+            Err(e) => {
+                store.close().await;
+                return Err(e);
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    store.close().await;
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let figures = MatchFigures {
+        chapters_indexed: report.chapters,
+        load_seconds,
+        pages: texts.len(),
+        main_text_bytes: bytes,
+        matches,
+        seconds,
+        pages_per_second: texts.len() as f64 / seconds,
+        mb_per_second: bytes as f64 / 1e6 / seconds,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&figures)?);
+    } else {
+        println!(
+            "index: {} chapters loaded in {:.2} s",
+            figures.chapters_indexed, figures.load_seconds
+        );
+        println!(
+            "match: {} pages ({:.2} MB of main text), {} matches in {:.2} s: {:.1} pages/s, {:.2} MB/s (one thread)",
+            figures.pages,
+            bytes as f64 / 1e6,
+            figures.matches,
+            figures.seconds,
+            figures.pages_per_second,
+            figures.mb_per_second
+        );
+    }
+    Ok(())
+}
+
+/// Splits `text` into chapters of about `target` bytes, cutting only at line ends.
+pub fn split_chapters(text: &str, target: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in text.split_inclusive('\n') {
+        current.push_str(line);
+        if current.len() >= target {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn collect_txt(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("reading directory {}", dir.display()))?;
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_txt(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "txt") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn load_documents(input: Option<&Path>, chapter_bytes: usize) -> Result<Vec<String>> {
+    let mut docs = Vec::new();
+    match input {
+        None => {
+            for (_, text) in SAMPLE {
+                docs.extend(split_chapters(text, chapter_bytes));
+            }
+        }
+        Some(dir) => {
+            let mut files = Vec::new();
+            collect_txt(dir, &mut files)?;
+            files.sort();
+            if files.is_empty() {
+                bail!("no .txt files under {}", dir.display());
+            }
+            for path in files {
+                let bytes =
+                    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+                match fingerprint::decode_utf8(&bytes) {
+                    Ok(text) => docs.extend(split_chapters(text, chapter_bytes)),
+                    Err(e) => eprintln!("skipping {}: {e}", path.display()),
+                }
+            }
+        }
+    }
+    if docs.is_empty() {
+        bail!("no text to fingerprint");
+    }
+    Ok(docs)
+}
+
+/// Throughput of one kind.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Throughput {
+    pub docs_per_s: f64,
+    pub mb_per_s: f64,
+}
+
+/// Runs `work` over `docs` on `threads` threads until at least `min_time` has passed and
+/// every document was processed at least once.
+fn measure(
+    docs: &[String],
+    threads: usize,
+    min_time: Duration,
+    work: &(dyn Fn(&str) + Sync),
+) -> Throughput {
+    let next = AtomicUsize::new(0);
+    let start = Instant::now();
+    let (count, bytes) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let (mut count, mut bytes) = (0usize, 0usize);
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= docs.len() && start.elapsed() >= min_time {
+                            break;
+                        }
+                        let doc = &docs[i % docs.len()];
+                        work(doc);
+                        count += 1;
+                        bytes += doc.len();
+                    }
+                    (count, bytes)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .fold((0, 0), |(c, b), (c2, b2)| (c + c2, b + b2))
+    });
+    let secs = start.elapsed().as_secs_f64();
+    Throughput {
+        docs_per_s: count as f64 / secs,
+        mb_per_s: bytes as f64 / 1e6 / secs,
+    }
+}
+
+/// The measured kinds: each fingerprint alone (normalisation included) and the bundle.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Normalize,
+    MinHash,
+    SimHash,
+    Winnow,
+    PinyinWinnow,
+    Sentences,
+    Dna,
+    All,
+}
+
+const KINDS: [Kind; 8] = [
+    Kind::Normalize,
+    Kind::MinHash,
+    Kind::SimHash,
+    Kind::Winnow,
+    Kind::PinyinWinnow,
+    Kind::Sentences,
+    Kind::Dna,
+    Kind::All,
+];
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Normalize => "normalize",
+            Kind::MinHash => "minhash",
+            Kind::SimHash => "simhash",
+            Kind::Winnow => "winnow",
+            Kind::PinyinWinnow => "pinyin_winnow",
+            Kind::Sentences => "sentences",
+            Kind::Dna => "dna",
+            Kind::All => "all",
+        }
+    }
+
+    fn run(self, fp: &Fingerprinter, text: &str) {
+        match self {
+            Kind::Normalize => drop(black_box(fingerprint::normalize_compact(text))),
+            Kind::MinHash => drop(black_box(fp.minhash(text))),
+            Kind::SimHash => drop(black_box(fp.simhash(text))),
+            Kind::Winnow => drop(black_box(fp.winnow(text))),
+            Kind::PinyinWinnow => drop(black_box(fp.pinyin_winnow(text))),
+            Kind::Sentences => drop(black_box(fp.sentences(text))),
+            Kind::Dna => drop(black_box(fp.dna(text))),
+            Kind::All => drop(black_box(fp.fingerprint(text))),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    docs: usize,
+    bytes: usize,
+    threads: usize,
+    kinds: serde_json::Map<String, serde_json::Value>,
+}
+
+fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
+    if args.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    if !(args.seconds.is_finite() && args.seconds >= 0.0) {
+        bail!(
+            "--seconds must be a non-negative number, got {}",
+            args.seconds
+        );
+    }
+    let docs = load_documents(args.input.as_deref(), args.chapter_bytes.max(1))?;
+    let bytes: usize = docs.iter().map(String::len).sum();
+    let fp =
+        Fingerprinter::new(settings.fingerprint.clone()).context("building the fingerprinter")?;
+    let min_time = Duration::from_secs_f64(args.seconds);
+    let mut results = serde_json::Map::new();
+    if !args.json {
+        println!(
+            "fingerprinting {} documents, {:.1} MB, on {} thread(s)",
+            docs.len(),
+            bytes as f64 / 1e6,
+            args.threads
+        );
+        println!("{:<14} {:>12} {:>10}", "kind", "docs/s", "MB/s");
+    }
+    for kind in KINDS {
+        let name = kind.name();
+        let t = measure(&docs, args.threads, min_time, &|text: &str| {
+            kind.run(&fp, text)
+        });
+        if !args.json {
+            println!("{name:<14} {:>12.0} {:>10.1}", t.docs_per_s, t.mb_per_s);
+        }
+        results.insert(name.to_string(), serde_json::to_value(t)?);
+    }
+    if args.json {
+        let report = Report {
+            docs: docs.len(),
+            bytes,
+            threads: args.threads,
+            kinds: results,
+        };
+        println!("{}", serde_json::to_string(&report)?);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chapters_cut_at_line_ends_near_the_target() {
+        let text = "aaaa\nbbbb\ncccc\ndd";
+        assert_eq!(split_chapters(text, 8), vec!["aaaa\nbbbb\n", "cccc\ndd"]);
+        assert_eq!(split_chapters("", 8), Vec::<String>::new());
+    }
+
+    #[test]
+    fn sample_splits_into_about_eight_kilobyte_chapters() {
+        let docs = load_documents(None, 8192).unwrap();
+        assert!(docs.len() > 30);
+        let mean = docs.iter().map(String::len).sum::<usize>() / docs.len();
+        // Every piece but the last of each file reaches the target.
+        assert!((7000..10_000).contains(&mean), "mean chapter {mean} bytes");
+        assert!(docs.iter().filter(|d| d.len() < 8192).count() <= SAMPLE.len());
+    }
+
+    #[test]
+    fn measure_counts_every_document_at_least_once() {
+        let docs: Vec<String> = (0..10).map(|i| "x".repeat(i + 1)).collect();
+        let seen = AtomicUsize::new(0);
+        let t = measure(&docs, 2, Duration::ZERO, &|d: &str| {
+            seen.fetch_add(d.len(), Ordering::Relaxed);
+        });
+        assert!(seen.load(Ordering::Relaxed) >= 55);
+        assert!(t.docs_per_s > 0.0 && t.mb_per_s > 0.0);
+    }
+}

@@ -1,0 +1,97 @@
+//! The `copyhound` binary: command-line interface and process wiring.
+//!
+//! Each subcommand lives in its own module under `cmd/`; this file only parses the command
+//! line, sets up logging and dispatches.
+
+mod cmd;
+mod matching;
+mod settings;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// copyhound: track pirated copies of protected text across the web.
+#[derive(Debug, Parser)]
+#[command(name = "copyhound", version, about, long_about = None)]
+struct Cli {
+    /// Settings file (TOML) layered over the built-in defaults; see config/default.toml.
+    #[arg(long, global = true, env = "COPYHOUND_CONFIG")]
+    config: Option<PathBuf>,
+    /// Database: sqlite://PATH (created if missing) or postgres://USER:PASSWORD@HOST:PORT/DB.
+    #[arg(
+        long,
+        global = true,
+        env = "COPYHOUND_DATABASE_URL",
+        default_value = "sqlite://data/copyhound.db",
+        hide_env_values = true
+    )]
+    database: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Measure throughput of copyhound's hot paths.
+    #[command(subcommand)]
+    Bench(cmd::bench::BenchCommand),
+    /// Match local files or single pages (URLs) against the registered works.
+    Check(cmd::check::CheckArgs),
+    /// Register the works to protect, and look at them.
+    #[command(subcommand)]
+    Works(cmd::works::WorksCommand),
+    /// Apply the database migrations (every command also applies them at start).
+    Migrate(cmd::migrate::MigrateArgs),
+    /// Stored crawl evidence.
+    #[command(subcommand)]
+    Snapshots(cmd::snapshots::SnapshotsCommand),
+    /// Run jobs from the queue until Ctrl-C.
+    Worker(cmd::worker::WorkerArgs),
+    /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as TOML.
+    Config,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("COPYHOUND_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let database = cli.database;
+    let result = settings::load(cli.config.as_deref(), std::env::vars()).and_then(|loaded| {
+        for key in &loaded.unknown_keys {
+            tracing::warn!(key, "unknown setting ignored");
+            eprintln!("warning: unknown setting `{key}` ignored");
+        }
+        let settings = loaded.settings;
+        match cli.command {
+            Command::Bench(c) => cmd::bench::run(c, &database, &settings),
+            Command::Check(a) => block_on(cmd::check::run(a, &database, &settings)),
+            Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
+            Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
+            Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),
+            Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
+            Command::Config => {
+                print!("{}", toml::to_string(&settings)?);
+                Ok(())
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs an async command on a multi-threaded runtime.
+fn block_on(command: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    tokio::runtime::Runtime::new()?.block_on(command)
+}

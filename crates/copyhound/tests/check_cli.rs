@@ -1,0 +1,173 @@
+//! `copyhound check` (and `bench match`) run as a user would run them: a registered work,
+//! pirated copies of one of its chapters as text and as GBK HTML, unrelated text, bad inputs.
+
+mod common;
+
+use common::Env;
+
+/// 老残游记's contents and first two chapters (public domain; see the import crate's
+/// `tests/data/README.md`).
+const SAMPLE: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
+
+/// An unrelated public-domain text: the opening of 三国演义 (see the matcher's lib docs).
+const UNRELATED: &str = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，\
+    又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。推其致乱之由，\
+    殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。及桓帝崩，灵帝即位，大将军窦武、太傅陈蕃共相辅佐。";
+
+const AD: &str = "【本站首发，最新章节请访问 www.example-pirate.com，手机用户请收藏】";
+
+/// A fresh database with 老残游记 registered.
+fn registered() -> Env {
+    let env = Env::new();
+    let work = env.file("老残游记.txt", SAMPLE.as_bytes());
+    let out = env.run(&["works", "import", work.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env
+}
+
+/// `check --json` on `path`: succeeds, one object a line.
+fn check_json(env: &Env, path: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = env.run(&["check", "--json", path.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+/// The paragraphs of chapter 2, in traditional script, with an ad every third paragraph.
+fn pirated_chapter_two() -> Vec<String> {
+    let start = SAMPLE.rfind("第二回").unwrap();
+    let body = &SAMPLE[start..];
+    let body = &body[body.find('\n').unwrap()..];
+    let mut paragraphs = Vec::new();
+    for (i, line) in body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i % 3 == 0 {
+            paragraphs.push(AD.to_owned());
+        }
+        paragraphs.push(zhconv::zhconv(line, zhconv::Variant::ZhHant));
+    }
+    paragraphs
+}
+
+fn assert_chapter_two(matches: &[serde_json::Value], input: &std::path::Path) {
+    assert_eq!(matches.len(), 1, "{matches:?}");
+    let m = &matches[0];
+    assert_eq!(m["input"], input.to_str().unwrap());
+    assert_eq!(m["work_title"], "老残游记");
+    assert_eq!(m["work_id"], 1);
+    assert_eq!(m["chapter_index"], 2);
+    assert!(
+        m["chapter_title"]
+            .as_str()
+            .unwrap()
+            .contains("历山山下古帝遗踪")
+    );
+    assert!(m["score"].as_f64().unwrap() > 0.9, "{m}");
+    assert!(m["coverage"].as_f64().unwrap() > 0.9, "{m}");
+    assert!(m["matched_chars"].as_u64().unwrap() > 1000, "{m}");
+    assert!(!m["spans"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_pirated_text_file_reports_the_copied_chapter() {
+    let env = registered();
+    let page = env.file("pirate.txt", pirated_chapter_two().join("\n").as_bytes());
+    assert_chapter_two(&check_json(&env, &page), &page);
+
+    let out = env.run(&["check", page.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(stdout.contains("老残游记"), "{stdout}");
+    assert!(stdout.contains("chapter 2"), "{stdout}");
+    assert!(stdout.contains("page:"), "{stdout}");
+}
+
+#[test]
+fn a_pirated_gbk_html_page_reports_the_copied_chapter() {
+    let env = registered();
+    let paragraphs: String = pirated_chapter_two()
+        .iter()
+        .map(|p| format!("<p>{p}</p>\n"))
+        .collect();
+    let html = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"gbk\"><title>老殘遊記 第二回</title></head>\
+         <body><div class=\"nav\"><a href=\"/\">首頁</a> <a href=\"/list\">目錄</a></div>\
+         <h1>第二回</h1><div id=\"content\">{paragraphs}</div>\
+         <div class=\"footer\">{AD}</div></body></html>"
+    );
+    let (bytes, _, unmappable) = encoding_rs::GBK.encode(&html);
+    assert!(!unmappable);
+    let page = env.file("pirate.html", &bytes);
+    assert_chapter_two(&check_json(&env, &page), &page);
+}
+
+#[test]
+fn unrelated_text_matches_nothing_and_succeeds() {
+    let env = registered();
+    let page = env.file("other.txt", UNRELATED.as_bytes());
+    assert!(check_json(&env, &page).is_empty());
+    let out = env.run(&["check", page.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no registered work found"));
+}
+
+#[test]
+fn a_missing_file_fails_with_its_name() {
+    let env = registered();
+    let missing = env.dir.path().join("nowhere.txt");
+    let out = env.run(&["check", missing.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("nowhere.txt"), "{stderr}");
+    assert!(stderr.contains("cannot read"), "{stderr}");
+}
+
+#[test]
+fn a_bad_url_fails() {
+    let env = registered();
+    let out = env.run(&["check", "http://exa mple.com/x"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad URL"));
+}
+
+#[test]
+fn bench_match_times_a_directory_of_pages() {
+    let env = registered();
+    std::fs::create_dir(env.dir.path().join("pages")).unwrap();
+    env.file(
+        "pages/pirate.txt",
+        pirated_chapter_two().join("\n").as_bytes(),
+    );
+    env.file("pages/other.txt", UNRELATED.as_bytes());
+    let pages = env.dir.path().join("pages");
+    let out = env.run(&[
+        "bench",
+        "match",
+        "--json",
+        "--input",
+        pages.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["pages"], 2);
+    assert_eq!(figures["matches"], 1);
+    assert_eq!(figures["chapters_indexed"], 2);
+}

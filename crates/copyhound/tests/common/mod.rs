@@ -1,0 +1,38 @@
+//! What the CLI tests share: the binary on a temp database.
+
+#![allow(dead_code)] // each test file uses part of it
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The binary, on the database `db` whatever the environment says.
+pub fn copyhound(db: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_copyhound"));
+    c.env_remove("COPYHOUND_DATABASE_URL")
+        .args(["--database", db]);
+    c
+}
+
+/// A temp directory with a SQLite database in it (created on first use).
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub db: String,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("sqlite://{}/db/copyhound.db", dir.path().display());
+        Env { dir, db }
+    }
+
+    pub fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        copyhound(&self.db).args(args).output().unwrap()
+    }
+}

@@ -1,0 +1,385 @@
+//! Turning page bytes into text: BOM → HTTP header → `<meta>` → statistical detection.
+//!
+//! A byte order mark comes first, as in the Encoding Standard's `decode` and in browsers: a BOM
+//! cannot be there by accident, while headers are often set by a server that never looked at
+//! the file. Then the `Content-Type` charset, the `<meta>` prescan, and chardetng.
+//!
+//! Chinese piracy sites serve GBK without saying so, say `gb2312` while using GBK-only
+//! characters, or declare UTF-8 over GBK bytes. So the pipeline distrusts a declaration that
+//! does not decode cleanly: if the declared encoding
+//! yields replacement characters and the detector's guess is a multi-byte encoding (UTF-8,
+//! GBK, Big5, Shift_JIS, ...) that decodes without any, the guess wins and
+//! [`Decoded::overridden`] keeps the declaration for the record.
+
+use encoding_rs::Encoding;
+
+/// How many leading bytes the `<meta>` prescan looks at. The standard says 1024; real novel
+/// sites put a long `<title>`, keywords and description first, so we look further.
+const META_PRESCAN_BYTES: usize = 8 * 1024;
+
+/// Most bytes the statistical detector reads, for pages whose non-ASCII text is sparse (long
+/// scripts and markup before the text).
+const DETECT_BYTES: usize = 256 * 1024;
+
+/// Non-ASCII bytes after which detection stops (see [`detect`]).
+const DETECT_NON_ASCII: usize = 4096;
+
+/// Detection feeds chardetng this many bytes at a time.
+const DETECT_CHUNK: usize = 1024;
+
+/// Where the encoding used came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CharsetSource {
+    /// `Content-Type: ...; charset=...`.
+    Header,
+    /// A UTF-8 or UTF-16 byte order mark.
+    Bom,
+    /// `<meta charset>` or `<meta http-equiv="Content-Type">`.
+    Meta,
+    /// chardetng's guess (no declaration, or a declaration that did not decode cleanly).
+    Detected,
+}
+
+impl CharsetSource {
+    /// Stable lower-case name, for reports and database columns.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Header => "header",
+            Self::Bom => "bom",
+            Self::Meta => "meta",
+            Self::Detected => "detected",
+        }
+    }
+}
+
+/// Decoded text and how it was decoded.
+#[derive(Clone, Debug)]
+pub struct Decoded {
+    /// The text, without a BOM.
+    pub text: String,
+    /// The encoding used.
+    pub encoding: &'static Encoding,
+    /// Where it came from.
+    pub source: CharsetSource,
+    /// Whether malformed bytes were replaced with U+FFFD.
+    pub had_errors: bool,
+    /// A declared encoding that was not used because it did not decode cleanly.
+    pub overridden: Option<&'static Encoding>,
+}
+
+/// Decodes an HTML (or plain-text) body.
+///
+/// `content_type` is the raw `Content-Type` header, `tld` the last label of the host
+/// (`"cn"`, `"tw"`, `"jp"`), which sharpens the guess between GBK, Big5 and Shift_JIS.
+pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&str>) -> Decoded {
+    if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
+        let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom_len..]);
+        return Decoded {
+            text: text.into_owned(),
+            encoding,
+            source: CharsetSource::Bom,
+            had_errors,
+            overridden: None,
+        };
+    }
+    let declared = content_type
+        .and_then(charset_from_content_type)
+        .map(|e| (e, CharsetSource::Header))
+        .or_else(|| prescan_meta(bytes).map(|e| (e, CharsetSource::Meta)));
+    let Some((encoding, source)) = declared else {
+        let encoding = detect(bytes, tld);
+        return decode_with(bytes, encoding, CharsetSource::Detected, None);
+    };
+    let declared = decode_with(bytes, encoding, source, None);
+    if !declared.had_errors {
+        return declared;
+    }
+    let guess = detect(bytes, tld);
+    // Only a guess whose clean decode means something can overrule a declaration: any byte
+    // string decodes "cleanly" as a single-byte encoding.
+    if guess != encoding && !guess.is_single_byte() {
+        let guessed = decode_with(bytes, guess, CharsetSource::Detected, Some(encoding));
+        if !guessed.had_errors {
+            return guessed;
+        }
+    }
+    declared
+}
+
+fn decode_with(
+    bytes: &[u8],
+    encoding: &'static Encoding,
+    source: CharsetSource,
+    overridden: Option<&'static Encoding>,
+) -> Decoded {
+    let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
+    Decoded {
+        text: text.into_owned(),
+        encoding,
+        source,
+        had_errors,
+        overridden,
+    }
+}
+
+/// chardetng's guess for `bytes` (UTF-8 allowed).
+///
+/// Valid UTF-8 with any non-ASCII byte is UTF-8 without asking chardetng (a legacy encoding
+/// almost never forms valid multi-byte UTF-8 by accident). Otherwise chardetng reads the bytes
+/// in chunks until it has seen 4,096 non-ASCII bytes: about 2,000 CJK
+/// characters settle the guess, and chardetng reads only a few MB/s, so feeding it a whole
+/// chapter costs milliseconds per page.
+pub fn detect(bytes: &[u8], tld: Option<&str>) -> &'static Encoding {
+    if !bytes.is_ascii() && std::str::from_utf8(bytes).is_ok() {
+        return encoding_rs::UTF_8;
+    }
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    let mut non_ascii = 0;
+    let mut fed = 0;
+    for chunk in sample.chunks(DETECT_CHUNK) {
+        fed += chunk.len();
+        // `last` only when the document really ends here; a prefix is fed without it.
+        detector.feed(chunk, fed == bytes.len());
+        non_ascii += chunk.iter().filter(|b| !b.is_ascii()).count();
+        if non_ascii >= DETECT_NON_ASCII {
+            break;
+        }
+    }
+    let tld = tld
+        .map(str::as_bytes)
+        .filter(|t| t.iter().all(u8::is_ascii_lowercase));
+    detector.guess(tld, chardetng::Utf8Detection::Allow)
+}
+
+/// The encoding named by a `Content-Type` value's `charset` parameter, if encoding_rs knows it.
+pub fn charset_from_content_type(content_type: &str) -> Option<&'static Encoding> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        Encoding::for_label(
+            value
+                .trim()
+                .trim_matches(|c| c == '"' || c == '\'')
+                .as_bytes(),
+        )
+    })
+}
+
+/// The encoding declared by a `<meta>` tag in the first bytes of the document.
+///
+/// A byte-level prescan in the spirit of the HTML standard's: comments are skipped, attribute
+/// values may be quoted or not, and a UTF-16 declaration means UTF-8 (the bytes in hand are
+/// ASCII-compatible, or the BOM check would have caught them).
+pub fn prescan_meta(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(META_PRESCAN_BYTES)];
+    let mut i = 0;
+    while let Some(off) = memchr(b'<', &head[i..]) {
+        i += off;
+        let rest = &head[i..];
+        if rest.starts_with(b"<!--") {
+            i += find(rest, b"-->").map_or(rest.len(), |e| e + 3);
+            continue;
+        }
+        if rest.len() > 5 && rest[1..5].eq_ignore_ascii_case(b"meta") && is_attr_sep(rest[5]) {
+            let end = memchr(b'>', rest).unwrap_or(rest.len());
+            if let Some(encoding) = meta_charset(&rest[5..end]) {
+                return Some(encoding.output_encoding());
+            }
+            i += end;
+            continue;
+        }
+        i += 1;
+    }
+    None
+}
+
+fn meta_charset(attrs: &[u8]) -> Option<&'static Encoding> {
+    let mut charset = None;
+    let mut content = None;
+    let mut http_equiv_content_type = false;
+    for (name, value) in attributes(attrs) {
+        if name.eq_ignore_ascii_case(b"charset") {
+            charset = charset.or(Encoding::for_label(value));
+        } else if name.eq_ignore_ascii_case(b"content") {
+            content = Some(value);
+        } else if name.eq_ignore_ascii_case(b"http-equiv") {
+            http_equiv_content_type = value.eq_ignore_ascii_case(b"content-type");
+        }
+    }
+    charset.or_else(|| {
+        let content = content.filter(|_| http_equiv_content_type)?;
+        charset_from_content_type(std::str::from_utf8(content).ok()?)
+    })
+}
+
+/// Iterates `name=value` pairs of a tag's attribute text (values unquoted).
+fn attributes(mut s: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    std::iter::from_fn(move || {
+        loop {
+            let start = s.iter().position(|&b| !is_attr_sep(b) && b != b'/')?;
+            s = &s[start..];
+            let name_len = s
+                .iter()
+                .position(|&b| is_attr_sep(b) || b == b'=' || b == b'/')
+                .unwrap_or(s.len());
+            let name = &s[..name_len];
+            s = &s[name_len..];
+            let after_ws = s.iter().position(|&b| !is_attr_sep(b)).unwrap_or(s.len());
+            if s.get(after_ws) != Some(&b'=') {
+                if name.is_empty() {
+                    s = &s[1.min(s.len())..];
+                    continue;
+                }
+                return Some((name, &b""[..]));
+            }
+            s = &s[after_ws + 1..];
+            s = &s[s.iter().position(|&b| !is_attr_sep(b)).unwrap_or(s.len())..];
+            let value = match s.first() {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let end = memchr(q, &s[1..]).map_or(s.len(), |e| e + 1);
+                    let v = &s[1..end];
+                    s = &s[(end + 1).min(s.len())..];
+                    v
+                }
+                _ => {
+                    let end = s.iter().position(|&b| is_attr_sep(b)).unwrap_or(s.len());
+                    let v = &s[..end];
+                    s = &s[end..];
+                    v
+                }
+            };
+            return Some((name, value));
+        }
+    })
+}
+
+fn is_attr_sep(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
+    hay.iter().position(|&b| b == needle)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use encoding_rs::{BIG5, GB18030, GBK, SHIFT_JIS, UTF_8, UTF_16LE, WINDOWS_1252};
+
+    const ZH: &str =
+        "第一回　灵根育孕源流出　心性修持大道生。盖闻天地之数，有十二万九千六百岁为一元。";
+
+    fn gbk(s: &str) -> Vec<u8> {
+        GBK.encode(s).0.into_owned()
+    }
+
+    #[test]
+    fn header_charset_wins_when_it_decodes_cleanly() {
+        let bytes = gbk(&format!("<html><body>{ZH}</body></html>"));
+        let d = decode(&bytes, Some("text/html; charset=GB2312"), None);
+        assert_eq!(d.encoding, GBK);
+        assert_eq!(d.source, CharsetSource::Header);
+        assert!(d.text.contains(ZH) && !d.had_errors);
+    }
+
+    #[test]
+    fn bom_beats_header() {
+        let mut bytes = vec![0xEF, 0xBB, 0xBF];
+        bytes.extend_from_slice(ZH.as_bytes());
+        let d = decode(&bytes, Some("text/html; charset=gbk"), None);
+        assert_eq!((d.encoding, d.source), (UTF_8, CharsetSource::Bom));
+        assert_eq!(d.text, ZH);
+        let mut utf16 = vec![0xFF, 0xFE];
+        utf16.extend(ZH.encode_utf16().flat_map(u16::to_le_bytes));
+        let d = decode(&utf16, Some("text/html; charset=gbk"), None);
+        assert_eq!((d.encoding, d.text.as_str()), (UTF_16LE, ZH));
+    }
+
+    #[test]
+    fn meta_charset_forms_are_found() {
+        for head in [
+            r#"<meta charset="gbk">"#,
+            "<META CHARSET=gbk>",
+            r#"<meta http-equiv="Content-Type" content="text/html; charset=gb2312" />"#,
+            r#"<meta content='text/html; charset=GBK' http-equiv='content-type'>"#,
+            r#"<!-- <meta charset="utf-8"> --><meta charset="gbk">"#,
+        ] {
+            let bytes = gbk(&format!(
+                "<html><head>{head}<title>t</title></head><body>{ZH}</body></html>"
+            ));
+            let d = decode(&bytes, Some("text/html"), None);
+            assert_eq!((d.encoding, d.source), (GBK, CharsetSource::Meta), "{head}");
+            assert!(d.text.contains(ZH));
+        }
+        assert_eq!(
+            prescan_meta(br#"<meta name="keywords" content="a, charset=gbk">"#),
+            None
+        );
+        assert_eq!(prescan_meta(br#"<meta charset="utf-16">"#), Some(UTF_8));
+        assert_eq!(prescan_meta(b"<metadata charset=gbk>"), None);
+    }
+
+    #[test]
+    fn undeclared_gbk_big5_and_shift_jis_are_detected() {
+        let page = format!("<html><body><p>{ZH}</p></body></html>");
+        let d = decode(&gbk(&page), None, None);
+        assert_eq!((d.encoding, d.source), (GBK, CharsetSource::Detected));
+        assert!(d.text.contains(ZH) && !d.had_errors);
+        let d = decode(page.as_bytes(), None, None);
+        assert_eq!((d.encoding, d.source), (UTF_8, CharsetSource::Detected));
+        // A long page is judged on its first few thousand non-ASCII bytes.
+        let long = gbk(&format!("<html><body>{}</body></html>", ZH.repeat(500)));
+        assert_eq!(detect(&long, None), GBK);
+
+        let hant =
+            "第一回　靈根育孕源流出　心性修持大道生。蓋聞天地之數，有十二萬九千六百歲為一元。";
+        let d = decode(&BIG5.encode(hant).0, Some("text/html"), Some("tw"));
+        assert_eq!(d.encoding, BIG5);
+        assert!(d.text.contains(hant));
+
+        let ja = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。";
+        let d = decode(&SHIFT_JIS.encode(ja).0, None, Some("jp"));
+        assert_eq!(d.encoding, SHIFT_JIS);
+        assert_eq!(d.text, ja);
+    }
+
+    #[test]
+    fn a_lying_declaration_is_overridden_by_a_clean_guess() {
+        let bytes = gbk(&format!(
+            "<html><head><meta charset=utf-8></head><body>{ZH}</body></html>"
+        ));
+        let d = decode(&bytes, None, None);
+        assert_eq!((d.encoding, d.source), (GBK, CharsetSource::Detected));
+        assert_eq!(d.overridden, Some(UTF_8));
+        assert!(!d.had_errors && d.text.contains(ZH));
+    }
+
+    #[test]
+    fn gb18030_four_byte_sequences_decode_under_the_gbk_label() {
+        let text = "𠀀𪚥，龘。";
+        let bytes = GB18030.encode(text).0.into_owned();
+        let d = decode(&bytes, Some("text/html; charset=gbk"), None);
+        assert_eq!(d.text, text);
+        assert!(!d.had_errors);
+    }
+
+    #[test]
+    fn garbage_is_flagged() {
+        let d = decode(
+            &[0x81, 0x20, 0xFF, 0xFE, 0x81],
+            Some("text/html; charset=gbk"),
+            None,
+        );
+        assert!(d.had_errors);
+        let d = decode(b"plain ascii", None, None);
+        assert!(!d.had_errors);
+        assert!(d.encoding == WINDOWS_1252 || d.encoding == UTF_8);
+    }
+}

@@ -1,0 +1,1069 @@
+//! The crawl runner: workers that take URLs from a [`Frontier`], obey robots.txt and
+//! politeness, fetch, store evidence in a [`SnapshotSink`], decode, extract, and push the
+//! links they find back, until the frontier is done or a limit is reached.
+//!
+//! Everything shared lives behind the three traits ([`Frontier`], [`SnapshotSink`],
+//! [`HostStateStore`]), so the same runner drives an in-memory crawl now and a store-backed
+//! crawl shared by many worker processes later. One bad page never stops a crawl: it is
+//! retried if the failure may pass, then counted in the [`CrawlReport`] and left behind. Only a
+//! failing frontier or sink stops it, since without them nothing can be recorded.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use url::Url;
+
+use crate::charset;
+use crate::error::{Error, ErrorKind, Result};
+use crate::extract::{ExtractSettings, Extracted, Extractor, PageKind};
+use crate::fetch::{FetchRequest, FetchSettings, Fetcher};
+use crate::frontier::{
+    ChainPos, Claim, Claimed, Discovery, EntryId, EntryState, Frontier, FrontierEntry,
+    FrontierLimits, FrontierProgress, MemoryFrontier,
+};
+use crate::links::{self, Rejection, Scope, ScopeSettings};
+use crate::politeness::{
+    HostFeedback, HostKey, HostStateStore, MemoryHostStates, Politeness, PolitenessSettings,
+};
+use crate::robots::{RobotsCache, RobotsFetch, RobotsSettings};
+use crate::sink::{MemorySink, PageRecord, SnapshotSink};
+use crate::snapshot::{BodyStatus, Snapshot};
+
+/// A host wait longer than this puts the URL back in the frontier instead of holding a worker.
+const MAX_INLINE_WAIT: Duration = Duration::from_secs(5);
+
+/// Child sitemaps taken from one sitemap index, and sitemap files per crawl: a sitemap index
+/// may list 50,000 sitemaps of 50,000 URLs each, far beyond any page budget.
+const MAX_CHILD_SITEMAPS: usize = 100;
+const MAX_SITEMAP_FILES: usize = 1_000;
+
+/// Settings of one crawl.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CrawlSettings {
+    /// URLs taken from the frontier at most (the page budget); `None` for no limit.
+    pub max_pages: Option<u64>,
+    /// Link hops from a seed followed at most (pagination does not count as a hop).
+    pub max_depth: u32,
+    /// Pages of one split chapter followed at most.
+    pub max_pagination: u32,
+    /// Tries of one URL when failures may pass (timeouts, 5xx, 429).
+    pub max_attempts: u32,
+    /// URLs an in-memory frontier remembers at most; bounds memory on any site.
+    pub max_frontier: usize,
+    /// Read robots.txt `Sitemap:` lines (or `/sitemap.xml`) and crawl what they list.
+    pub follow_sitemaps: bool,
+    /// Obey `rel="nofollow"` and `<meta name="robots" content="nofollow">` (unless robots.txt
+    /// is overridden for the site).
+    pub obey_nofollow: bool,
+    pub fetch: FetchSettings,
+    pub robots: RobotsSettings,
+    pub politeness: PolitenessSettings,
+    pub scope: ScopeSettings,
+    pub extract: ExtractSettings,
+}
+
+impl Default for CrawlSettings {
+    fn default() -> Self {
+        Self {
+            max_pages: Some(1_000),
+            max_depth: 8,
+            max_pagination: 20,
+            max_attempts: 3,
+            max_frontier: 1_000_000,
+            follow_sitemaps: true,
+            obey_nofollow: true,
+            fetch: FetchSettings::default(),
+            robots: RobotsSettings::default(),
+            politeness: PolitenessSettings::default(),
+            scope: ScopeSettings::default(),
+            extract: ExtractSettings::default(),
+        }
+    }
+}
+
+impl CrawlSettings {
+    /// The limits an in-memory frontier needs to enforce these settings.
+    pub fn frontier_limits(&self) -> FrontierLimits {
+        FrontierLimits {
+            max_claims: self.max_pages,
+            max_entries: self.max_frontier,
+        }
+    }
+}
+
+/// Why an entry failed, for the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Failure {
+    /// A fetch error.
+    Error(ErrorKind),
+    /// A final HTTP status of 4xx or 5xx.
+    Status(u16),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Error(kind) => f.write_str(kind.as_str()),
+            Self::Status(s) => write!(f, "http_{s}"),
+        }
+    }
+}
+
+/// Why a frontier entry was not used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SkipReason {
+    /// robots.txt disallows it.
+    RobotsDenied,
+    /// Its content type is not text (headers kept as evidence, body not downloaded).
+    NotText,
+    /// An anti-bot challenge page came back instead of content.
+    Challenge,
+    /// A sitemap URL that does not exist.
+    NoSitemap,
+    /// Extraction failed on hostile markup.
+    ExtractionFailed,
+}
+
+impl SkipReason {
+    /// Stable lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::RobotsDenied => "robots_denied",
+            Self::NotText => "not_text",
+            Self::Challenge => "challenge",
+            Self::NoSitemap => "no_sitemap",
+            Self::ExtractionFailed => "extraction_failed",
+        }
+    }
+}
+
+/// Why a discovered link was not queued (counted per occurrence, before de-duplication).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LinkSkip {
+    /// Outside the crawl's scope, or shaped like a trap.
+    Scope(Rejection),
+    /// Deeper than `max_depth`.
+    DepthLimit,
+    /// A split chapter longer than `max_pagination`.
+    PaginationLimit,
+    /// `rel="nofollow"` or a nofollow page.
+    Nofollow,
+    /// robots.txt (already cached) disallows it.
+    RobotsDenied,
+}
+
+impl std::fmt::Display for LinkSkip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Scope(r) => f.write_str(r.as_str()),
+            Self::DepthLimit => f.write_str("depth_limit"),
+            Self::PaginationLimit => f.write_str("pagination_limit"),
+            Self::Nofollow => f.write_str("nofollow"),
+            Self::RobotsDenied => f.write_str("robots_denied"),
+        }
+    }
+}
+
+/// What a crawl did. Also its progress while it runs ([`Crawl::progress`]).
+#[derive(Clone, Debug, Default)]
+pub struct CrawlReport {
+    /// Pages decoded and extracted (2xx, or 304 with the earlier body).
+    pub pages: u64,
+    /// Pages by kind (content, index, challenge, ...).
+    pub pages_by_kind: BTreeMap<&'static str, u64>,
+    /// Responses received and stored, any status, robots.txt and sitemaps included.
+    pub responses: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Responses whose body was new to the sink.
+    pub new_bodies: u64,
+    /// Responses whose body the sink already had (same SHA-256).
+    pub duplicate_bodies: u64,
+    /// `304 Not Modified` answers to conditional requests.
+    pub not_modified: u64,
+    /// Bodies cut off at the size limit.
+    pub truncated: u64,
+    /// Responses by status.
+    pub statuses: BTreeMap<u16, u64>,
+    /// Entries that failed for good, by kind.
+    pub errors: BTreeMap<Failure, u64>,
+    /// Entries skipped, by reason.
+    pub skipped: BTreeMap<SkipReason, u64>,
+    /// Links not queued, by reason.
+    pub links_not_followed: BTreeMap<LinkSkip, u64>,
+    /// Retries scheduled.
+    pub retries: u64,
+    /// The frontier at the end.
+    pub frontier: FrontierProgress,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+impl CrawlReport {
+    /// Failed entries, all kinds together.
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+impl std::fmt::Display for CrawlReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.elapsed.as_secs_f64();
+        writeln!(
+            f,
+            "{} pages, {} responses, {:.1} MB in {:.1} s ({:.0} pages/s)",
+            self.pages,
+            self.responses,
+            self.bytes as f64 / 1e6,
+            secs,
+            if secs > 0.0 {
+                self.pages as f64 / secs
+            } else {
+                0.0
+            }
+        )?;
+        let list = |m: &mut dyn Iterator<Item = (String, u64)>| {
+            m.map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        writeln!(
+            f,
+            "bodies: {} new, {} duplicate; {} not modified, {} truncated, {} retries",
+            self.new_bodies, self.duplicate_bodies, self.not_modified, self.truncated, self.retries
+        )?;
+        writeln!(
+            f,
+            "errors: {}",
+            list(&mut self.errors.iter().map(|(k, v)| (k.to_string(), *v)))
+        )?;
+        writeln!(
+            f,
+            "skipped: {}",
+            list(
+                &mut self
+                    .skipped
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_owned(), *v))
+            )
+        )?;
+        write!(
+            f,
+            "frontier: {} left, {} dropped as full",
+            self.frontier.queued, self.frontier.dropped
+        )
+    }
+}
+
+/// A crawl, ready to [`run`](Crawl::run). Cheap to clone; clones share everything.
+pub struct Crawl<F, S, H> {
+    inner: Arc<Inner<F, S, H>>,
+}
+
+impl<F, S, H> Clone for Crawl<F, S, H> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+struct Inner<F, S, H> {
+    settings: CrawlSettings,
+    seeds: Vec<Url>,
+    fetcher: Fetcher,
+    frontier: F,
+    sink: S,
+    politeness: Politeness<H>,
+    robots: RobotsCache,
+    scope: Scope,
+    extractor: Extractor,
+    report: Mutex<CrawlReport>,
+    started: Mutex<Option<Instant>>,
+    stop: AtomicBool,
+    sitemap_files: AtomicUsize,
+}
+
+/// A crawl entirely in this process's memory.
+pub type MemoryCrawl = Crawl<MemoryFrontier, MemorySink, MemoryHostStates>;
+
+impl MemoryCrawl {
+    /// A crawl with an in-memory frontier, sink and host state.
+    ///
+    /// # Errors
+    ///
+    /// As [`Crawl::new`].
+    pub fn in_memory(settings: CrawlSettings, seeds: Vec<Url>) -> Result<Self> {
+        let frontier = MemoryFrontier::new(settings.frontier_limits());
+        Crawl::new(
+            settings,
+            seeds,
+            frontier,
+            MemorySink::new(),
+            MemoryHostStates::default(),
+        )
+    }
+}
+
+impl<F, S, H> Crawl<F, S, H>
+where
+    F: Frontier + 'static,
+    S: SnapshotSink + 'static,
+    H: HostStateStore + 'static,
+{
+    /// A crawl from `seeds` over the given frontier, sink and host-state store.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidUrl`] for a seed that is not http(s), and the settings errors of
+    /// [`Fetcher::new`], [`Scope::new`] and [`Extractor::new`].
+    pub fn new(
+        settings: CrawlSettings,
+        seeds: Vec<Url>,
+        frontier: F,
+        sink: S,
+        hosts: H,
+    ) -> Result<Self> {
+        let seeds = seeds
+            .iter()
+            .map(|s| {
+                links::normalize(s)
+                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let fetcher = Fetcher::new(settings.fetch.clone())?;
+        let robots = RobotsCache::new(settings.fetch.agent.clone(), settings.robots.clone());
+        let scope = Scope::new(&seeds, &settings.scope)?;
+        let extractor = Extractor::new(&settings.extract)?;
+        let politeness = Politeness::new(hosts, settings.politeness.clone());
+        Ok(Self {
+            inner: Arc::new(Inner {
+                settings,
+                seeds,
+                fetcher,
+                frontier,
+                sink,
+                politeness,
+                robots,
+                scope,
+                extractor,
+                report: Mutex::new(CrawlReport::default()),
+                started: Mutex::new(None),
+                stop: AtomicBool::new(false),
+                sitemap_files: AtomicUsize::new(0),
+            }),
+        })
+    }
+
+    /// The frontier.
+    pub fn frontier(&self) -> &F {
+        &self.inner.frontier
+    }
+
+    /// The sink.
+    pub fn sink(&self) -> &S {
+        &self.inner.sink
+    }
+
+    /// The report so far (call from another task for a progress bar).
+    pub fn progress(&self) -> CrawlReport {
+        let mut report = self.inner.report.lock().expect("report").clone();
+        if let Some(started) = *self.inner.started.lock().expect("started") {
+            report.elapsed = started.elapsed();
+        }
+        report
+    }
+
+    /// Asks the workers to stop after the pages they are on; [`run`](Crawl::run) then
+    /// returns. The frontier keeps the rest for a later run.
+    pub fn stop(&self) {
+        self.inner.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Runs the crawl to its end: seeds and sitemaps are queued (a resumed crawl's frontier
+    /// ignores URLs it has seen), then `politeness.global_concurrency` workers crawl.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] if the frontier or the sink fails; page-level failures are in the
+    /// report instead.
+    #[tracing::instrument(skip_all, fields(seeds = self.inner.seeds.len()))]
+    pub async fn run(&self) -> Result<CrawlReport> {
+        let started = Instant::now();
+        *self.inner.started.lock().expect("started") = Some(started);
+        self.inner.queue_seeds().await?;
+
+        let workers = self.inner.settings.politeness.global_concurrency.max(1);
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..workers {
+            let inner = Arc::clone(&self.inner);
+            set.spawn(async move { inner.work().await });
+        }
+        let mut first_error = None;
+        while let Some(joined) = set.join_next().await {
+            let result = joined.unwrap_or_else(|e| {
+                Err(Error::Store {
+                    doing: "running a crawl worker",
+                    source: Box::new(e),
+                })
+            });
+            if let Err(e) = result {
+                self.inner.stop.store(true, Ordering::Relaxed);
+                first_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let frontier = self.inner.frontier.progress().await?;
+        let mut report = self.inner.report.lock().expect("report").clone();
+        report.frontier = frontier;
+        report.elapsed = started.elapsed();
+        tracing::info!(
+            pages = report.pages,
+            responses = report.responses,
+            errors = report.error_count(),
+            elapsed_ms = report.elapsed.as_millis() as u64,
+            "crawl finished"
+        );
+        Ok(report)
+    }
+}
+
+impl<F, S, H> Inner<F, S, H>
+where
+    F: Frontier + 'static,
+    S: SnapshotSink + 'static,
+    H: HostStateStore + 'static,
+{
+    fn tally(&self, f: impl FnOnce(&mut CrawlReport)) {
+        f(&mut self.report.lock().expect("report"));
+    }
+
+    async fn queue_seeds(&self) -> Result<()> {
+        let mut entries: Vec<FrontierEntry> = self
+            .seeds
+            .iter()
+            .cloned()
+            .map(FrontierEntry::seed)
+            .collect();
+        if self.settings.follow_sitemaps {
+            let mut origins: Vec<Url> = Vec::new();
+            for seed in &self.seeds {
+                if !origins.iter().any(|o| o.origin() == seed.origin()) {
+                    origins.push(seed.clone());
+                }
+            }
+            for origin in origins {
+                let rules = self
+                    .robots
+                    .rules_for(&origin, |u| self.fetch_robots(u))
+                    .await;
+                let mut sitemaps = rules.sitemaps.clone();
+                if sitemaps.is_empty() {
+                    sitemaps.extend(origin.join("/sitemap.xml"));
+                }
+                entries.extend(
+                    sitemaps
+                        .into_iter()
+                        .filter_map(|u| links::normalize(&u))
+                        .filter(|u| self.scope.check(u).is_ok())
+                        .map(|url| FrontierEntry {
+                            url,
+                            depth: 0,
+                            discovery: Discovery::Sitemap,
+                            parent: None,
+                            chain: None,
+                        }),
+                );
+            }
+        }
+        let sitemaps = entries
+            .iter()
+            .filter(|e| e.discovery == Discovery::Sitemap)
+            .count();
+        self.sitemap_files.fetch_add(sitemaps, Ordering::Relaxed);
+        self.frontier.push(entries).await?;
+        Ok(())
+    }
+
+    async fn work(&self) -> Result<()> {
+        while !self.stop.load(Ordering::Relaxed) {
+            match self.frontier.claim().await? {
+                Claim::Entry(claimed) => self.process(*claimed).await?,
+                Claim::Wait(d) => tokio::time::sleep(d.min(Duration::from_secs(1))).await,
+                Claim::Done => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Fetches robots.txt under politeness; the response is stored as evidence too.
+    async fn fetch_robots(&self, url: Url) -> RobotsFetch {
+        let Some(host) = HostKey::of(&url) else {
+            return RobotsFetch::Failed;
+        };
+        let Ok(permit) = self.politeness.acquire(&host, None).await else {
+            return RobotsFetch::Failed;
+        };
+        let request = FetchRequest {
+            url,
+            validators: None,
+            max_body_bytes: Some(self.settings.robots.max_bytes),
+        };
+        let result = self.fetcher.fetch(&request).await;
+        if self
+            .politeness
+            .release(permit, feedback(&result))
+            .await
+            .is_err()
+        {
+            return RobotsFetch::Failed;
+        }
+        match result {
+            Ok(snapshot) => {
+                if self.sink.store_snapshot(&snapshot).await.is_ok() {
+                    self.count_response(&snapshot, None);
+                }
+                RobotsFetch::Response {
+                    status: snapshot.status,
+                    body: snapshot.body,
+                }
+            }
+            Err(Error::AddressRefused { .. }) => RobotsFetch::Refused,
+            Err(e) => {
+                tracing::debug!(error = %e, "robots.txt fetch failed");
+                RobotsFetch::Failed
+            }
+        }
+    }
+
+    #[tracing::instrument(skip_all, fields(url = %claimed.entry.url, depth = claimed.entry.depth, attempt = claimed.attempts))]
+    async fn process(&self, claimed: Claimed) -> Result<()> {
+        let Claimed {
+            id,
+            entry,
+            attempts,
+        } = claimed;
+        let Some(host) = HostKey::of(&entry.url) else {
+            return self
+                .frontier
+                .complete(id, EntryState::Failed("invalid_url".into()))
+                .await;
+        };
+        let rules = self
+            .robots
+            .rules_for(&entry.url, |u| self.fetch_robots(u))
+            .await;
+        if !rules.allowed(&entry.url) {
+            tracing::debug!("robots.txt denies it");
+            return self.skip(id, SkipReason::RobotsDenied).await;
+        }
+        let permit = loop {
+            match self
+                .politeness
+                .try_acquire(&host, rules.crawl_delay)
+                .await?
+            {
+                Ok(permit) => break permit,
+                Err(wait) if wait > MAX_INLINE_WAIT => {
+                    return self.frontier.retry(id, Utc::now() + wait, false).await;
+                }
+                Err(wait) => tokio::time::sleep(wait).await,
+            }
+        };
+        let previous = match self.sink.previous(&entry.url).await {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = self.politeness.release(permit, HostFeedback::Success).await;
+                return Err(e);
+            }
+        };
+        let request = FetchRequest {
+            url: entry.url.clone(),
+            validators: previous.as_ref().map(|p| p.validators.clone()),
+            max_body_bytes: None,
+        };
+        let result = self.fetcher.fetch(&request).await;
+        let next_ok = self.politeness.release(permit, feedback(&result)).await?;
+        let snapshot = match result {
+            Ok(s) => s,
+            Err(e) => {
+                let kind = e.kind();
+                tracing::info!(error = %e, "fetch failed");
+                return self
+                    .fail(
+                        id,
+                        attempts,
+                        Failure::Error(kind),
+                        kind.is_transient(),
+                        next_ok,
+                    )
+                    .await;
+            }
+        };
+        let stored = self.sink.store_snapshot(&snapshot).await?;
+        self.count_response(&snapshot, Some(stored.new_body));
+
+        let status = snapshot.status;
+        if status == 429 || (500..600).contains(&status) {
+            let transient = !matches!(status, 501 | 505);
+            return self
+                .fail(id, attempts, Failure::Status(status), transient, next_ok)
+                .await;
+        }
+        let (body, not_modified) = match (status, previous) {
+            (304, Some(previous)) => match self.sink.body(&previous.sha256).await? {
+                Some(body) => (body, true),
+                None => return self.complete(id, status).await,
+            },
+            (200..=299, _) => (snapshot.body.clone(), false),
+            _ => {
+                if entry.discovery == Discovery::Sitemap {
+                    return self.skip(id, SkipReason::NoSitemap).await;
+                }
+                if status >= 400 {
+                    self.tally(|r| *r.errors.entry(Failure::Status(status)).or_default() += 1);
+                }
+                return self.complete(id, status).await;
+            }
+        };
+        if snapshot.body_status == BodyStatus::NotDownloaded {
+            return self.skip(id, SkipReason::NotText).await;
+        }
+        if entry.discovery == Discovery::Sitemap {
+            self.expand_sitemap(&entry, &body).await?;
+            return self.complete(id, status).await;
+        }
+        self.handle_page(id, &entry, &snapshot, stored.id, body, not_modified)
+            .await
+    }
+
+    async fn handle_page(
+        &self,
+        id: EntryId,
+        entry: &FrontierEntry,
+        snapshot: &Snapshot,
+        snapshot_id: crate::sink::SnapshotId,
+        body: Bytes,
+        not_modified: bool,
+    ) -> Result<()> {
+        let tld = snapshot
+            .final_url
+            .host_str()
+            .and_then(|h| h.rsplit('.').next());
+        let decoded = charset::decode(&body, snapshot.content_type(), tld);
+        let extracted = if snapshot.media_type().as_deref() == Some("text/plain") {
+            None
+        } else {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.extractor.extract(&decoded.text, &snapshot.final_url)
+            }));
+            match run {
+                Ok(e) => Some(e),
+                Err(_) => {
+                    tracing::error!("extraction panicked; page skipped");
+                    return self.skip(id, SkipReason::ExtractionFailed).await;
+                }
+            }
+        };
+        let (kind, text) = match &extracted {
+            Some(e) => (e.kind, e.text()),
+            None => (PageKind::Content, plain_text(&decoded.text)),
+        };
+        let chain = entry.chain.clone().or_else(|| {
+            extracted.as_ref()?.next_page.as_ref().map(|_| ChainPos {
+                head: entry.url.clone(),
+                index: 0,
+            })
+        });
+        let page = PageRecord {
+            url: entry.url.clone(),
+            final_url: snapshot.final_url.clone(),
+            snapshot: snapshot_id,
+            depth: entry.depth,
+            chain,
+            kind,
+            title: extracted.as_ref().and_then(|e| e.title.clone()),
+            chapter_title: extracted.as_ref().and_then(|e| e.chapter_title.clone()),
+            text,
+            encoding: decoded.encoding.name(),
+            decode_errors: decoded.had_errors,
+            not_modified,
+            fetched_at: snapshot.fetched_at,
+        };
+        self.sink.store_page(page).await?;
+        self.tally(|r| {
+            r.pages += 1;
+            *r.pages_by_kind.entry(kind.as_str()).or_default() += 1;
+            if kind == PageKind::Challenge {
+                *r.skipped.entry(SkipReason::Challenge).or_default() += 1;
+            }
+        });
+        if let Some(extracted) = extracted {
+            let entries = self.discover(entry, &snapshot.final_url, &extracted);
+            if !entries.is_empty() {
+                self.frontier.push(entries).await?;
+            }
+        }
+        self.complete(id, snapshot.status).await
+    }
+
+    /// The frontier entries for what a page links to.
+    fn discover(
+        &self,
+        entry: &FrontierEntry,
+        page_url: &Url,
+        ex: &Extracted,
+    ) -> Vec<FrontierEntry> {
+        let mut out = Vec::new();
+        let mut skips: Vec<LinkSkip> = Vec::new();
+        let child =
+            |url: Url, depth: u32, discovery: Discovery, chain: Option<ChainPos>| FrontierEntry {
+                url,
+                depth,
+                discovery,
+                parent: Some(page_url.clone()),
+                chain,
+            };
+        let in_scope = |url: &Url, skips: &mut Vec<LinkSkip>| match self.scope.check(url) {
+            Ok(()) => true,
+            Err(r) => {
+                skips.push(LinkSkip::Scope(r));
+                false
+            }
+        };
+        if let Some(next) = &ex.next_page {
+            let pos = entry.chain.as_ref().map_or(
+                ChainPos {
+                    head: entry.url.clone(),
+                    index: 1,
+                },
+                |c| ChainPos {
+                    head: c.head.clone(),
+                    index: c.index + 1,
+                },
+            );
+            if pos.index > self.settings.max_pagination {
+                skips.push(LinkSkip::PaginationLimit);
+            } else if in_scope(next, &mut skips) {
+                out.push(child(
+                    next.clone(),
+                    entry.depth,
+                    Discovery::Pagination,
+                    Some(pos),
+                ));
+            }
+        }
+        let depth = entry.depth + 1;
+        if let Some(target) = &ex.redirect_to {
+            if depth > self.settings.max_depth {
+                skips.push(LinkSkip::DepthLimit);
+            } else if in_scope(target, &mut skips) {
+                out.push(child(target.clone(), depth, Discovery::Redirect, None));
+            }
+        }
+        let obey_nofollow = self.settings.obey_nofollow && !self.robots.is_overridden(page_url);
+        if ex.nofollow && obey_nofollow {
+            skips.push(LinkSkip::Nofollow);
+        } else {
+            for link in &ex.links {
+                if Some(&link.url) == ex.next_page.as_ref()
+                    || Some(&link.url) == ex.redirect_to.as_ref()
+                {
+                    continue;
+                }
+                let skip = if link.nofollow && obey_nofollow {
+                    Some(LinkSkip::Nofollow)
+                } else if depth > self.settings.max_depth {
+                    Some(LinkSkip::DepthLimit)
+                } else if let Err(rejection) = self.scope.check(&link.url) {
+                    Some(LinkSkip::Scope(rejection))
+                } else if self
+                    .robots
+                    .cached(&link.url)
+                    .is_some_and(|r| !r.allowed(&link.url))
+                {
+                    Some(LinkSkip::RobotsDenied)
+                } else {
+                    None
+                };
+                match skip {
+                    Some(skip) => skips.push(skip),
+                    None => out.push(child(link.url.clone(), depth, Discovery::Link, None)),
+                }
+            }
+        }
+        if !skips.is_empty() {
+            self.tally(|r| {
+                for s in skips {
+                    *r.links_not_followed.entry(s).or_default() += 1;
+                }
+            });
+        }
+        out
+    }
+
+    async fn expand_sitemap(&self, entry: &FrontierEntry, body: &[u8]) -> Result<()> {
+        let sitemap = links::parse_sitemap(body);
+        let mut out = Vec::new();
+        for loc in sitemap.sitemaps.iter().take(MAX_CHILD_SITEMAPS) {
+            if self.sitemap_files.fetch_add(1, Ordering::Relaxed) >= MAX_SITEMAP_FILES {
+                break;
+            }
+            if let Some(url) =
+                links::resolve(&entry.url, loc).filter(|u| self.scope.check(u).is_ok())
+            {
+                out.push(FrontierEntry {
+                    url,
+                    depth: entry.depth,
+                    discovery: Discovery::Sitemap,
+                    parent: Some(entry.url.clone()),
+                    chain: None,
+                });
+            }
+        }
+        let depth = entry.depth + 1;
+        if depth <= self.settings.max_depth {
+            out.extend(
+                sitemap
+                    .pages
+                    .iter()
+                    .filter_map(|loc| links::resolve(&entry.url, loc))
+                    .filter(|u| self.scope.check(u).is_ok())
+                    .map(|url| FrontierEntry {
+                        url,
+                        depth,
+                        discovery: Discovery::SitemapLink,
+                        parent: Some(entry.url.clone()),
+                        chain: None,
+                    }),
+            );
+        }
+        tracing::debug!(
+            pages = sitemap.pages.len(),
+            sitemaps = sitemap.sitemaps.len(),
+            "sitemap read"
+        );
+        self.frontier.push(out).await.map(drop)
+    }
+
+    fn count_response(&self, snapshot: &Snapshot, new_body: Option<bool>) {
+        self.tally(|r| {
+            r.responses += 1;
+            r.bytes += snapshot.body.len() as u64;
+            *r.statuses.entry(snapshot.status).or_default() += 1;
+            match new_body {
+                Some(true) => r.new_bodies += 1,
+                Some(false) => r.duplicate_bodies += 1,
+                None => {}
+            }
+            r.not_modified += u64::from(snapshot.status == 304);
+            r.truncated += u64::from(snapshot.body_status == BodyStatus::Truncated);
+        });
+    }
+
+    async fn complete(&self, id: EntryId, status: u16) -> Result<()> {
+        self.frontier
+            .complete(id, EntryState::Fetched { status })
+            .await
+    }
+
+    async fn skip(&self, id: EntryId, reason: SkipReason) -> Result<()> {
+        self.tally(|r| *r.skipped.entry(reason).or_default() += 1);
+        self.frontier
+            .complete(id, EntryState::Skipped(reason.as_str().to_owned()))
+            .await
+    }
+
+    /// Retries a failure that may pass, when attempts remain; otherwise records it.
+    async fn fail(
+        &self,
+        id: EntryId,
+        attempts: u32,
+        failure: Failure,
+        transient: bool,
+        next_ok: DateTime<Utc>,
+    ) -> Result<()> {
+        if transient && attempts + 1 < self.settings.max_attempts {
+            self.tally(|r| r.retries += 1);
+            let not_before = next_ok.max(Utc::now());
+            tracing::debug!(%failure, %not_before, "retry scheduled");
+            return self.frontier.retry(id, not_before, true).await;
+        }
+        tracing::warn!(%failure, attempts = attempts + 1, "giving up on url");
+        self.tally(|r| *r.errors.entry(failure).or_default() += 1);
+        self.frontier
+            .complete(id, EntryState::Failed(failure.to_string()))
+            .await
+    }
+}
+
+/// How a fetch result bears on the host's health.
+fn feedback(result: &Result<Snapshot>) -> HostFeedback {
+    match result {
+        Ok(s) if s.status == 429 || (s.status == 503 && s.retry_after().is_some()) => {
+            HostFeedback::Throttled {
+                retry_after: s.retry_after(),
+            }
+        }
+        Ok(s) if (500..600).contains(&s.status) => HostFeedback::Failed,
+        Ok(_) => HostFeedback::Success,
+        Err(e) => match e.kind() {
+            ErrorKind::Timeout | ErrorKind::Connect | ErrorKind::Transport | ErrorKind::Dns => {
+                HostFeedback::Failed
+            }
+            _ => HostFeedback::Success,
+        },
+    }
+}
+
+/// A plain-text page's paragraphs: its non-empty lines, trimmed.
+fn plain_text(text: &str) -> String {
+    text.lines()
+        .map(|l| l.trim_matches(|c: char| c.is_whitespace()))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One chapter put together from its pages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chapter {
+    /// The first page's URL.
+    pub url: Url,
+    pub title: Option<String>,
+    /// The pages in order.
+    pub pages: Vec<Url>,
+    /// The pages' texts joined by `\n`.
+    pub text: String,
+    /// Whether a page of the chain is missing (index gap), e.g. it failed to fetch.
+    pub incomplete: bool,
+}
+
+/// Joins pages of split chapters (by [`ChainPos`]) and passes single-page content through.
+/// Index, challenge and redirect pages are left out.
+pub fn assemble_chapters(pages: &[PageRecord]) -> Vec<Chapter> {
+    let mut chains: BTreeMap<String, Vec<&PageRecord>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for page in pages.iter().filter(|p| p.kind == PageKind::Content) {
+        let key = page
+            .chain
+            .as_ref()
+            .map_or_else(|| page.url.to_string(), |c| c.head.to_string());
+        let list = chains.entry(key.clone()).or_default();
+        if list.is_empty() {
+            order.push(key);
+        }
+        list.push(page);
+    }
+    order
+        .into_iter()
+        .map(|key| {
+            let mut parts = chains.remove(&key).unwrap_or_default();
+            parts.sort_by_key(|p| p.chain.as_ref().map_or(0, |c| c.index));
+            let incomplete = parts
+                .iter()
+                .enumerate()
+                .any(|(i, p)| p.chain.as_ref().map_or(0, |c| c.index) as usize != i);
+            Chapter {
+                url: Url::parse(&key).unwrap_or_else(|_| parts[0].url.clone()),
+                title: parts
+                    .iter()
+                    .find_map(|p| p.chapter_title.clone().or_else(|| p.title.clone())),
+                pages: parts.iter().map(|p| p.url.clone()).collect(),
+                text: parts
+                    .iter()
+                    .map(|p| p.text.as_str())
+                    .filter(|t| !t.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                incomplete,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_load_from_a_config_tree_with_defaults_filled_in() {
+        let json = r##"{
+            "max_pages": 50,
+            "politeness": {"delay": "250ms", "backoff_max": 60},
+            "fetch": {"timeout": "30s", "safety": {"allow_private": true, "allowed_networks": ["10.0.0.0/8"]}},
+            "robots": {"ignore_for": ["pirate.example"], "ttl": "12h"},
+            "scope": {"exclude": ["/login"]},
+            "extract": {"content_selectors": ["#chaptercontent"]}
+        }"##;
+        let s: CrawlSettings = serde_json::from_str(json).unwrap();
+        assert_eq!(s.max_pages, Some(50));
+        assert_eq!(s.max_depth, CrawlSettings::default().max_depth);
+        assert_eq!(s.politeness.delay, Duration::from_millis(250));
+        assert_eq!(s.politeness.backoff_max, Duration::from_secs(60));
+        assert_eq!(s.politeness.per_host_concurrency, 1);
+        assert_eq!(s.fetch.timeout, Duration::from_secs(30));
+        assert_eq!(s.fetch.max_body_bytes, 5 * 1024 * 1024);
+        assert!(s.fetch.safety.allow_private);
+        assert_eq!(s.robots.ttl, Duration::from_secs(12 * 3600));
+        let err = serde_json::from_str::<CrawlSettings>(r#"{"politeness": {"dealy": "1s"}}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("dealy"), "{err}");
+        let err =
+            serde_json::from_str::<CrawlSettings>(r#"{"fetch": {"timeout": "soon"}}"#).unwrap_err();
+        assert!(err.to_string().contains("invalid duration"), "{err}");
+    }
+
+    fn page(url: &str, chain: Option<(&str, u32)>, text: &str) -> PageRecord {
+        let u = Url::parse(url).unwrap();
+        PageRecord {
+            url: u.clone(),
+            final_url: u,
+            snapshot: crate::sink::SnapshotId(1),
+            depth: 1,
+            chain: chain.map(|(head, index)| ChainPos {
+                head: Url::parse(head).unwrap(),
+                index,
+            }),
+            kind: PageKind::Content,
+            title: None,
+            chapter_title: Some("第三回".into()),
+            text: text.into(),
+            encoding: "GBK",
+            decode_errors: false,
+            not_modified: false,
+            fetched_at: Utc::now(),
+        }
+    }
+
+    #[test]
+    fn chapters_are_assembled_in_chain_order() {
+        let head = "http://a.test/3.html";
+        let pages = [
+            page("http://a.test/3_3.html", Some((head, 2)), "三"),
+            page(head, Some((head, 0)), "一"),
+            page("http://a.test/4.html", None, "四"),
+            page("http://a.test/3_2.html", Some((head, 1)), "二"),
+        ];
+        let chapters = assemble_chapters(&pages);
+        assert_eq!(chapters.len(), 2);
+        assert_eq!(
+            (chapters[0].text.as_str(), chapters[0].pages.len()),
+            ("一\n二\n三", 3)
+        );
+        assert!(!chapters[0].incomplete);
+        assert_eq!(chapters[1].text, "四");
+        let gap = assemble_chapters(&[pages[0].clone(), pages[1].clone()]);
+        assert!(gap[0].incomplete);
+        assert_eq!(Failure::Status(404).to_string(), "http_404");
+        assert_eq!(Failure::Error(ErrorKind::Timeout).to_string(), "timeout");
+    }
+}

@@ -1,0 +1,59 @@
+//! Durations in settings files: `"1500ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"`, or a bare number
+//! of seconds (`2`, `0.5`).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, de::Error as _};
+
+pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Secs(f64),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Secs(s) => Duration::try_from_secs_f64(s)
+            .map_err(|e| D::Error::custom(format!("invalid duration {s}: {e}"))),
+        Raw::Text(t) => parse(&t).ok_or_else(|| {
+            D::Error::custom(format!(
+                "invalid duration {t:?}: use a number with ms, s, m, h or d, e.g. \"30s\""
+            ))
+        }),
+    }
+}
+
+/// Parses `"250ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"` or a bare number of seconds.
+pub(crate) fn parse(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86_400.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(secs).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(parse("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse("1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse("5m"), Some(Duration::from_secs(300)));
+        assert_eq!(parse("1d"), Some(Duration::from_secs(86_400)));
+        assert_eq!(parse("soon"), None);
+        assert_eq!(parse("5 weeks"), None);
+    }
+}

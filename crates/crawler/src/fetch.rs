@@ -1,0 +1,513 @@
+//! Fetching one URL into a [`Snapshot`]: timeouts, a body cap enforced while streaming,
+//! redirects followed by hand (each hop re-checked by the safety guard), content-type
+//! filtering and conditional requests.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use chrono::Utc;
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use url::{Host, Url};
+
+use crate::error::{Error, Result, TimeoutPhase};
+use crate::safety::{AddressPolicy, GuardedResolver, ResolveFailure, SafetySettings};
+use crate::snapshot::{BodyStatus, RedirectHop, Sha256, Snapshot, media_type};
+
+/// What the HTTP client sends as `Accept-Encoding` with gzip, deflate, brotli and zstd on
+/// (tower-http's decompression layer sets it; a fetcher test checks the server sees exactly
+/// this). Recorded in the snapshot's request headers.
+const ACCEPT_ENCODING: &str = "zstd,gzip,deflate,br";
+
+/// Fetch settings.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FetchSettings {
+    /// Product token in the User-Agent and the agent robots.txt groups are matched against.
+    pub agent: String,
+    /// Where site operators learn who we are and how to reach us; part of the User-Agent.
+    pub contact_url: String,
+    /// TCP and TLS set-up.
+    #[serde(with = "crate::duration_serde")]
+    pub connect_timeout: Duration,
+    /// Longest silence while reading; a slow-drip server that trickles bytes is cut by `timeout`.
+    #[serde(with = "crate::duration_serde")]
+    pub read_timeout: Duration,
+    /// The whole fetch: every redirect hop and the body.
+    #[serde(with = "crate::duration_serde")]
+    pub timeout: Duration,
+    /// Bytes of body kept; the rest is not read and the snapshot is marked truncated.
+    pub max_body_bytes: u64,
+    /// Redirects followed before giving up.
+    pub max_redirects: usize,
+    /// Media types whose bodies are downloaded; others are recorded with headers only.
+    /// A response without `Content-Type` is downloaded and judged by its bytes.
+    pub accept_types: Vec<String>,
+    /// `Accept-Language` sent with each request.
+    pub accept_language: String,
+    /// Keep cookies between requests of this fetcher (gets through simple cookie gates; the
+    /// `Cookie` header the client adds is not in the recorded request headers).
+    pub cookies: bool,
+    /// Which addresses may be connected to.
+    pub safety: SafetySettings,
+}
+
+impl Default for FetchSettings {
+    fn default() -> Self {
+        Self {
+            agent: "copyhound".to_owned(),
+            contact_url: "https://example.invalid/copyhound/crawler".to_owned(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(20),
+            timeout: Duration::from_secs(60),
+            max_body_bytes: 5 * 1024 * 1024,
+            max_redirects: 10,
+            accept_types: [
+                "text/html",
+                "application/xhtml+xml",
+                "text/plain",
+                "application/xml",
+                "text/xml",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            accept_language: "zh-CN,zh;q=0.9,en;q=0.8".to_owned(),
+            cookies: true,
+            safety: SafetySettings::default(),
+        }
+    }
+}
+
+/// Validators from an earlier fetch, sent as `If-None-Match` / `If-Modified-Since`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// The validators a snapshot offers, if any.
+    pub fn from_snapshot(snapshot: &Snapshot) -> Option<Self> {
+        let v = Self {
+            etag: snapshot.etag().map(str::to_owned),
+            last_modified: snapshot.last_modified().map(str::to_owned),
+        };
+        (v.etag.is_some() || v.last_modified.is_some()).then_some(v)
+    }
+}
+
+/// One fetch to make.
+#[derive(Clone, Debug)]
+pub struct FetchRequest {
+    /// The URL.
+    pub url: Url,
+    /// Validators for a conditional re-fetch (only sent to the first hop).
+    pub validators: Option<Validators>,
+    /// A body cap for this request instead of `max_body_bytes` (robots.txt uses its own).
+    pub max_body_bytes: Option<u64>,
+}
+
+impl FetchRequest {
+    /// A plain GET of `url`.
+    pub fn get(url: Url) -> Self {
+        Self {
+            url,
+            validators: None,
+            max_body_bytes: None,
+        }
+    }
+}
+
+/// The HTTP client with the crawler's rules built in. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    settings: Arc<FetchSettings>,
+    policy: Arc<AddressPolicy>,
+    user_agent: HeaderValue,
+}
+
+impl Fetcher {
+    /// Builds the client.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidSetting`] for an agent token that is not a product token, a contact
+    /// URL that is not http(s), or a client that cannot be built (no TLS roots).
+    pub fn new(settings: FetchSettings) -> Result<Self> {
+        if settings.agent.is_empty()
+            || !settings
+                .agent
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(Error::InvalidSetting {
+                name: "fetch.agent",
+                value: settings.agent.clone(),
+                reason: "use letters, digits, '-' and '_' only (it is matched against robots.txt)"
+                    .to_owned(),
+            });
+        }
+        let contact_ok =
+            Url::parse(&settings.contact_url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+        if !contact_ok {
+            return Err(Error::InvalidSetting {
+                name: "fetch.contact_url",
+                value: settings.contact_url.clone(),
+                reason: "must be an http(s) url where site operators can reach us".to_owned(),
+            });
+        }
+        let ua = format!(
+            "Mozilla/5.0 (compatible; {}/{}; +{})",
+            settings.agent,
+            env!("CARGO_PKG_VERSION"),
+            settings.contact_url
+        );
+        let user_agent = HeaderValue::from_str(&ua).map_err(|e| Error::InvalidSetting {
+            name: "fetch.contact_url",
+            value: settings.contact_url.clone(),
+            reason: e.to_string(),
+        })?;
+        let policy = Arc::new(AddressPolicy::new(&settings.safety));
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            // A proxy would connect on our behalf and bypass the address checks.
+            .no_proxy()
+            .dns_resolver(GuardedResolver::new(Arc::clone(&policy)))
+            .connect_timeout(settings.connect_timeout)
+            .read_timeout(settings.read_timeout)
+            .cookie_store(settings.cookies)
+            .referer(false)
+            .pool_max_idle_per_host(8)
+            .build()
+            .map_err(|e| Error::InvalidSetting {
+                name: "fetch",
+                value: "http client".to_owned(),
+                reason: error_chain(&e),
+            })?;
+        Ok(Self {
+            client,
+            settings: Arc::new(settings),
+            policy,
+            user_agent,
+        })
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &FetchSettings {
+        &self.settings
+    }
+
+    /// The User-Agent header sent.
+    pub fn user_agent(&self) -> &str {
+        self.user_agent.to_str().unwrap_or_default()
+    }
+
+    /// Fetches `request.url`, following redirects.
+    ///
+    /// A response with any status is a success: 404s and 500s are evidence too.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AddressRefused`] (first hop or any redirect), [`Error::Dns`],
+    /// [`Error::Timeout`], [`Error::Connect`], [`Error::Transport`], redirect errors
+    /// ([`Error::TooManyRedirects`], [`Error::RedirectLoop`], [`Error::BadRedirect`]) and
+    /// [`Error::UnsupportedScheme`].
+    #[tracing::instrument(skip_all, fields(url = %request.url))]
+    pub async fn fetch(&self, request: &FetchRequest) -> Result<Snapshot> {
+        let started = Instant::now();
+        match tokio::time::timeout(self.settings.timeout, self.fetch_hops(request, started)).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::Timeout {
+                url: request.url.to_string(),
+                phase: TimeoutPhase::Total,
+                after: self.settings.timeout,
+            }),
+        }
+    }
+
+    async fn fetch_hops(&self, request: &FetchRequest, started: Instant) -> Result<Snapshot> {
+        let mut url = request.url.clone();
+        url.set_fragment(None);
+        let mut visited = HashSet::from([url.clone()]);
+        let mut redirects = Vec::new();
+        loop {
+            self.check_target(&url)?;
+            let validators = if redirects.is_empty() {
+                request.validators.as_ref()
+            } else {
+                None
+            };
+            let sent = self.request_headers(validators);
+            let mut response = self
+                .client
+                .get(url.clone())
+                .headers(sent.clone())
+                .send()
+                .await
+                .map_err(|e| self.classify(e, &url))?;
+            let fetched_at = Utc::now();
+            let status = response.status().as_u16();
+            let location = response.headers().get(header::LOCATION).cloned();
+            if let (true, Some(location)) =
+                (matches!(status, 301 | 302 | 303 | 307 | 308), location)
+            {
+                let bad = || Error::BadRedirect {
+                    url: url.to_string(),
+                    location: String::from_utf8_lossy(location.as_bytes()).into_owned(),
+                };
+                let mut target = location
+                    .to_str()
+                    .ok()
+                    .and_then(|l| url.join(l.trim()).ok())
+                    .ok_or_else(bad)?;
+                target.set_fragment(None);
+                redirects.push(RedirectHop {
+                    url: url.clone(),
+                    status,
+                    headers: response.headers().clone(),
+                    fetched_at,
+                    remote_addr: response.remote_addr(),
+                });
+                if redirects.len() > self.settings.max_redirects {
+                    return Err(Error::TooManyRedirects {
+                        url: request.url.to_string(),
+                        limit: self.settings.max_redirects,
+                    });
+                }
+                if !visited.insert(target.clone()) {
+                    return Err(Error::RedirectLoop {
+                        url: url.to_string(),
+                        target: target.to_string(),
+                    });
+                }
+                tracing::debug!(from = %url, to = %target, status, "redirect");
+                url = target;
+                continue;
+            }
+
+            let limit = request
+                .max_body_bytes
+                .unwrap_or(self.settings.max_body_bytes);
+            let accepted = media_type(response.headers())
+                .is_none_or(|m| self.settings.accept_types.contains(&m));
+            let (body, body_status) = if accepted {
+                read_capped(&mut response, limit)
+                    .await
+                    .map_err(|e| self.classify(e, &url))?
+            } else {
+                (Bytes::new(), BodyStatus::NotDownloaded)
+            };
+            if body_status == BodyStatus::Truncated {
+                tracing::info!(url = %url, limit, "body cut off at the size limit");
+            }
+            let mut request_headers = sent;
+            if let Ok(host) = HeaderValue::from_str(&host_header(&url)) {
+                request_headers.insert(header::HOST, host);
+            }
+            request_headers.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static(ACCEPT_ENCODING),
+            );
+            return Ok(Snapshot {
+                request_url: request.url.clone(),
+                final_url: url,
+                redirects,
+                status,
+                http_version: version_str(response.version()),
+                headers: response.headers().clone(),
+                request_headers,
+                sha256: Sha256::of(&body),
+                body,
+                body_status,
+                fetched_at,
+                elapsed: started.elapsed(),
+                remote_addr: response.remote_addr(),
+            });
+        }
+    }
+
+    /// Scheme and IP-literal checks; names are checked after DNS by the resolver.
+    fn check_target(&self, url: &Url) -> Result<()> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Error::UnsupportedScheme {
+                url: url.to_string(),
+                scheme: url.scheme().to_owned(),
+            });
+        }
+        match url.host() {
+            Some(Host::Ipv4(ip)) => self.policy.check(&ip.to_string(), ip.into()),
+            Some(Host::Ipv6(ip)) => self.policy.check(&ip.to_string(), ip.into()),
+            Some(Host::Domain(_)) => Ok(()),
+            None => Err(Error::invalid_url(url.as_str(), "no host")),
+        }
+    }
+
+    fn request_headers(&self, validators: Option<&Validators>) -> HeaderMap {
+        let mut h = HeaderMap::with_capacity(8);
+        h.insert(header::USER_AGENT, self.user_agent.clone());
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static(
+                "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5",
+            ),
+        );
+        if let Ok(lang) = HeaderValue::from_str(&self.settings.accept_language) {
+            h.insert(header::ACCEPT_LANGUAGE, lang);
+        }
+        if let Some(v) = validators {
+            if let Some(etag) = v
+                .etag
+                .as_deref()
+                .and_then(|e| HeaderValue::from_str(e).ok())
+            {
+                h.insert(header::IF_NONE_MATCH, etag);
+            }
+            if let Some(lm) = v
+                .last_modified
+                .as_deref()
+                .and_then(|e| HeaderValue::from_str(e).ok())
+            {
+                h.insert(header::IF_MODIFIED_SINCE, lm);
+            }
+        }
+        h
+    }
+
+    fn classify(&self, e: reqwest::Error, url: &Url) -> Error {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        while let Some(s) = source {
+            if let Some(failure) = s.downcast_ref::<ResolveFailure>() {
+                return failure.clone().into();
+            }
+            source = s.source();
+        }
+        let url = url.to_string();
+        if e.is_timeout() {
+            let (phase, after) = if e.is_connect() {
+                (TimeoutPhase::Connect, self.settings.connect_timeout)
+            } else {
+                (TimeoutPhase::Read, self.settings.read_timeout)
+            };
+            return Error::Timeout { url, phase, after };
+        }
+        let reason = error_chain(&e);
+        if e.is_connect() {
+            Error::Connect { url, reason }
+        } else {
+            Error::Transport { url, reason }
+        }
+    }
+}
+
+async fn read_capped(
+    response: &mut reqwest::Response,
+    limit: u64,
+) -> reqwest::Result<(Bytes, BodyStatus)> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let hint = response.content_length().map_or(16 * 1024, |n| n as usize);
+    let mut body = BytesMut::with_capacity(hint.min(limit).min(1024 * 1024));
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            // Dropping the response closes the connection; the rest is never read.
+            return Ok((body.freeze(), BodyStatus::Truncated));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body.freeze(), BodyStatus::Complete))
+}
+
+fn host_header(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
+fn version_str(v: reqwest::Version) -> &'static str {
+    match v {
+        reqwest::Version::HTTP_09 => "HTTP/0.9",
+        reqwest::Version::HTTP_10 => "HTTP/1.0",
+        reqwest::Version::HTTP_2 => "HTTP/2",
+        reqwest::Version::HTTP_3 => "HTTP/3",
+        _ => "HTTP/1.1",
+    }
+}
+
+/// The error's sources joined by `": "`, skipping reqwest's own top line (it repeats the URL).
+fn error_chain(e: &reqwest::Error) -> String {
+    let mut parts = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    if parts.is_empty() {
+        e.to_string()
+    } else {
+        parts.join(": ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_validated() {
+        let bad_agent = FetchSettings {
+            agent: "copy hound".into(),
+            ..FetchSettings::default()
+        };
+        assert!(matches!(
+            Fetcher::new(bad_agent),
+            Err(Error::InvalidSetting {
+                name: "fetch.agent",
+                ..
+            })
+        ));
+        let bad_contact = FetchSettings {
+            contact_url: "mailto:me@example.com".into(),
+            ..FetchSettings::default()
+        };
+        assert!(Fetcher::new(bad_contact).is_err());
+        let f = Fetcher::new(FetchSettings::default()).unwrap();
+        assert!(
+            f.user_agent()
+                .starts_with("Mozilla/5.0 (compatible; copyhound/")
+        );
+        assert!(
+            f.user_agent()
+                .contains("+https://example.invalid/copyhound/crawler")
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_private_literals_and_other_schemes_without_connecting() {
+        let f = Fetcher::new(FetchSettings::default()).unwrap();
+        for url in [
+            "http://127.0.0.1:9/",
+            "http://[::1]:9/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://0.0.0.0:9/",
+        ] {
+            let err = f
+                .fetch(&FetchRequest::get(Url::parse(url).unwrap()))
+                .await
+                .unwrap_err();
+            assert!(matches!(err, Error::AddressRefused { .. }), "{url}: {err}");
+        }
+        let err = f
+            .fetch(&FetchRequest::get(
+                Url::parse("ftp://example.com/").unwrap(),
+            ))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::UnsupportedScheme { .. }));
+    }
+}

@@ -1,0 +1,101 @@
+//! The crawler: polite, robust fetching, charset decoding, main-text extraction, link
+//! discovery and evidence snapshots.
+//!
+//! In copyhound's flow this is the first stage: *schedule → **crawl** → page snapshot →
+//! analyze → match*. It fetches pages of suspect sites, keeps every response verbatim as
+//! evidence ([`Snapshot`], exportable as WARC), and gets the chapter text out of hostile markup
+//! for the fingerprint stage. It never decides whether a page infringes.
+//!
+//! # Pieces
+//!
+//! Each is a plain-function or plain-struct core, usable alone:
+//!
+//! | module | does | main items |
+//! |---|---|---|
+//! | [`fetch`] | one URL → one [`Snapshot`]: timeouts, size cap, manual redirects, conditional requests | [`Fetcher`], [`FetchSettings`] |
+//! | [`safety`] | refuses loopback/private/link-local/multicast addresses after DNS and on every redirect | [`AddressPolicy`] |
+//! | [`robots`] | robots.txt fetched once per origin, cached, obeyed, per-site override | [`RobotsCache`] |
+//! | [`politeness`] | per-host delay/concurrency, global concurrency, `Retry-After`, backoff with jitter | [`Politeness`], [`HostStateStore`] |
+//! | [`charset`] | header → BOM → `<meta>` → chardetng, decoded with encoding_rs | [`charset::decode`] |
+//! | [`extract`] | main text, title, chapter heading, next page/chapter, page kind | [`Extractor`], [`Extracted`] |
+//! | [`links`] | normalisation, scope, trap shapes, sitemaps | [`links::normalize`], [`Scope`] |
+//! | [`snapshot`], [`warc`] | evidence values, zstd, header blocks; WARC 1.1 writer and reader | [`Snapshot`], [`WarcWriter`] |
+//! | [`frontier`], [`sink`], [`crawl`] | the runner over storage traits, with in-memory stores | [`Crawl`], [`Frontier`], [`SnapshotSink`] |
+//!
+//! The three storage traits ([`Frontier`], [`SnapshotSink`], [`HostStateStore`]) are shaped
+//! like the tables the store will hold, so a crawl can be shared by many worker processes
+//! and resumed after a restart once the store implements them.
+//!
+//! # Example
+//!
+//! Extraction and decoding are plain functions:
+//!
+//! ```
+//! use crawler::{charset, extract::{extract, PageKind}};
+//! use url::Url;
+//!
+//! let gbk = encoding_rs::GBK.encode(
+//!     "<html><body><div class=nav><a href=/>首页</a></div>\
+//!      <div id=content>话说天下大势，分久必合，合久必分。<br><br>周末七国分争，并入于秦。</div></body></html>",
+//! ).0;
+//! let decoded = charset::decode(&gbk, Some("text/html"), Some("cn")); // no charset declared
+//! assert_eq!(decoded.encoding, encoding_rs::GBK);
+//! let page = extract(&decoded.text, &Url::parse("http://example.com/1.html").unwrap());
+//! assert_eq!(page.kind, PageKind::Content);
+//! assert_eq!(page.paragraphs, ["话说天下大势，分久必合，合久必分。", "周末七国分争，并入于秦。"]);
+//! ```
+//!
+//! A whole crawl, in memory:
+//!
+//! ```no_run
+//! # async fn demo() -> crawler::Result<()> {
+//! use crawler::{Crawl, CrawlSettings};
+//!
+//! let settings = CrawlSettings { max_pages: Some(200), ..CrawlSettings::default() };
+//! let seed = url::Url::parse("https://suspect.example/book/1/").unwrap();
+//! let crawl = Crawl::in_memory(settings, vec![seed])?;
+//! let report = crawl.run().await?;
+//! println!("{report}");
+//! for chapter in crawler::assemble_chapters(&crawl.sink().pages()) {
+//!     println!("{} {} chars", chapter.url, chapter.text.chars().count());
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod charset;
+pub mod crawl;
+mod duration_serde;
+mod error;
+pub mod extract;
+pub mod fetch;
+pub mod frontier;
+pub mod links;
+pub mod politeness;
+pub mod robots;
+pub mod safety;
+pub mod sink;
+pub mod snapshot;
+pub mod store_sink;
+pub mod warc;
+
+pub use crawl::{
+    Chapter, Crawl, CrawlReport, CrawlSettings, Failure, LinkSkip, MemoryCrawl, SkipReason,
+    assemble_chapters,
+};
+pub use error::{Error, ErrorKind, Result, TimeoutPhase};
+pub use extract::{ExtractSettings, Extracted, Extractor, PageKind};
+pub use fetch::{FetchRequest, FetchSettings, Fetcher, Validators};
+pub use frontier::{
+    Claim, Claimed, Discovery, EntryId, Frontier, FrontierEntry, FrontierLimits, MemoryFrontier,
+};
+pub use links::{Scope, ScopeSettings};
+pub use politeness::{
+    HostFeedback, HostKey, HostState, HostStateStore, MemoryHostStates, Politeness,
+    PolitenessSettings,
+};
+pub use robots::{RobotsCache, RobotsSettings};
+pub use safety::{AddressPolicy, SafetySettings};
+pub use sink::{MemorySink, PageRecord, SnapshotId, SnapshotSink};
+pub use snapshot::{BodyStatus, Sha256, Snapshot};
+pub use store_sink::{StoreSink, stored_snapshot};
+pub use warc::{WarcReader, WarcRecord, WarcWriter};

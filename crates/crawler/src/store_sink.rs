@@ -1,0 +1,249 @@
+//! [`SnapshotSink`] over the database: [`StoreSink`] turns snapshots and pages into the
+//! `store` crate's evidence rows, compressing each distinct body once, and
+//! [`stored_snapshot`] rebuilds a [`Snapshot`] from those rows (for WARC export).
+
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use store::{EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, SnapshotRecord};
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::fetch::Validators;
+use crate::sink::{PageRecord, PreviousFetch, SnapshotId, SnapshotSink, StoredSnapshot};
+use crate::snapshot::{
+    RedirectHop, Sha256, Snapshot, compress, decode_headers, decompress, encode_headers,
+};
+
+/// A [`SnapshotSink`] writing to the database through the store's evidence traits.
+#[derive(Clone, Debug)]
+pub struct StoreSink<S> {
+    store: S,
+}
+
+impl<S> StoreSink<S> {
+    pub fn new(store: S) -> Self {
+        Self { store }
+    }
+}
+
+fn backend(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
+    move |e| Error::Store {
+        doing,
+        source: Box::new(e),
+    }
+}
+
+fn corrupt(reason: impl Into<String>) -> Error {
+    Error::CorruptEvidence {
+        reason: reason.into(),
+    }
+}
+
+fn lossy_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Hop {
+    url: String,
+    status: u16,
+    /// Header values decoded lossily: redirect headers are kept for display and export,
+    /// the evidence that matters (the final response) keeps its raw block.
+    headers: Vec<(String, String)>,
+    fetched_at: chrono::DateTime<chrono::Utc>,
+    remote_addr: Option<String>,
+}
+
+fn encode_redirects(hops: &[RedirectHop]) -> String {
+    let hops: Vec<Hop> = hops
+        .iter()
+        .map(|h| Hop {
+            url: h.url.to_string(),
+            status: h.status,
+            headers: lossy_pairs(&h.headers),
+            fetched_at: h.fetched_at,
+            remote_addr: h.remote_addr.map(|a| a.to_string()),
+        })
+        .collect();
+    serde_json::to_string(&hops).expect("redirect hops serialise")
+}
+
+fn decode_redirects(json: &str) -> Result<Vec<RedirectHop>> {
+    let hops: Vec<Hop> =
+        serde_json::from_str(json).map_err(|e| corrupt(format!("redirect chain: {e}")))?;
+    hops.into_iter()
+        .map(|h| {
+            let mut headers = HeaderMap::new();
+            for (k, v) in h.headers {
+                if let (Ok(k), Ok(v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) {
+                    headers.append(k, v);
+                }
+            }
+            Ok(RedirectHop {
+                url: Url::parse(&h.url).map_err(|e| corrupt(format!("redirect url: {e}")))?,
+                status: h.status,
+                headers,
+                fetched_at: h.fetched_at,
+                remote_addr: h.remote_addr.and_then(|a| a.parse().ok()),
+            })
+        })
+        .collect()
+}
+
+fn http_version(s: Option<&str>) -> &'static str {
+    match s {
+        Some("HTTP/0.9") => "HTTP/0.9",
+        Some("HTTP/1.0") => "HTTP/1.0",
+        Some("HTTP/2") => "HTTP/2",
+        Some("HTTP/3") => "HTTP/3",
+        _ => "HTTP/1.1",
+    }
+}
+
+/// Rebuilds a stored response with its body, as the crawler recorded it.
+///
+/// # Errors
+/// [`Error::Store`] when the database fails; [`Error::CorruptEvidence`] when the body is
+/// missing or does not hash to the recorded SHA-256.
+pub async fn stored_snapshot<S: EvidenceReads + Sync>(
+    store: &S,
+    row: &SnapshotRecord,
+) -> Result<Snapshot> {
+    let sha256 = Sha256(row.sha256);
+    let stored = store
+        .body(&row.sha256)
+        .await
+        .map_err(backend("reading a snapshot body"))?
+        .ok_or_else(|| corrupt(format!("no body {sha256} for snapshot {}", row.id)))?;
+    let body = decompress(&stored.zstd, stored.len as usize)?;
+    if Sha256::of(&body) != sha256 {
+        return Err(corrupt(format!(
+            "body of snapshot {} does not hash to {sha256}",
+            row.id
+        )));
+    }
+    let url = |s: &str| Url::parse(s).map_err(|e| corrupt(format!("stored url {s:?}: {e}")));
+    Ok(Snapshot {
+        request_url: url(&row.url)?,
+        final_url: url(&row.final_url)?,
+        redirects: decode_redirects(&row.redirects)?,
+        status: row.status,
+        http_version: http_version(row.http_version.as_deref()),
+        headers: decode_headers(row.header_block.as_deref().unwrap_or_default())?,
+        request_headers: decode_headers(row.request_header_block.as_deref().unwrap_or_default())?,
+        body: Bytes::from(body),
+        body_status: row.body_status.parse()?,
+        sha256,
+        fetched_at: row.fetched_at,
+        elapsed: std::time::Duration::ZERO,
+        remote_addr: row
+            .remote_addr
+            .as_deref()
+            .and_then(|a| a.parse::<SocketAddr>().ok()),
+    })
+}
+
+impl<S> SnapshotSink for StoreSink<S>
+where
+    S: EvidenceWrites + EvidenceReads + Send + Sync,
+{
+    async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
+        let sha = *snapshot.sha256.as_bytes();
+        let known = self
+            .store
+            .has_body(&sha)
+            .await
+            .map_err(backend("looking up a snapshot body"))?;
+        // Compressing a body that another worker stores first wastes the work, never the row.
+        let compressed = if known {
+            None
+        } else {
+            Some(compress(&snapshot.body)?)
+        };
+        let row = NewSnapshot {
+            url: snapshot.request_url.to_string(),
+            final_url: snapshot.final_url.to_string(),
+            status: snapshot.status,
+            http_version: snapshot.http_version.to_owned(),
+            headers: lossy_pairs(&snapshot.headers),
+            header_block: encode_headers(&snapshot.headers),
+            request_header_block: encode_headers(&snapshot.request_headers),
+            content_type: snapshot.content_type().map(str::to_owned),
+            redirects: encode_redirects(&snapshot.redirects),
+            sha256: sha,
+            body_len: snapshot.body.len() as u64,
+            body_status: snapshot.body_status.as_str().to_owned(),
+            fetched_at: snapshot.fetched_at,
+            elapsed_ms: snapshot.elapsed.as_millis() as u64,
+            remote_addr: snapshot.remote_addr.map(|a| a.to_string()),
+            etag: snapshot.etag().map(str::to_owned),
+            last_modified: snapshot.last_modified().map(str::to_owned),
+        };
+        let (id, new_body) = self
+            .store
+            .insert_snapshot(&row, compressed.as_deref())
+            .await
+            .map_err(backend("storing a snapshot"))?;
+        Ok(StoredSnapshot {
+            id: SnapshotId(id.0 as u64),
+            new_body,
+        })
+    }
+
+    async fn store_page(&self, page: PageRecord) -> Result<()> {
+        let row = NewPageText {
+            snapshot: store::SnapshotId(page.snapshot.0 as i64),
+            url: page.url.to_string(),
+            depth: page.depth,
+            chain: page.chain.map(|c| (c.head.to_string(), c.index)),
+            kind: page.kind.as_str().to_owned(),
+            title: page.title,
+            chapter_title: page.chapter_title,
+            body: page.text,
+            encoding: page.encoding.to_owned(),
+            decode_errors: page.decode_errors,
+            not_modified: page.not_modified,
+            fetched_at: page.fetched_at,
+        };
+        self.store
+            .insert_page_text(&row)
+            .await
+            .map_err(backend("storing a page"))
+    }
+
+    async fn previous(&self, url: &Url) -> Result<Option<PreviousFetch>> {
+        let row = self
+            .store
+            .latest_validated(url.as_str())
+            .await
+            .map_err(backend("looking up the previous fetch"))?;
+        Ok(row.map(|r| PreviousFetch {
+            validators: Validators {
+                etag: r.etag,
+                last_modified: r.last_modified,
+            },
+            sha256: Sha256(r.sha256),
+        }))
+    }
+
+    async fn body(&self, sha256: &Sha256) -> Result<Option<Bytes>> {
+        let stored = self
+            .store
+            .body(sha256.as_bytes())
+            .await
+            .map_err(backend("reading a snapshot body"))?;
+        stored
+            .map(|b| decompress(&b.zstd, b.len as usize).map(Bytes::from))
+            .transpose()
+    }
+}

@@ -1,0 +1,599 @@
+//! WARC 1.1 (ISO 28500:2017) export of snapshots, and a reader to check what was written.
+//!
+//! Each [`Snapshot`] becomes, in order: one `response` record per redirect hop, a `request`
+//! record, the `response` record and a `metadata` record that refers to it. Digests are
+//! SHA-256 in base32 (`sha256:...`), the convention WARC tools read. Records can be written
+//! plain or each as its own gzip member (the `.warc.gz` convention, so a reader can seek to
+//! any record).
+//!
+//! What is not verbatim, by necessity: the body is the entity after content-coding was removed
+//! (see [`Snapshot`]), `Transfer-Encoding` is dropped because the body is no longer chunked,
+//! and redirect hops carry headers only (their small bodies are not kept; they are marked
+//! `WARC-Truncated: unspecified`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use reqwest::header::{self, HeaderMap};
+use sha2::Digest;
+
+use crate::error::{Error, Result};
+use crate::snapshot::{BodyStatus, Sha256, Snapshot, encode_headers};
+
+const CRLF: &[u8] = b"\r\n";
+
+/// A WARC record id, `<urn:uuid:...>`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RecordId(String);
+
+impl RecordId {
+    /// A name-based UUID (RFC 9562 version 8) from SHA-256 of `parts`: exporting the same
+    /// snapshot twice gives the same ids, so exports can be compared and deduplicated.
+    fn derive(parts: &[&[u8]]) -> Self {
+        let mut h = sha2::Sha256::new();
+        for p in parts {
+            h.update((p.len() as u64).to_be_bytes());
+            h.update(p);
+        }
+        let d = h.finalize();
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&d[..16]);
+        b[6] = (b[6] & 0x0f) | 0x80;
+        b[8] = (b[8] & 0x3f) | 0x80;
+        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        Self(format!(
+            "<urn:uuid:{}-{}-{}-{}-{}>",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        ))
+    }
+
+    /// The id as written, angle brackets included.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The records written for one snapshot.
+#[derive(Clone, Debug)]
+pub struct WrittenSnapshot {
+    pub redirects: Vec<RecordId>,
+    pub request: RecordId,
+    pub response: RecordId,
+    pub metadata: RecordId,
+}
+
+/// Writes WARC records to any `Write` (a file, a `Vec<u8>`, an HTTP response body).
+pub struct WarcWriter<W: Write> {
+    out: W,
+    gzip: bool,
+    warcinfo: Option<RecordId>,
+    bytes_written: u64,
+}
+
+impl<W: Write> WarcWriter<W> {
+    /// A writer of uncompressed records.
+    pub fn new(out: W) -> Self {
+        Self {
+            out,
+            gzip: false,
+            warcinfo: None,
+            bytes_written: 0,
+        }
+    }
+
+    /// A writer that compresses each record as its own gzip member (`.warc.gz`).
+    pub fn new_gzip(out: W) -> Self {
+        Self {
+            gzip: true,
+            ..Self::new(out)
+        }
+    }
+
+    /// Writes the `warcinfo` record that opens a file; later records point to it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when writing fails.
+    pub fn write_warcinfo(&mut self, filename: &str, fields: &[(&str, &str)]) -> Result<RecordId> {
+        let now = Utc::now();
+        let mut block = Vec::new();
+        let software = concat!("copyhound-crawler/", env!("CARGO_PKG_VERSION"));
+        for (k, v) in [
+            ("software", software),
+            ("format", "WARC File Format 1.1"),
+            (
+                "conformsTo",
+                "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+            ),
+        ]
+        .into_iter()
+        .chain(fields.iter().copied())
+        {
+            block.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+        }
+        let id = RecordId::derive(&[b"warcinfo", filename.as_bytes(), warc_date(now).as_bytes()]);
+        let headers = vec![
+            ("WARC-Type", "warcinfo".to_owned()),
+            ("WARC-Record-ID", id.0.clone()),
+            ("WARC-Date", warc_date(now)),
+            ("WARC-Filename", filename.to_owned()),
+            ("Content-Type", "application/warc-fields".to_owned()),
+        ];
+        self.write_record(headers, &block, None)?;
+        self.warcinfo = Some(id.clone());
+        Ok(id)
+    }
+
+    /// Writes the records for one snapshot (see the module docs for which).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when writing fails.
+    pub fn write_snapshot(&mut self, snap: &Snapshot) -> Result<WrittenSnapshot> {
+        let sha = snap.sha256.to_string();
+        let date = warc_date(snap.fetched_at);
+        let id = |kind: &str, url: &str| {
+            RecordId::derive(&[
+                kind.as_bytes(),
+                url.as_bytes(),
+                date.as_bytes(),
+                sha.as_bytes(),
+            ])
+        };
+
+        let mut redirects = Vec::with_capacity(snap.redirects.len());
+        for hop in &snap.redirects {
+            let rid = id("redirect", hop.url.as_str());
+            let block = http_response_head(snap.http_version, hop.status, &hop.headers);
+            let mut headers = vec![
+                ("WARC-Type", "response".to_owned()),
+                ("WARC-Record-ID", rid.0.clone()),
+                ("WARC-Date", warc_date(hop.fetched_at)),
+                ("WARC-Target-URI", hop.url.to_string()),
+            ];
+            if let Some(addr) = hop.remote_addr {
+                headers.push(("WARC-IP-Address", addr.ip().to_string()));
+            }
+            headers.push(("WARC-Truncated", "unspecified".to_owned()));
+            headers.push((
+                "Content-Type",
+                "application/http;msgtype=response".to_owned(),
+            ));
+            self.write_record(headers, &block, Some(&[]))?;
+            redirects.push(rid);
+        }
+
+        let response = id("response", snap.final_url.as_str());
+        let request = id("request", snap.final_url.as_str());
+        let metadata = id("metadata", snap.final_url.as_str());
+
+        let req_block = http_request_head(snap);
+        let headers = vec![
+            ("WARC-Type", "request".to_owned()),
+            ("WARC-Record-ID", request.0.clone()),
+            ("WARC-Date", date.clone()),
+            ("WARC-Target-URI", snap.final_url.to_string()),
+            ("WARC-Concurrent-To", response.0.clone()),
+            (
+                "Content-Type",
+                "application/http;msgtype=request".to_owned(),
+            ),
+        ];
+        self.write_record(headers, &req_block, Some(&[]))?;
+
+        let mut block = http_response_head(snap.http_version, snap.status, &snap.headers);
+        block.extend_from_slice(&snap.body);
+        let mut headers = vec![
+            ("WARC-Type", "response".to_owned()),
+            ("WARC-Record-ID", response.0.clone()),
+            ("WARC-Date", date.clone()),
+            ("WARC-Target-URI", snap.final_url.to_string()),
+        ];
+        if let Some(addr) = snap.remote_addr {
+            headers.push(("WARC-IP-Address", addr.ip().to_string()));
+        }
+        match snap.body_status {
+            BodyStatus::Complete => {}
+            BodyStatus::Truncated => headers.push(("WARC-Truncated", "length".to_owned())),
+            BodyStatus::NotDownloaded => headers.push(("WARC-Truncated", "unspecified".to_owned())),
+        }
+        headers.push((
+            "Content-Type",
+            "application/http;msgtype=response".to_owned(),
+        ));
+        self.write_record(headers, &block, Some(&snap.body))?;
+
+        let mut fields = format!(
+            "request-url: {}\r\nbody-status: {}\r\nbody-sha256: {}\r\nfetch-duration-ms: {}\r\n",
+            snap.request_url,
+            snap.body_status.as_str(),
+            snap.sha256,
+            snap.elapsed.as_millis()
+        );
+        for hop in &snap.redirects {
+            fields.push_str(&format!("redirect: {} {}\r\n", hop.status, hop.url));
+        }
+        let headers = vec![
+            ("WARC-Type", "metadata".to_owned()),
+            ("WARC-Record-ID", metadata.0.clone()),
+            ("WARC-Date", date),
+            ("WARC-Target-URI", snap.final_url.to_string()),
+            ("WARC-Refers-To", response.0.clone()),
+            ("Content-Type", "application/warc-fields".to_owned()),
+        ];
+        self.write_record(headers, fields.as_bytes(), None)?;
+
+        Ok(WrittenSnapshot {
+            redirects,
+            request,
+            response,
+            metadata,
+        })
+    }
+
+    /// Bytes written so far (compressed size for gzip writers).
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+
+    /// Flushes and returns the inner writer.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when flushing fails.
+    pub fn finish(mut self) -> Result<W> {
+        self.out.flush().map_err(io("flushing a warc file"))?;
+        Ok(self.out)
+    }
+
+    fn write_record(
+        &mut self,
+        mut fields: Vec<(&str, String)>,
+        block: &[u8],
+        payload: Option<&[u8]>,
+    ) -> Result<()> {
+        if let Some(info) = &self.warcinfo
+            && !fields
+                .iter()
+                .any(|(k, v)| *k == "WARC-Type" && v == "warcinfo")
+        {
+            fields.push(("WARC-Warcinfo-ID", info.0.clone()));
+        }
+        if let Some(payload) = payload {
+            fields.push(("WARC-Payload-Digest", labelled_digest(payload)));
+        }
+        fields.push(("WARC-Block-Digest", labelled_digest(block)));
+        fields.push(("Content-Length", block.len().to_string()));
+
+        let mut rec = Vec::with_capacity(block.len() + 512);
+        rec.extend_from_slice(b"WARC/1.1\r\n");
+        for (k, v) in &fields {
+            rec.extend_from_slice(k.as_bytes());
+            rec.extend_from_slice(b": ");
+            rec.extend_from_slice(v.as_bytes());
+            rec.extend_from_slice(CRLF);
+        }
+        rec.extend_from_slice(CRLF);
+        rec.extend_from_slice(block);
+        rec.extend_from_slice(b"\r\n\r\n");
+
+        let written = if self.gzip {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&rec)
+                .map_err(io("compressing a warc record"))?;
+            let member = gz.finish().map_err(io("compressing a warc record"))?;
+            self.out
+                .write_all(&member)
+                .map_err(io("writing a warc record"))?;
+            member.len()
+        } else {
+            self.out
+                .write_all(&rec)
+                .map_err(io("writing a warc record"))?;
+            rec.len()
+        };
+        self.bytes_written += written as u64;
+        Ok(())
+    }
+}
+
+fn io(doing: &'static str) -> impl FnOnce(std::io::Error) -> Error {
+    move |source| Error::Io { doing, source }
+}
+
+fn warc_date(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn http_response_head(version: &str, status: u16, headers: &HeaderMap) -> Vec<u8> {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let mut kept = headers.clone();
+    kept.remove(header::TRANSFER_ENCODING);
+    let mut out = format!("{version} {status} {reason}\r\n").into_bytes();
+    out.extend_from_slice(&encode_headers(&kept));
+    out.extend_from_slice(CRLF);
+    out
+}
+
+fn http_request_head(snap: &Snapshot) -> Vec<u8> {
+    let url = &snap.final_url;
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let mut out = format!("GET {target} {}\r\n", snap.http_version).into_bytes();
+    out.extend_from_slice(&encode_headers(&snap.request_headers));
+    out.extend_from_slice(CRLF);
+    out
+}
+
+/// `sha256:` and the base32 digest of `bytes`.
+pub fn labelled_digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", base32(Sha256::of(bytes).as_bytes()))
+}
+
+const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/// RFC 4648 base32 with padding.
+fn base32(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len().div_ceil(5) * 8);
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let n = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(B32[((n >> (35 - 5 * i)) & 31) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// One record read back from a WARC file.
+#[derive(Clone, Debug)]
+pub struct WarcRecord {
+    /// `WARC/1.1` or `WARC/1.0`.
+    pub version: String,
+    /// Named fields in file order.
+    pub fields: Vec<(String, String)>,
+    /// The record block (`Content-Length` bytes).
+    pub block: Vec<u8>,
+}
+
+impl WarcRecord {
+    /// The first field called `name` (case-insensitive).
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `WARC-Type`.
+    pub fn record_type(&self) -> Option<&str> {
+        self.field("WARC-Type")
+    }
+
+    /// For `application/http` records: the message body after the HTTP header.
+    pub fn http_payload(&self) -> Option<&[u8]> {
+        if !self.field("Content-Type")?.starts_with("application/http") {
+            return None;
+        }
+        let end = self.block.windows(4).position(|w| w == b"\r\n\r\n")?;
+        Some(&self.block[end + 4..])
+    }
+
+    /// Checks `WARC-Block-Digest` and, where present, `WARC-Payload-Digest`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Warc`] naming the digest that does not match.
+    pub fn verify_digests(&self) -> Result<()> {
+        let check = |field: &str, bytes: &[u8]| -> Result<()> {
+            match self.field(field) {
+                Some(want) if want != labelled_digest(bytes) => Err(Error::Warc {
+                    offset: 0,
+                    reason: format!(
+                        "{field} {want} does not match the content of {}",
+                        self.field("WARC-Record-ID").unwrap_or("?")
+                    ),
+                }),
+                _ => Ok(()),
+            }
+        };
+        check("WARC-Block-Digest", &self.block)?;
+        if let Some(payload) = self.http_payload() {
+            check("WARC-Payload-Digest", payload)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads records from a WARC file, plain or gzip (detected from the first bytes).
+pub struct WarcReader {
+    inner: Box<dyn BufRead>,
+    offset: u64,
+}
+
+impl WarcReader {
+    /// A reader over `input`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the first bytes cannot be read.
+    pub fn new(input: impl Read + 'static) -> Result<Self> {
+        let mut buffered = BufReader::new(input);
+        let head = buffered.fill_buf().map_err(io("reading a warc file"))?;
+        let inner: Box<dyn BufRead> = if head.starts_with(&[0x1f, 0x8b]) {
+            Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(
+                buffered,
+            )))
+        } else {
+            Box::new(buffered)
+        };
+        Ok(Self { inner, offset: 0 })
+    }
+
+    fn malformed(&self, reason: impl Into<String>) -> Error {
+        Error::Warc {
+            offset: self.offset,
+            reason: reason.into(),
+        }
+    }
+
+    fn read_line(&mut self) -> Result<Option<Vec<u8>>> {
+        let mut line = Vec::new();
+        let n = self
+            .inner
+            .read_until(b'\n', &mut line)
+            .map_err(io("reading a warc file"))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.offset += n as u64;
+        if line.ends_with(b"\r\n") {
+            line.truncate(line.len() - 2);
+        } else if line.ends_with(b"\n") {
+            line.truncate(line.len() - 1);
+        }
+        Ok(Some(line))
+    }
+
+    fn next_record(&mut self) -> Result<Option<WarcRecord>> {
+        let version = loop {
+            match self.read_line()? {
+                None => return Ok(None),
+                Some(l) if l.is_empty() => continue,
+                Some(l) => break l,
+            }
+        };
+        let start = self.offset;
+        if !version.starts_with(b"WARC/") {
+            return Err(self.malformed(format!(
+                "expected a WARC/ version line, found {:?}",
+                String::from_utf8_lossy(&version[..version.len().min(40)])
+            )));
+        }
+        let mut fields = Vec::new();
+        loop {
+            let line = self
+                .read_line()?
+                .ok_or_else(|| self.malformed("end of file inside record header"))?;
+            if line.is_empty() {
+                break;
+            }
+            let text =
+                String::from_utf8(line).map_err(|_| self.malformed("non-utf-8 header field"))?;
+            let (k, v) = text
+                .split_once(':')
+                .ok_or_else(|| self.malformed(format!("header line without a colon: {text:?}")))?;
+            fields.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+        let len: usize = fields
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("Content-Length"))
+            .and_then(|(_, v)| v.parse().ok())
+            .ok_or_else(|| self.malformed("record without a valid Content-Length"))?;
+        let mut block = vec![0u8; len];
+        self.inner.read_exact(&mut block).map_err(|_| Error::Warc {
+            offset: start,
+            reason: format!("block shorter than its Content-Length {len}"),
+        })?;
+        self.offset += len as u64;
+        let mut tail = [0u8; 4];
+        self.inner
+            .read_exact(&mut tail)
+            .map_err(|_| self.malformed("record not followed by CRLF CRLF"))?;
+        if &tail != b"\r\n\r\n" {
+            return Err(self.malformed("record not followed by CRLF CRLF"));
+        }
+        self.offset += 4;
+        Ok(Some(WarcRecord {
+            version: String::from_utf8_lossy(&version).into_owned(),
+            fields,
+            block,
+        }))
+    }
+}
+
+impl Iterator for WarcReader {
+    type Item = Result<WarcRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base32_matches_rfc4648_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "MY======"),
+            ("fo", "MZXQ===="),
+            ("foo", "MZXW6==="),
+            ("foob", "MZXW6YQ="),
+            ("fooba", "MZXW6YTB"),
+            ("foobar", "MZXW6YTBOI======"),
+        ] {
+            assert_eq!(base32(input.as_bytes()), want, "{input}");
+        }
+        assert_eq!(labelled_digest(b"").len(), "sha256:".len() + 56);
+    }
+
+    #[test]
+    fn record_ids_are_stable_uuid_v8() {
+        let a = RecordId::derive(&[b"x", b"y"]);
+        assert_eq!(a, RecordId::derive(&[b"x", b"y"]));
+        assert_ne!(a, RecordId::derive(&[b"xy"]));
+        let s = a.as_str();
+        assert!(
+            s.starts_with("<urn:uuid:") && s.ends_with('>') && s.len() == 47,
+            "{s}"
+        );
+        assert_eq!(&s[24..25], "8");
+    }
+
+    #[test]
+    fn reader_rejects_broken_input() {
+        let err = WarcReader::new(&b"HTTP/1.1 200 OK\r\n\r\n"[..])
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("expected a WARC/ version line"),
+            "{err}"
+        );
+        let short = b"WARC/1.1\r\nContent-Length: 10\r\n\r\nabc";
+        assert!(
+            WarcReader::new(&short[..])
+                .unwrap()
+                .next()
+                .unwrap()
+                .is_err()
+        );
+        let no_len = b"WARC/1.1\r\nWARC-Type: resource\r\n\r\n\r\n\r\n";
+        assert!(
+            WarcReader::new(&no_len[..])
+                .unwrap()
+                .next()
+                .unwrap()
+                .is_err()
+        );
+    }
+}

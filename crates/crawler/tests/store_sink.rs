@@ -1,0 +1,148 @@
+//! The store-backed `SnapshotSink` on both backends: body dedup, validators, pages, and
+//! rebuilding stored snapshots for WARC export.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{TimeZone, Utc};
+use crawler::sink::{PageRecord, SnapshotSink};
+use crawler::snapshot::RedirectHop;
+use crawler::{BodyStatus, PageKind, Sha256, Snapshot, StoreSink, WarcReader, WarcWriter};
+use reqwest::header::{HeaderMap, HeaderValue};
+use store::testing::TestDb;
+use store::{EvidenceReads, Page};
+use url::Url;
+
+fn snapshot(path: &str, body: &'static [u8], etag: Option<&str>) -> Snapshot {
+    let url = Url::parse(&format!("http://例子.example/{path}")).unwrap();
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        "content-type",
+        HeaderValue::from_static("text/html; charset=gbk"),
+    );
+    // Not UTF-8: must survive byte for byte.
+    headers.insert(
+        "x-raw",
+        HeaderValue::from_bytes(b"\xb5\xda\xd2\xbb").unwrap(),
+    );
+    if let Some(e) = etag {
+        headers.insert("etag", HeaderValue::from_str(e).unwrap());
+    }
+    let mut hop_headers = HeaderMap::new();
+    hop_headers.insert("location", HeaderValue::from_str(url.as_str()).unwrap());
+    let body = Bytes::from_static(body);
+    Snapshot {
+        request_url: Url::parse("http://例子.example/start").unwrap(),
+        final_url: url.clone(),
+        redirects: vec![RedirectHop {
+            url: Url::parse("http://例子.example/start").unwrap(),
+            status: 301,
+            headers: hop_headers,
+            fetched_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 0).unwrap(),
+            remote_addr: Some("127.0.0.1:80".parse().unwrap()),
+        }],
+        status: 200,
+        http_version: "HTTP/1.1",
+        headers,
+        request_headers: HeaderMap::new(),
+        sha256: Sha256::of(&body),
+        body,
+        body_status: BodyStatus::Complete,
+        fetched_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 1).unwrap(),
+        elapsed: Duration::from_millis(12),
+        remote_addr: Some("127.0.0.1:80".parse().unwrap()),
+    }
+}
+
+async fn evidence_round_trips(db: &TestDb) {
+    let sink = StoreSink::new(db.store.clone());
+    let first = snapshot("a", "第一章 天下大势".as_bytes(), Some("\"v1\""));
+    let a = sink.store_snapshot(&first).await.unwrap();
+    assert!(a.new_body);
+    // Same body at another URL: a new row, the body stored once.
+    let b = sink
+        .store_snapshot(&snapshot("b", "第一章 天下大势".as_bytes(), None))
+        .await
+        .unwrap();
+    assert!(!b.new_body);
+    assert_ne!(a.id, b.id);
+
+    let prev = sink.previous(&first.final_url).await.unwrap().unwrap();
+    assert_eq!(prev.validators.etag.as_deref(), Some("\"v1\""));
+    assert_eq!(prev.sha256, first.sha256);
+    assert!(
+        sink.previous(&Url::parse("http://x.example/").unwrap())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(sink.body(&first.sha256).await.unwrap().unwrap(), first.body);
+    assert!(sink.body(&Sha256([7; 32])).await.unwrap().is_none());
+
+    sink.store_page(PageRecord {
+        url: first.request_url.clone(),
+        final_url: first.final_url.clone(),
+        snapshot: a.id,
+        depth: 1,
+        chain: None,
+        kind: PageKind::Content,
+        title: Some("三国演义".into()),
+        chapter_title: Some("第一章".into()),
+        text: "天下大势".into(),
+        encoding: "GBK",
+        decode_errors: false,
+        not_modified: false,
+        fetched_at: first.fetched_at,
+    })
+    .await
+    .unwrap();
+    let text = db
+        .store
+        .page_text(store::SnapshotId(a.id.0 as i64))
+        .await
+        .unwrap();
+    assert_eq!(text.body, "天下大势");
+    assert_eq!(text.kind, "content");
+
+    let rows = db.store.snapshots(Page::all()).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    let back = crawler::stored_snapshot(&db.store, &rows[0]).await.unwrap();
+    assert_eq!(back.body, first.body);
+    assert_eq!(back.headers, first.headers);
+    assert_eq!(back.final_url, first.final_url);
+    assert_eq!(back.redirects.len(), 1);
+    assert_eq!(back.redirects[0].status, 301);
+    assert_eq!(back.fetched_at, first.fetched_at);
+
+    let mut warc = WarcWriter::new(Vec::new());
+    warc.write_snapshot(&back).unwrap();
+    let bytes = warc.finish().unwrap();
+    let records: Vec<_> = WarcReader::new(std::io::Cursor::new(bytes))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        records
+            .iter()
+            .any(|r| r.http_payload() == Some(&first.body[..]))
+    );
+    for r in &records {
+        r.verify_digests().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn sqlite_evidence_round_trips() {
+    let db = store::testing::sqlite("sqlite_evidence_round_trips")
+        .await
+        .unwrap();
+    evidence_round_trips(&db).await;
+}
+
+#[tokio::test]
+async fn postgres_evidence_round_trips() {
+    let Some(db) = store::testing::postgres("postgres_evidence_round_trips").await else {
+        return;
+    };
+    evidence_round_trips(&db).await;
+}

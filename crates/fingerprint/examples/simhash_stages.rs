@@ -1,0 +1,64 @@
+//! Throughput of each stage of the SimHash path (normalise, space, cut, weigh, hash) over a
+//! directory of UTF-8 `.txt` files cut into ~8 KB chapters. A profiling aid:
+//! `cargo run --release -p fingerprint --example simhash_stages -- ../shared/corpus/zh`.
+
+use std::time::Instant;
+
+use fingerprint::{FingerprintSettings, Fingerprinter, normalize_compact};
+
+fn main() {
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "../shared/corpus/zh".into());
+    let mut docs = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {dir}: {e}"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut chapter = String::new();
+        for line in text.split_inclusive('\n') {
+            chapter.push_str(line);
+            if chapter.len() >= 8192 {
+                docs.push(std::mem::take(&mut chapter));
+            }
+        }
+        docs.push(chapter);
+    }
+    let mb = docs.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+    let fp = Fingerprinter::new(FingerprintSettings::default()).unwrap();
+    let stage = |name: &str, f: &dyn Fn(&str) -> usize| {
+        let start = Instant::now();
+        let n: usize = docs.iter().map(|d| f(d)).sum();
+        println!(
+            "{name:<28} {:>8.1} MB/s  ({n})",
+            mb / start.elapsed().as_secs_f64()
+        );
+    };
+    stage("normalize", &|d| normalize_compact(d).chars);
+    stage("normalize + spaced", &|d| {
+        normalize_compact(d).spaced().len()
+    });
+    stage("... + cut into words", &|d| {
+        fp.segmenter().words(&normalize_compact(d).spaced()).len()
+    });
+    stage("... + tf-idf weights", &|d| {
+        let mut n = 0;
+        fp.segmenter()
+            .for_each_weighted(&normalize_compact(d).spaced(), |_, _| n += 1);
+        n
+    });
+    stage("simhash (all of it)", &|d| {
+        fp.simhash(d).count_ones() as usize
+    });
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            stage("simhash on a spawned thread", &|d| {
+                fp.simhash(d).count_ones() as usize
+            })
+        });
+    });
+}

@@ -1,0 +1,160 @@
+//! Stable hash primitives shared by every fingerprint.
+//!
+//! Nothing here uses `RandomState` or a platform-dependent hash: every value is a pure function
+//! of its input and a fixed seed, so fingerprints are identical across runs, machines and thread
+//! counts and can be persisted.
+
+/// The MurmurHash3 64-bit finaliser: a bijective mixer with full avalanche.
+#[inline]
+pub fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    h
+}
+
+/// Stable 64-bit hash of a byte string (XXH3, whose output is fixed by its specification).
+#[inline]
+pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(bytes, seed)
+}
+
+/// Stable 128-bit hash of a byte string (XXH3-128).
+#[inline]
+pub fn hash_bytes_128(bytes: &[u8]) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(bytes)
+}
+
+/// Maps a 64-bit hash uniformly onto `0..n` (Lemire's multiply-shift reduction on the high
+/// 32 bits, so the low 32 bits stay independent of the result).
+#[inline]
+pub fn reduce(h: u64, n: usize) -> usize {
+    (((h >> 32) * n as u64) >> 32) as usize
+}
+
+/// Odd multiplier of the polynomial rolling hash (a 64-bit prime).
+const P: u64 = 0x9E37_79B9_7F4A_7C15 | 1;
+
+/// Polynomial rolling hash over a sliding window of `k` symbols, finalised by [`fmix64`].
+///
+/// `h = Σ (s_i + 1)·P^(k-1-i) mod 2^64` is updated in O(1) per symbol whatever `k` is, then
+/// mixed with the seed so that windows with close sums still get unrelated hashes.
+#[derive(Debug, Clone)]
+pub struct Rolling {
+    k: usize,
+    p_k: u64,
+    seed: u64,
+    h: u64,
+    ring: Vec<u64>,
+    idx: usize,
+    filled: usize,
+}
+
+impl Rolling {
+    /// A window of `k >= 1` symbols.
+    ///
+    /// # Panics
+    /// If `k == 0`.
+    pub fn new(k: usize, seed: u64) -> Self {
+        assert!(k >= 1, "k-gram length must be at least 1");
+        let p_k = (0..k).fold(1u64, |acc, _| acc.wrapping_mul(P));
+        Rolling {
+            k,
+            p_k,
+            seed,
+            h: 0,
+            ring: vec![0; k],
+            idx: 0,
+            filled: 0,
+        }
+    }
+
+    /// Window length.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Forgets every symbol pushed so far.
+    pub fn reset(&mut self) {
+        self.h = 0;
+        self.idx = 0;
+        self.filled = 0;
+    }
+
+    /// Pushes one symbol; returns the hash of the last `k` symbols once `k` have been pushed.
+    #[inline]
+    pub fn push(&mut self, symbol: u64) -> Option<u64> {
+        let s = symbol.wrapping_add(1);
+        self.h = self.h.wrapping_mul(P).wrapping_add(s);
+        if self.filled == self.k {
+            self.h = self
+                .h
+                .wrapping_sub(self.ring[self.idx].wrapping_mul(self.p_k));
+        } else {
+            self.filled += 1;
+        }
+        self.ring[self.idx] = s;
+        self.idx += 1;
+        if self.idx == self.k {
+            self.idx = 0;
+        }
+        (self.filled == self.k).then(|| fmix64(self.h ^ self.seed))
+    }
+
+    /// The hash of everything pushed when fewer than `k` symbols were pushed (so that a text
+    /// shorter than one window still has one shingle); `None` if nothing was pushed or a full
+    /// window was reached.
+    pub fn partial(&self) -> Option<u64> {
+        (self.filled > 0 && self.filled < self.k)
+            .then(|| fmix64(self.h ^ self.seed ^ (self.filled as u64).wrapping_mul(P)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn direct(symbols: &[u64], seed: u64) -> u64 {
+        let h = symbols
+            .iter()
+            .fold(0u64, |acc, &s| acc.wrapping_mul(P).wrapping_add(s + 1));
+        fmix64(h ^ seed)
+    }
+
+    #[test]
+    fn rolling_equals_direct_hash_of_each_window() {
+        let symbols: Vec<u64> = "天下大势分久必合合久必分"
+            .chars()
+            .map(|c| c as u64)
+            .collect();
+        for k in 1..6 {
+            let mut r = Rolling::new(k, 7);
+            for (i, &s) in symbols.iter().enumerate() {
+                let got = r.push(s);
+                if i + 1 >= k {
+                    assert_eq!(got, Some(direct(&symbols[i + 1 - k..=i], 7)), "k={k} i={i}");
+                } else {
+                    assert_eq!(got, None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reduce_stays_in_range() {
+        for h in [0, 1, u64::MAX, 0x8000_0000_0000_0000, 12345678901234567] {
+            assert!(reduce(h, 128) < 128);
+            assert!(reduce(h, 7) < 7);
+        }
+    }
+
+    #[test]
+    fn fixed_values_do_not_drift() {
+        // Persisted fingerprints depend on these exact values.
+        assert_eq!(fmix64(0), 0);
+        assert_eq!(fmix64(1), 0xb456bcfc34c2cb2c);
+        assert_eq!(hash_bytes(b"copyhound", 0), hash_bytes(b"copyhound", 0));
+    }
+}

@@ -1,0 +1,515 @@
+//! Text normalisation and content fingerprints for copyhound.
+//!
+//! Every page copyhound crawls and every chapter a rights holder registers goes through this
+//! crate: the text is normalised (see [`mod@normalize`]) and summarised by fingerprints that the
+//! `matcher` indexes and compares. It sits between import/crawling (which produce text) and
+//! matching (which consumes fingerprints), and does no I/O.
+//!
+//! | fingerprint | module | over | catches |
+//! |---|---|---|---|
+//! | k-shingles, exact Jaccard / containment | [`shingle`] | characters or words | ground truth for the estimates |
+//! | SimHash-64 | [`simhash`] | jieba / Unicode words, TF-IDF weights | whole-chapter near duplicates |
+//! | MinHash (128 values) + LSH bands | [`minhash`] | character 5-grams | Jaccard candidates |
+//! | winnowing (k, w) with positions | [`winnow`] | character k-grams | partial copies, split/merged chapters, injected ads |
+//! | k longest sentences → 128 bits | [`sentences`] | sentences | verbatim copies, fast |
+//! | pinyin winnowing | [`pinyin`] | toneless syllables | homophone substitution |
+//! | pinyin-initial DNA | [`dna`] | initial-letter frequencies | the seed design, for comparison |
+//!
+//! [`Fingerprinter`] computes all of them in one call and bundles them into a
+//! [`ChapterFingerprint`]. Everything is deterministic across runs, machines and thread counts:
+//! hashes are fixed functions with fixed seeds (no `RandomState`), and the versions of the
+//! dictionaries and tables that feed them are pinned ([`NORMALIZER_VERSION`] changes whenever
+//! they do).
+//!
+//! # Example
+//!
+//! ```
+//! use fingerprint::{Fingerprinter, FingerprintSettings, simhash::hamming};
+//!
+//! let fp = Fingerprinter::new(FingerprintSettings::default()).unwrap();
+//! let chapter = "話說天下大勢，分久必合，合久必分。周末七國分爭，并入於秦。及秦滅之後，楚、漢分爭，又并入於漢。";
+//! let pirated = "本书首发！！话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。";
+//! let (a, b) = (fp.fingerprint(chapter), fp.fingerprint(pirated));
+//! assert!(a.summary.minhash.jaccard(&b.summary.minhash) > 0.7);
+//! assert!(hamming(a.summary.simhash, b.summary.simhash) < 16);
+//! let bytes = a.to_bytes();
+//! assert_eq!(fingerprint::ChapterFingerprint::from_bytes(&bytes).unwrap(), a);
+//! ```
+
+pub mod dna;
+pub mod hash;
+pub mod minhash;
+pub mod normalize;
+pub mod pinyin;
+pub mod segment;
+pub mod sentences;
+mod serde_util;
+pub mod shingle;
+pub mod simhash;
+pub mod winnow;
+
+use serde::{Deserialize, Serialize};
+
+pub use dna::{DnaCode, DnaSettings};
+pub use minhash::{MinHash, MinHasher};
+pub use normalize::{Compact, Normalized, normalize, normalize_compact};
+pub use segment::{SegmentSettings, Segmenter};
+pub use sentences::SentenceSignature;
+pub use winnow::Winnow;
+
+/// Version of everything that decides a fingerprint's value: the normalisation pipeline, the
+/// pinned conversion/segmentation/pinyin data and the hash functions. Stored with every
+/// fingerprint; fingerprints of different versions must not be compared.
+pub const NORMALIZER_VERSION: u32 = 1;
+
+/// Version of the binary format of [`ChapterFingerprint::to_bytes`].
+pub const FORMAT_VERSION: u8 = 1;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Error {
+    /// Input bytes are not UTF-8.
+    #[error("input is not valid utf-8 at byte {offset}")]
+    InvalidUtf8 {
+        /// Byte offset of the first invalid sequence.
+        offset: usize,
+    },
+    /// A setting is out of range.
+    #[error("invalid fingerprint settings: {0}")]
+    InvalidSettings(String),
+    /// Stored bytes were written by an unknown format version.
+    #[error("fingerprint format version {found} is not supported (expected {expected})")]
+    UnsupportedFormat {
+        /// Version byte found.
+        found: u8,
+        /// Version this build reads.
+        expected: u8,
+    },
+    /// Stored bytes are truncated or corrupt.
+    #[error("corrupt fingerprint bytes: {0}")]
+    Corrupt(String),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Decodes bytes as UTF-8, or says where they stop being UTF-8.
+///
+/// # Errors
+/// [`Error::InvalidUtf8`] with the offset of the first bad byte.
+pub fn decode_utf8(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|e| Error::InvalidUtf8 {
+        offset: e.valid_up_to(),
+    })
+}
+
+/// Settings of a [`Fingerprinter`]. Every field has a default; see each module for what the
+/// parameters mean.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FingerprintSettings {
+    /// Character shingle length of MinHash (characters). Default 5.
+    pub shingle_k: usize,
+    /// Number of MinHash values. Default 128.
+    pub minhash_values: usize,
+    /// Seed of the MinHash family.
+    pub minhash_seed: u64,
+    /// k-gram length of text winnowing (characters). Default 5.
+    pub winnow_k: usize,
+    /// Window of text winnowing (k-grams). Default 30: any shared run of 34 characters is
+    /// guaranteed to be found.
+    pub winnow_w: usize,
+    /// k-gram length of pinyin winnowing (syllables). Default 6.
+    pub pinyin_k: usize,
+    /// Window of pinyin winnowing. Default 30.
+    pub pinyin_w: usize,
+    /// Number of longest sentences hashed. Default 5.
+    pub sentences: usize,
+    /// Minimum normalised length of a sentence to count. Default 8.
+    pub sentence_min_chars: usize,
+    /// The DNA code.
+    pub dna: DnaSettings,
+    /// Segmentation and stop words of SimHash.
+    pub segment: SegmentSettings,
+}
+
+impl Default for FingerprintSettings {
+    fn default() -> Self {
+        FingerprintSettings {
+            shingle_k: 5,
+            minhash_values: minhash::DEFAULT_MINHASH_VALUES,
+            minhash_seed: minhash::DEFAULT_MINHASH_SEED,
+            winnow_k: winnow::DEFAULT_WINNOW_K,
+            winnow_w: winnow::DEFAULT_WINNOW_W,
+            pinyin_k: pinyin::DEFAULT_PINYIN_K,
+            pinyin_w: pinyin::DEFAULT_PINYIN_W,
+            sentences: sentences::DEFAULT_SENTENCES,
+            sentence_min_chars: sentences::DEFAULT_SENTENCE_MIN_CHARS,
+            dna: DnaSettings::default(),
+            segment: SegmentSettings::default(),
+        }
+    }
+}
+
+impl FingerprintSettings {
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSettings`] naming the first bad value.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str, v: usize, range: std::ops::RangeInclusive<usize>| {
+            if range.contains(&v) {
+                Ok(())
+            } else {
+                Err(Error::InvalidSettings(format!(
+                    "{what} {v} must be between {} and {}",
+                    range.start(),
+                    range.end()
+                )))
+            }
+        };
+        bad("shingle_k", self.shingle_k, 1..=64)?;
+        bad("minhash_values", self.minhash_values, 1..=4096)?;
+        bad("winnow_k", self.winnow_k, 1..=64)?;
+        bad("winnow_w", self.winnow_w, 1..=1024)?;
+        bad("pinyin_k", self.pinyin_k, 1..=64)?;
+        bad("pinyin_w", self.pinyin_w, 1..=1024)?;
+        bad("sentences", self.sentences, 0..=64)?;
+        self.dna.validate()
+    }
+}
+
+/// The compact part of a chapter's fingerprint: everything but the winnowing postings.
+///
+/// Serialised with the default settings (`cargo run --release -p fingerprint --example
+/// sizes`): about 610 bytes for an 8 KB Chinese chapter and 630 for an 8 KB English one
+/// (three times the characters, so more DNA windows). 514 of them are MinHash (128 values of
+/// 4 bytes), 48 the five sentence hashes and their signature, 8 the SimHash; the DNA code
+/// takes 7 bytes per 26-letter window at radix 4.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FingerprintSummary {
+    /// [`NORMALIZER_VERSION`] of the code that computed it.
+    pub normalizer_version: u32,
+    /// Number of normalised characters.
+    pub chars: u32,
+    /// SimHash-64 of the TF-IDF-weighted words.
+    #[serde(
+        serialize_with = "serde_util::fixed::serialize_u64",
+        deserialize_with = "serde_util::fixed::deserialize_u64"
+    )]
+    pub simhash: u64,
+    /// MinHash of the character shingles.
+    pub minhash: MinHash,
+    /// The k longest sentences.
+    pub sentences: SentenceSignature,
+    /// The pinyin-initial DNA code.
+    pub dna: DnaCode,
+}
+
+/// Everything copyhound knows about one chapter's (or page's) text.
+///
+/// Serialised, an 8 KB Chinese chapter (~2,700 characters) is about 3.9 KB: the summary plus
+/// ~150 text and ~150 pinyin winnowing fingerprints of about 11 bytes each (a fixed 8-byte
+/// hash would not save space: postcard's varints are at most 10 bytes for a hash and 2–3 for a
+/// position). An 8 KB English chapter has three times the characters and fingerprints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChapterFingerprint {
+    /// The compact part.
+    pub summary: FingerprintSummary,
+    /// Winnowing of the normalised text; positions are normalised character indices.
+    pub winnow: Vec<Winnow>,
+    /// Winnowing of the pinyin stream; positions are normalised character indices.
+    pub pinyin_winnow: Vec<Winnow>,
+}
+
+fn to_versioned_bytes<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut out = vec![FORMAT_VERSION];
+    // Serialising plain structs into a Vec cannot fail.
+    out.extend(postcard::to_allocvec(value).expect("postcard serialises in-memory values"));
+    out
+}
+
+fn from_versioned_bytes<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
+    let (&version, rest) = bytes
+        .split_first()
+        .ok_or_else(|| Error::Corrupt("empty input".into()))?;
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedFormat {
+            found: version,
+            expected: FORMAT_VERSION,
+        });
+    }
+    let (value, extra) =
+        postcard::take_from_bytes(rest).map_err(|e| Error::Corrupt(e.to_string()))?;
+    if !extra.is_empty() {
+        return Err(Error::Corrupt(format!("{} trailing bytes", extra.len())));
+    }
+    Ok(value)
+}
+
+impl FingerprintSummary {
+    /// The compact binary form: a format version byte, then postcard.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_versioned_bytes(self)
+    }
+
+    /// Reads [`FingerprintSummary::to_bytes`] output.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedFormat`] or [`Error::Corrupt`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        from_versioned_bytes(bytes)
+    }
+}
+
+impl ChapterFingerprint {
+    /// The compact binary form: a format version byte, then postcard.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_versioned_bytes(self)
+    }
+
+    /// Reads [`ChapterFingerprint::to_bytes`] output.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedFormat`] or [`Error::Corrupt`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        from_versioned_bytes(bytes)
+    }
+}
+
+/// Computes fingerprints with one set of settings. Build once (it loads jieba's dictionary
+/// and IDF table), then share it across threads: every method takes `&self`.
+#[derive(Debug)]
+pub struct Fingerprinter {
+    settings: FingerprintSettings,
+    minhasher: MinHasher,
+    segmenter: Segmenter,
+}
+
+impl Fingerprinter {
+    /// Builds a fingerprinter.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSettings`] if a parameter is out of range.
+    pub fn new(settings: FingerprintSettings) -> Result<Self> {
+        settings.validate()?;
+        normalize::warm_up();
+        pinyin::warm_up();
+        Ok(Fingerprinter {
+            minhasher: MinHasher::new(settings.minhash_values, settings.minhash_seed),
+            segmenter: Segmenter::new(&settings.segment),
+            settings,
+        })
+    }
+
+    /// The settings in use.
+    pub fn settings(&self) -> &FingerprintSettings {
+        &self.settings
+    }
+
+    /// The segmenter in use.
+    pub fn segmenter(&self) -> &Segmenter {
+        &self.segmenter
+    }
+
+    /// All fingerprints of `text` in one pass over its normalised form.
+    pub fn fingerprint(&self, text: &str) -> ChapterFingerprint {
+        let compact = normalize_compact(text);
+        self.fingerprint_normalized(text, &compact)
+    }
+
+    /// [`Fingerprinter::fingerprint`] of raw bytes, which must be UTF-8 (decode other
+    /// encodings first).
+    ///
+    /// # Errors
+    /// [`Error::InvalidUtf8`] with the offset of the first bad byte.
+    pub fn fingerprint_bytes(&self, bytes: &[u8]) -> Result<ChapterFingerprint> {
+        Ok(self.fingerprint(decode_utf8(bytes)?))
+    }
+
+    /// All fingerprints of `text`, given its normalised form (from [`normalize_compact`]).
+    pub fn fingerprint_normalized(&self, text: &str, compact: &Compact) -> ChapterFingerprint {
+        let s = &self.settings;
+        let mut minhash = self.minhasher.builder();
+        let mut text_winnow = winnow::Winnower::new(s.winnow_w);
+        let mut pinyin_winnow = winnow::Winnower::new(s.pinyin_w);
+        let mut shingles = hash::Rolling::new(s.shingle_k, shingle::CHAR_SHINGLE_SEED);
+        let mut wgrams = hash::Rolling::new(s.winnow_k, shingle::CHAR_SHINGLE_SEED);
+        let mut pgrams = hash::Rolling::new(s.pinyin_k, pinyin::PINYIN_SEED);
+        let same_k = s.shingle_k == s.winnow_k;
+        let mut initials = Vec::with_capacity(compact.chars);
+        for (i, c) in compact.text.chars().enumerate() {
+            let i = i as u32;
+            let h = shingles.push(c as u64);
+            if let Some(h) = h {
+                minhash.add(h);
+            }
+            let wh = if same_k { h } else { wgrams.push(c as u64) };
+            if let Some(wh) = wh {
+                text_winnow.push(wh, i + 1 - s.winnow_k as u32);
+            }
+            if let Some(ph) = pgrams.push(pinyin::symbol(c) as u64) {
+                pinyin_winnow.push(ph, i + 1 - s.pinyin_k as u32);
+            }
+            if let Some(l) = pinyin::initial(c) {
+                initials.push(l);
+            }
+        }
+        if let Some(h) = shingles.partial() {
+            minhash.add(h);
+        }
+        let spaced = compact.spaced();
+        let simhash = self.simhash_spaced(&spaced);
+        ChapterFingerprint {
+            summary: FingerprintSummary {
+                normalizer_version: NORMALIZER_VERSION,
+                chars: compact.chars.min(u32::MAX as usize) as u32,
+                simhash,
+                minhash: minhash.finish(),
+                sentences: sentences::longest_sentences(text, s.sentences, s.sentence_min_chars),
+                dna: DnaCode::from_initials(&initials, &s.dna),
+            },
+            winnow: text_winnow.finish(),
+            pinyin_winnow: pinyin_winnow.finish(),
+        }
+    }
+
+    /// MinHash of the character shingles of `text` (normalisation included).
+    pub fn minhash(&self, text: &str) -> MinHash {
+        let compact = normalize_compact(text);
+        let mut b = self.minhasher.builder();
+        shingle::for_each_char_shingle(&compact.text, self.settings.shingle_k, |_, h| b.add(h));
+        b.finish()
+    }
+
+    /// SimHash of the TF-IDF-weighted words of `text` (normalisation included).
+    pub fn simhash(&self, text: &str) -> u64 {
+        self.simhash_spaced(&normalize_compact(text).spaced())
+    }
+
+    fn simhash_spaced(&self, spaced: &str) -> u64 {
+        let mut weighted = Vec::with_capacity(512);
+        self.segmenter
+            .for_each_weighted(spaced, |w, x| weighted.push((w, x)));
+        simhash::simhash(weighted)
+    }
+
+    /// Winnowing of the normalised text of `text`.
+    pub fn winnow(&self, text: &str) -> Vec<Winnow> {
+        let compact = normalize_compact(text);
+        winnow::winnow_text(
+            &compact.text,
+            self.settings.winnow_k,
+            self.settings.winnow_w,
+        )
+    }
+
+    /// Winnowing of the pinyin stream of `text`.
+    pub fn pinyin_winnow(&self, text: &str) -> Vec<Winnow> {
+        let compact = normalize_compact(text);
+        pinyin::pinyin_winnow(
+            &compact.text,
+            self.settings.pinyin_k,
+            self.settings.pinyin_w,
+        )
+    }
+
+    /// The k-longest-sentences signature of `text`.
+    pub fn sentences(&self, text: &str) -> SentenceSignature {
+        sentences::longest_sentences(
+            text,
+            self.settings.sentences,
+            self.settings.sentence_min_chars,
+        )
+    }
+
+    /// The pinyin-initial DNA code of `text`.
+    pub fn dna(&self, text: &str) -> DnaCode {
+        let compact = normalize_compact(text);
+        let initials: Vec<u8> = compact.text.chars().filter_map(pinyin::initial).collect();
+        DnaCode::from_initials(&initials, &self.settings.dna)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp() -> Fingerprinter {
+        Fingerprinter::new(FingerprintSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn bundle_agrees_with_single_kinds() {
+        let f = fp();
+        let text = "第一回　宴桃園豪傑三結義　斬黃巾英雄首立功\n滾滾長江東逝水，浪花淘盡英雄。是非成敗轉頭空。青山依舊在，幾度夕陽紅。";
+        let all = f.fingerprint(text);
+        assert_eq!(all.summary.minhash, f.minhash(text));
+        assert_eq!(all.summary.simhash, f.simhash(text));
+        assert_eq!(all.winnow, f.winnow(text));
+        assert_eq!(all.pinyin_winnow, f.pinyin_winnow(text));
+        assert_eq!(all.summary.sentences, f.sentences(text));
+        assert_eq!(all.summary.dna, f.dna(text));
+    }
+
+    #[test]
+    fn bundle_with_different_k_agrees_too() {
+        let f = Fingerprinter::new(FingerprintSettings {
+            shingle_k: 4,
+            winnow_k: 7,
+            ..FingerprintSettings::default()
+        })
+        .unwrap();
+        let text =
+            "滾滾長江東逝水，浪花淘盡英雄。是非成敗轉頭空。青山依舊在，幾度夕陽紅。白髮漁樵江渚上";
+        let all = f.fingerprint(text);
+        assert_eq!(all.summary.minhash, f.minhash(text));
+        assert_eq!(all.winnow, f.winnow(text));
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_clear_error() {
+        let err = fp().fingerprint_bytes(b"abc\xff\xfedef").unwrap_err();
+        assert_eq!(err, Error::InvalidUtf8 { offset: 3 });
+        assert_eq!(err.to_string(), "input is not valid utf-8 at byte 3");
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let err = Fingerprinter::new(FingerprintSettings {
+            winnow_w: 0,
+            ..FingerprintSettings::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid fingerprint settings: winnow_w 0 must be between 1 and 1024"
+        );
+    }
+
+    #[test]
+    fn bytes_round_trip_and_version_checks() {
+        let a = fp().fingerprint("天下大势，分久必合，合久必分。");
+        let bytes = a.to_bytes();
+        assert_eq!(ChapterFingerprint::from_bytes(&bytes).unwrap(), a);
+        let mut wrong = bytes.clone();
+        wrong[0] = 99;
+        assert_eq!(
+            ChapterFingerprint::from_bytes(&wrong).unwrap_err(),
+            Error::UnsupportedFormat {
+                found: 99,
+                expected: FORMAT_VERSION
+            }
+        );
+        assert!(matches!(
+            ChapterFingerprint::from_bytes(&bytes[..bytes.len() / 2]),
+            Err(Error::Corrupt(_))
+        ));
+        assert!(matches!(
+            ChapterFingerprint::from_bytes(&[]),
+            Err(Error::Corrupt(_))
+        ));
+        let s = a.summary.to_bytes();
+        assert_eq!(FingerprintSummary::from_bytes(&s).unwrap(), a.summary);
+    }
+}

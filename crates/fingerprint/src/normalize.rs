@@ -1,0 +1,593 @@
+//! Text normalisation with an offset map back to the original text.
+//!
+//! Every fingerprint in this crate works on *normalised* text, so that the disguises pirates
+//! use cheaply (full-width letters, traditional characters, extra spaces and punctuation,
+//! zero-width characters, upper case) do not change it. The pipeline, per character:
+//!
+//! 1. NFKC (compatibility decomposition, then canonical composition): `Ａ１` → `A1`, `①` → `1`,
+//!    `ﬁ` → `fi`, CJK compatibility ideographs → unified ones.
+//! 2. Lower-casing (full Unicode lower case, which covers Latin, Greek, Cyrillic, ...).
+//! 3. Traditional → simplified Chinese, character by character, with the tables of the
+//!    maintained pure-Rust converter [`zhconv`] (`zh-Hans`). Phrase-level rules are not applied:
+//!    a 1:1 character mapping keeps every normalised character tied to one source character,
+//!    which the offset map and evidence highlighting rely on.
+//! 4. Only letters and digits are kept (Unicode `Alphabetic` or `Numeric`). Whitespace,
+//!    punctuation, symbols (emoji included), zero-width and control characters are dropped; a run
+//!    of dropped characters is remembered as a *break* so that word segmentation can still see
+//!    where words and sentences ended.
+//!
+//! The work is done once per Basic Multilingual Plane character into a 256 KiB lookup table
+//! (built lazily on first use, ~50 ms), so normalising is one table lookup per character. Only
+//! characters that combine with their neighbours under NFKC (combining marks, the second half
+//! of canonical compositions, Hangul vowel and trailing jamo), characters outside the BMP and
+//! characters that expand to several output characters take a slower exact path.
+//!
+//! # Example
+//!
+//! ```
+//! let n = fingerprint::normalize("第一回　後來，ＡＢＣ！");
+//! assert_eq!(n.text(), "第一回后来abc");
+//! // "后" came from "後" at byte 12 of the original.
+//! assert_eq!(n.original_range(3..4), 12..15);
+//! ```
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::{canonical_combining_class, decompose_canonical};
+
+/// Table entry: the character is dropped (whitespace, punctuation, symbols, controls).
+const DROP: u32 = 0x11_0000;
+/// Table entry: the character expands to several output characters; take the exact path.
+const MULTI: u32 = 0x11_0001;
+/// Table entry: the character may combine with the character before it under NFKC.
+const JOINER: u32 = 0x11_0002;
+
+/// The longest run (in bytes of normalised text, 4096 Chinese characters) handed to word
+/// segmentation without a space: an artificial break bounds the memory of dictionary lookups
+/// on text without punctuation, or whose breaks all fall between Han characters.
+pub const MAX_SEGMENT_BYTES: usize = 3 * 4096;
+
+static TABLE: LazyLock<Box<[u32]>> = LazyLock::new(build_table);
+
+/// Characters with canonical combining class 0 that still compose with the preceding
+/// character (the second element of a canonical composition, e.g. some Indic vowel signs).
+static STARTER_JOINERS: LazyLock<Vec<char>> = LazyLock::new(|| {
+    let mut joiners = Vec::new();
+    for cp in 0..=0x10FFFFu32 {
+        let Some(c) = char::from_u32(cp) else {
+            continue;
+        };
+        let mut parts = [None; 4];
+        let mut n = 0;
+        decompose_canonical(c, |d| {
+            if n < parts.len() {
+                parts[n] = Some(d);
+            }
+            n += 1;
+        });
+        if n == 2
+            && let (Some(_), Some(second)) = (parts[0], parts[1])
+            && canonical_combining_class(second) == 0
+        {
+            joiners.push(second);
+        }
+    }
+    joiners.sort_unstable();
+    joiners.dedup();
+    joiners
+});
+
+fn is_joiner(c: char) -> bool {
+    canonical_combining_class(c) != 0
+        || ('\u{1161}'..='\u{1175}').contains(&c)
+        || ('\u{11A8}'..='\u{11C2}').contains(&c)
+        || STARTER_JOINERS.binary_search(&c).is_ok()
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
+}
+
+/// Traditional → simplified for one character, from zhconv's `zh-Hans` tables.
+fn to_simplified(c: char) -> char {
+    if !is_cjk(c) {
+        return c;
+    }
+    let mut buf = [0u8; 4];
+    let converted = zhconv::zhconv(c.encode_utf8(&mut buf), zhconv::Variant::ZhHans);
+    let mut chars = converted.chars();
+    match (chars.next(), chars.next()) {
+        (Some(s), None) => s,
+        _ => c,
+    }
+}
+
+/// Steps 2–4 of the pipeline for one character that is already in NFKC form.
+fn fold(c: char, out: &mut impl FnMut(char)) {
+    for lower in c.to_lowercase() {
+        let simplified = to_simplified(lower);
+        if simplified.is_alphanumeric() {
+            out(simplified);
+        }
+    }
+}
+
+fn build_table() -> Box<[u32]> {
+    let mut table = vec![DROP; 0x1_0000].into_boxed_slice();
+    let mut buf = String::new();
+    for cp in 0..0x1_0000u32 {
+        let Some(c) = char::from_u32(cp) else {
+            continue;
+        };
+        if is_joiner(c) {
+            table[cp as usize] = JOINER;
+            continue;
+        }
+        buf.clear();
+        buf.push(c);
+        let mut outputs = [None; 2];
+        let mut n = 0;
+        for nc in buf.nfkc() {
+            fold(nc, &mut |o| {
+                if n < 2 {
+                    outputs[n] = Some(o);
+                }
+                n += 1;
+            });
+        }
+        table[cp as usize] = match (n, outputs[0]) {
+            (0, _) => DROP,
+            (1, Some(o)) => o as u32,
+            _ => MULTI,
+        };
+    }
+    table
+}
+
+/// The exact path for a cluster of source characters (a starter and the characters that
+/// combine with it, or one character outside the fast table).
+fn normalize_cluster(cluster: &str, out: &mut impl FnMut(char)) {
+    for nc in cluster.nfkc() {
+        fold(nc, out);
+    }
+}
+
+/// Makes sure the lookup tables are built, so that the first timed or latency-sensitive call
+/// does not pay for it (about 50 ms in a release build).
+pub fn warm_up() {
+    LazyLock::force(&TABLE);
+    LazyLock::force(&STARTER_JOINERS);
+}
+
+/// Where normalised output goes. Implemented by [`Normalized`] (text, offsets and breaks) and
+/// by the compact buffer used on the fingerprinting hot path (no offsets).
+trait Sink {
+    fn push(&mut self, c: char, source: u32);
+    fn mark_break(&mut self);
+    /// Removes the output produced since `len_bytes` / `len_chars` (used when a combining
+    /// character turns out to belong to the previous cluster).
+    fn truncate(&mut self, len_bytes: usize, len_chars: usize);
+    fn len_bytes(&self) -> usize;
+    fn len_chars(&self) -> usize;
+}
+
+fn run<S: Sink>(text: &str, sink: &mut S) {
+    let table: &[u32] = &TABLE;
+    // The previous starter: its byte offset in `text`, and the output length before it.
+    let mut prev: Option<(usize, usize, usize)> = None;
+    let mut iter = text.char_indices().peekable();
+    while let Some((pos, c)) = iter.next() {
+        let entry = if (c as u32) < 0x1_0000 {
+            table[c as usize]
+        } else {
+            MULTI
+        };
+        match entry {
+            DROP => {
+                sink.mark_break();
+                prev = None;
+            }
+            JOINER => {
+                // Re-run the previous starter (if it touches this character) together with
+                // every combining character that follows, through exact NFKC.
+                let (start, before_bytes, before_chars) = match prev {
+                    Some(p) => p,
+                    None => (pos, sink.len_bytes(), sink.len_chars()),
+                };
+                sink.truncate(before_bytes, before_chars);
+                let mut end = pos + c.len_utf8();
+                while let Some(&(next_pos, next)) = iter.peek() {
+                    if is_joiner(next) {
+                        end = next_pos + next.len_utf8();
+                        iter.next();
+                    } else {
+                        break;
+                    }
+                }
+                let source = start as u32;
+                normalize_cluster(&text[start..end], &mut |o| sink.push(o, source));
+                prev = Some((start, before_bytes, before_chars));
+            }
+            MULTI => {
+                let before = (pos, sink.len_bytes(), sink.len_chars());
+                let source = pos as u32;
+                normalize_cluster(&text[pos..pos + c.len_utf8()], &mut |o| {
+                    sink.push(o, source)
+                });
+                prev = Some(before);
+            }
+            mapped => {
+                let before = (pos, sink.len_bytes(), sink.len_chars());
+                let o = char::from_u32(mapped).unwrap_or(c);
+                sink.push(o, pos as u32);
+                prev = Some(before);
+            }
+        }
+    }
+}
+
+/// Normalised text together with the map back to the original text.
+///
+/// Positions into the normalised text are **character** indices (not bytes), because every
+/// fingerprint in this crate counts characters. Positions into the original are **byte**
+/// offsets, ready for slicing the original `&str`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Normalized<'a> {
+    original: &'a str,
+    compact: Compact,
+    /// For each normalised character, the byte offset in `original` of the character (or
+    /// combining cluster) it came from. Non-decreasing.
+    offsets: Vec<u32>,
+}
+
+impl Sink for Normalized<'_> {
+    #[inline]
+    fn push(&mut self, c: char, source: u32) {
+        self.compact.push(c, source);
+        self.offsets.push(source);
+    }
+    #[inline]
+    fn mark_break(&mut self) {
+        self.compact.mark_break();
+    }
+    fn truncate(&mut self, len_bytes: usize, len_chars: usize) {
+        self.compact.truncate(len_bytes, len_chars);
+        self.offsets.truncate(len_chars);
+    }
+    #[inline]
+    fn len_bytes(&self) -> usize {
+        self.compact.len_bytes()
+    }
+    #[inline]
+    fn len_chars(&self) -> usize {
+        self.compact.len_chars()
+    }
+}
+
+impl<'a> Normalized<'a> {
+    /// The original text this was normalised from.
+    pub fn original(&self) -> &'a str {
+        self.original
+    }
+
+    /// The normalised text.
+    pub fn text(&self) -> &str {
+        &self.compact.text
+    }
+
+    /// Number of characters in the normalised text.
+    pub fn char_len(&self) -> usize {
+        self.compact.chars
+    }
+
+    /// The normalised text and its breaks, as the fingerprinting functions take them.
+    pub fn compact(&self) -> &Compact {
+        &self.compact
+    }
+
+    /// Byte offset in the original text of the source of normalised character `index`.
+    ///
+    /// # Panics
+    /// If `index >= self.char_len()`.
+    pub fn original_offset(&self, index: usize) -> usize {
+        self.offsets[index] as usize
+    }
+
+    /// Byte offsets (into the normalised text) where dropped characters (spaces, punctuation,
+    /// ...) stood. Word segmentation uses them as boundaries.
+    pub fn breaks(&self) -> &[u32] {
+        &self.compact.breaks
+    }
+
+    /// Maps a range of normalised **character** indices to the byte range of the original
+    /// text it came from: from the start of the first source character to the end of the last
+    /// one (dropped characters between them are included, dropped characters around them are
+    /// not). An empty range maps to an empty range at the position of `chars.start`.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or reversed.
+    pub fn original_range(&self, chars: Range<usize>) -> Range<usize> {
+        assert!(
+            chars.start <= chars.end && chars.end <= self.char_len(),
+            "range {chars:?} out of bounds for {} normalised chars",
+            self.char_len()
+        );
+        if chars.is_empty() {
+            let at = self
+                .offsets
+                .get(chars.start)
+                .map_or(self.original.len(), |&o| o as usize);
+            return at..at;
+        }
+        let start = self.offsets[chars.start] as usize;
+        let last = self.offsets[chars.end - 1] as usize;
+        start..self.source_end(last)
+    }
+
+    /// The end of the source cluster that starts at byte `start` of the original.
+    fn source_end(&self, start: usize) -> usize {
+        let rest = &self.original[start..];
+        let mut chars = rest.char_indices();
+        let Some((_, first)) = chars.next() else {
+            return start;
+        };
+        let mut end = start + first.len_utf8();
+        for (i, c) in chars {
+            if !is_joiner(c) {
+                break;
+            }
+            end = start + i + c.len_utf8();
+        }
+        end
+    }
+
+    /// Maps a byte offset in the normalised text to its character index (the number of
+    /// normalised characters before it).
+    pub fn char_index_of_byte(&self, byte: usize) -> usize {
+        self.text()[..byte].chars().count()
+    }
+
+    /// Consumes the value and returns the normalised text.
+    pub fn into_text(self) -> String {
+        self.compact.text
+    }
+}
+
+/// Normalises `text` and keeps the offset map back to it. See the [module docs](self).
+pub fn normalize(text: &str) -> Normalized<'_> {
+    let mut n = Normalized {
+        original: text,
+        compact: Compact {
+            text: String::with_capacity(text.len()),
+            ..Compact::default()
+        },
+        offsets: Vec::with_capacity(text.len() / 2),
+    };
+    run(text, &mut n);
+    n
+}
+
+/// Normalised text without the offset map: the form the fingerprinting hot path uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compact {
+    /// The normalised text.
+    pub text: String,
+    /// Byte offsets into `text` where dropped characters stood.
+    pub breaks: Vec<u32>,
+    /// Number of characters in `text`.
+    pub chars: usize,
+}
+
+impl Sink for Compact {
+    #[inline]
+    fn push(&mut self, c: char, _source: u32) {
+        self.text.push(c);
+        self.chars += 1;
+    }
+    #[inline]
+    fn mark_break(&mut self) {
+        let at = self.text.len() as u32;
+        if self.breaks.last() != Some(&at) {
+            self.breaks.push(at);
+        }
+    }
+    fn truncate(&mut self, len_bytes: usize, len_chars: usize) {
+        self.text.truncate(len_bytes);
+        self.chars = len_chars;
+        while self.breaks.last().is_some_and(|&b| b as usize > len_bytes) {
+            self.breaks.pop();
+        }
+    }
+    #[inline]
+    fn len_bytes(&self) -> usize {
+        self.text.len()
+    }
+    #[inline]
+    fn len_chars(&self) -> usize {
+        self.chars
+    }
+}
+
+impl Compact {
+    /// Normalises `text` into this buffer, replacing what it held (the allocation is reused).
+    pub fn fill(&mut self, text: &str) {
+        self.text.clear();
+        self.breaks.clear();
+        self.chars = 0;
+        self.text.reserve(text.len());
+        run(text, self);
+    }
+
+    /// The normalised text with a single space at every break that separates words, the
+    /// input word segmentation expects. A break between two Han characters is left out:
+    /// Chinese is written without spaces, so a space or symbol there says nothing about words
+    /// (pirates insert them to dodge matching) and the segmenter finds the words itself.
+    /// A space is also inserted whenever [`MAX_SEGMENT_BYTES`] pass without one.
+    pub fn spaced(&self) -> String {
+        let text = &self.text;
+        let mut out = String::with_capacity(text.len() + self.breaks.len() + 1);
+        // Bytes written since the last space: bounds the blocks handed to the segmenter.
+        let mut run = 0usize;
+        let mut last = 0usize;
+        for &b in &self.breaks {
+            let b = b as usize;
+            if b == 0 || b >= text.len() {
+                continue;
+            }
+            push_capped(&mut out, &text[last..b], &mut run);
+            let before = text[..b].chars().next_back();
+            let after = text[b..].chars().next();
+            if let (Some(p), Some(c)) = (before, after)
+                && !(is_han(p) && is_han(c))
+            {
+                out.push(' ');
+                run = 0;
+            }
+            last = b;
+        }
+        push_capped(&mut out, &text[last..], &mut run);
+        out
+    }
+}
+
+/// Appends `segment`, inserting a space whenever the run without one would exceed
+/// [`MAX_SEGMENT_BYTES`]. The common case (the run stays short) is one copy.
+fn push_capped(out: &mut String, segment: &str, run: &mut usize) {
+    if *run + segment.len() <= MAX_SEGMENT_BYTES {
+        out.push_str(segment);
+        *run += segment.len();
+        return;
+    }
+    for c in segment.chars() {
+        if *run + c.len_utf8() > MAX_SEGMENT_BYTES {
+            out.push(' ');
+            *run = 0;
+        }
+        out.push(c);
+        *run += c.len_utf8();
+    }
+}
+
+/// Whether `c` is a Han character (CJK unified ideographs, extension A and the astral
+/// extensions).
+pub(crate) fn is_han(c: char) -> bool {
+    matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0x20000..=0x3134F)
+}
+
+/// Normalises `text` without keeping offsets. Equal to `normalize(text).text()`.
+pub fn normalize_compact(text: &str) -> Compact {
+    let mut c = Compact::default();
+    c.fill(text);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_width_and_case() {
+        assert_eq!(
+            normalize("ＨＥＬＬＯ，Ｗｏｒｌｄ！１２３").text(),
+            "helloworld123"
+        );
+    }
+
+    #[test]
+    fn traditional_to_simplified() {
+        assert_eq!(normalize("後來他們說話").text(), "后来他们说话");
+        assert_eq!(
+            normalize("話說天下大勢，分久必合").text(),
+            normalize("话说天下大势，分久必合").text()
+        );
+    }
+
+    #[test]
+    fn drops_whitespace_punctuation_zero_width_controls_and_emoji() {
+        let n = normalize(" 第\u{200B}一\u{FEFF}回\t\r\n「甲」😀乙\u{0007}！");
+        assert_eq!(n.text(), "第一回甲乙");
+    }
+
+    #[test]
+    fn breaks_mark_dropped_runs_once() {
+        let n = normalize("ab, cd!!ef");
+        assert_eq!(n.text(), "abcdef");
+        assert_eq!(n.breaks(), &[2, 4]);
+    }
+
+    #[test]
+    fn combining_sequences_compose() {
+        // "é" precomposed and decomposed normalise the same.
+        assert_eq!(normalize("Caf\u{e9}").text(), "café");
+        assert_eq!(normalize("Cafe\u{301}").text(), "café");
+        let n = normalize("xe\u{301}y");
+        assert_eq!(n.original_range(1..2), 1..4);
+        // Hangul jamo compose into a syllable.
+        assert_eq!(normalize("\u{1100}\u{1161}").text(), "\u{AC00}");
+        // A stray combining mark at the start is dropped, not kept.
+        assert_eq!(normalize("\u{301}a").text(), "a");
+    }
+
+    #[test]
+    fn multi_char_expansions() {
+        assert_eq!(normalize("ﬁne ①").text(), "fine1");
+        let n = normalize("ﬁx");
+        assert_eq!(n.char_len(), 3);
+        assert_eq!(n.original_range(0..2), 0..3);
+        assert_eq!(n.original_range(2..3), 3..4);
+    }
+
+    #[test]
+    fn offsets_point_back_to_the_source() {
+        let original = "话说，天下大势！";
+        let n = normalize(original);
+        assert_eq!(n.text(), "话说天下大势");
+        let r = n.original_range(2..6);
+        assert_eq!(&original[r], "天下大势");
+        let r = n.original_range(0..6);
+        assert_eq!(&original[r], "话说，天下大势");
+        assert_eq!(n.original_range(3..3), 12..12);
+    }
+
+    #[test]
+    fn empty_and_punctuation_only() {
+        assert_eq!(normalize("").char_len(), 0);
+        assert_eq!(normalize("，。！？……  \n").char_len(), 0);
+    }
+
+    #[test]
+    fn compact_matches_normalized() {
+        let s = "第一回　宴桃園豪傑三結義，斬黃巾英雄首立功。Chapter ONE: Ｔｅｓｔ ﬁ é";
+        let c = normalize_compact(s);
+        let n = normalize(s);
+        assert_eq!(c.text, n.text());
+        assert_eq!(c.breaks, n.breaks());
+        assert_eq!(c.chars, n.char_len());
+    }
+
+    #[test]
+    fn spaced_form_separates_words() {
+        let c = normalize_compact("Hello, world! 你好。再见 Bye");
+        assert_eq!(c.spaced(), "hello world 你好再见 bye");
+        let c = normalize_compact("天 下，大*势");
+        assert_eq!(c.spaced(), "天下大势");
+    }
+
+    #[test]
+    fn spaced_form_caps_unbroken_runs() {
+        let text = "天下，大势".repeat(10_000);
+        let spaced = normalize_compact(&text).spaced();
+        let longest = spaced.split(' ').map(str::len).max().unwrap();
+        assert!(longest <= MAX_SEGMENT_BYTES, "{longest}");
+        assert!(longest > MAX_SEGMENT_BYTES - 8);
+        assert_eq!(spaced.replace(' ', ""), normalize_compact(&text).text);
+    }
+
+    #[test]
+    fn astral_characters() {
+        // CJK Extension B is kept; emoji and other symbols are dropped.
+        assert_eq!(normalize("𠀀😀𝐀").text(), "𠀀a");
+    }
+}

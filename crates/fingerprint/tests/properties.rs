@@ -1,0 +1,171 @@
+//! Property tests of the guarantees the fingerprints make: MinHash estimates Jaccard within
+//! its standard error, winnowing finds every long enough shared run, SimHash is a function of
+//! the text. Seeds are fixed so a run is reproducible; failures print the case.
+
+use std::collections::HashSet;
+
+use fingerprint::hash::fmix64;
+use fingerprint::minhash::MinHasher;
+use fingerprint::shingle::ShingleSet;
+use fingerprint::winnow::winnow_text;
+use fingerprint::{FingerprintSettings, Fingerprinter};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed};
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(0x636f_7079),
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+/// Two sets with a chosen overlap: `shared` common elements, `only_a`/`only_b` private ones.
+/// The seed is mixed first so that different seeds give unrelated sets (with `seed ^ i`
+/// alone, small seeds would permute the same elements and every "independent" pair would
+/// share its errors).
+fn set_pair(seed: u64, shared: usize, only_a: usize, only_b: usize) -> (Vec<u64>, Vec<u64>) {
+    let key = fmix64(seed.wrapping_add(0x9E37_79B9_7F4A_7C15));
+    let el = |tag: u64, i: usize| fmix64(key ^ (tag << 48) ^ i as u64);
+    let common: Vec<u64> = (0..shared).map(|i| el(1, i)).collect();
+    let mut a = common.clone();
+    a.extend((0..only_a).map(|i| el(2, i)));
+    let mut b = common;
+    b.extend((0..only_b).map(|i| el(3, i)));
+    (a, b)
+}
+
+proptest! {
+    #![proptest_config(config(400))]
+
+    /// No estimate strays beyond 5 standard errors `sqrt(J(1-J)/N)` of the exact Jaccard
+    /// (plus one value, 1/N, for the estimator's granularity); the 3-standard-error share is
+    /// checked by `minhash_estimates_within_three_standard_errors` below.
+    #[test]
+    fn minhash_estimate_never_beyond_five_standard_errors(
+        seed in any::<u64>(),
+        shared in 0usize..1500,
+        only_a in 0usize..1500,
+        only_b in 0usize..1500,
+    ) {
+        prop_assume!(shared + only_a > 0 && shared + only_b > 0);
+        let (a, b) = set_pair(seed, shared, only_a, only_b);
+        let exact = ShingleSet::new(a.clone()).jaccard(&ShingleSet::new(b.clone()));
+        let m = MinHasher::default();
+        let n = m.len() as f64;
+        let estimate = m.hash(a).jaccard(&m.hash(b));
+        let se = (exact * (1.0 - exact) / n).sqrt();
+        prop_assert!(
+            (estimate - exact).abs() <= 5.0 * se + 1.0 / n,
+            "exact {exact:.4} estimate {estimate:.4} se {se:.4}"
+        );
+    }
+
+    /// Winnowing's guarantee: a shared run of at least w + k - 1 characters yields a shared
+    /// fingerprint, whatever surrounds it (small alphabets make ties and repeats common).
+    #[test]
+    fn winnowing_finds_every_long_shared_run(
+        k in 1usize..9,
+        w in 1usize..25,
+        extra in 0usize..20,
+        prefix_a in "[a-d你好]{0,60}",
+        prefix_b in "[a-d你好]{0,60}",
+        suffix_a in "[a-d你好]{0,60}",
+        suffix_b in "[a-d你好]{0,60}",
+        seed in any::<u64>(),
+    ) {
+        let len = w + k - 1 + extra;
+        let alphabet: Vec<char> = "abcd你好世界天下".chars().collect();
+        let shared: String = (0..len)
+            .map(|i| alphabet[(fmix64(seed ^ i as u64) % alphabet.len() as u64) as usize])
+            .collect();
+        let a = format!("{prefix_a}{shared}{suffix_a}");
+        let b = format!("{prefix_b}{shared}{suffix_b}");
+        let fa: HashSet<u64> = winnow_text(&a, k, w).into_iter().map(|f| f.hash).collect();
+        let fb: HashSet<u64> = winnow_text(&b, k, w).into_iter().map(|f| f.hash).collect();
+        prop_assert!(!fa.is_disjoint(&fb), "k={k} w={w} shared={shared:?}");
+    }
+
+    /// Winnowing positions point at the k-gram they hash.
+    #[test]
+    fn winnowing_positions_point_at_their_kgram(text in "[a-z天地玄黄]{0,200}", k in 1usize..7, w in 1usize..12) {
+        let chars: Vec<char> = text.chars().collect();
+        for f in winnow_text(&text, k, w) {
+            let gram: String = chars[f.pos as usize..f.pos as usize + k].iter().collect();
+            let again = winnow_text(&gram, k, 1);
+            prop_assert_eq!(again[0].hash, f.hash);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    /// Identical text gives identical fingerprints, and so does any re-spacing or
+    /// re-punctuation of Chinese text.
+    #[test]
+    fn fingerprints_are_functions_of_the_normalised_text(text in "[天地玄黄宇宙洪荒日月盈昃 ，。！]{0,300}") {
+        let f = fingerprinter();
+        let a = f.fingerprint(&text);
+        prop_assert_eq!(&a, &f.fingerprint(&text));
+        let respaced: String = text.chars().flat_map(|c| [c, ' ']).collect();
+        let b = f.fingerprint(&respaced);
+        prop_assert_eq!(a.summary.simhash, b.summary.simhash);
+        prop_assert_eq!(&a.summary.minhash, &b.summary.minhash);
+        prop_assert_eq!(&a.winnow, &b.winnow);
+        prop_assert_eq!(&a.pinyin_winnow, &b.pinyin_winnow);
+    }
+}
+
+fn fingerprinter() -> &'static Fingerprinter {
+    static F: std::sync::OnceLock<Fingerprinter> = std::sync::OnceLock::new();
+    F.get_or_init(|| Fingerprinter::new(FingerprintSettings::default()).unwrap())
+}
+
+/// Over 1000 random set pairs (sizes 1–3000, any overlap), estimates fall within 3 standard
+/// errors (+1/N) of the exact Jaccard as often as a normal estimator would: a normal tail
+/// leaves 0.27% outside, so more than 5 of 1000 (P < 0.001 by chance) means a broken hash or
+/// bin assignment.
+#[test]
+fn minhash_estimates_within_three_standard_errors() {
+    let m = MinHasher::default();
+    let n = m.len() as f64;
+    let mut outside = Vec::new();
+    for case in 0..1000u64 {
+        let r = |i: u64| fmix64(case.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ i);
+        let shared = (r(1) % 1000) as usize;
+        let only_a = (r(2) % 1000) as usize + 1;
+        let only_b = (r(3) % 1000) as usize + 1;
+        let (a, b) = set_pair(r(4), shared, only_a, only_b);
+        let exact = ShingleSet::new(a.clone()).jaccard(&ShingleSet::new(b.clone()));
+        let estimate = m.hash(a).jaccard(&m.hash(b));
+        let se = (exact * (1.0 - exact) / n).sqrt();
+        if (estimate - exact).abs() > 3.0 * se + 1.0 / n {
+            outside.push((exact, estimate));
+        }
+    }
+    assert!(
+        outside.len() <= 5,
+        "{} of 1000 outside 3 SE: {outside:?}",
+        outside.len()
+    );
+}
+
+/// Over many independent random pairs the estimator is unbiased: the mean error stays within
+/// 5 standard errors of the mean (about 0.007 here) of zero.
+#[test]
+fn minhash_estimator_is_unbiased() {
+    let m = MinHasher::default();
+    let mut total_error = 0.0;
+    let pairs = 1000;
+    for i in 0..pairs {
+        let (a, b) = set_pair(i, 300, 200 + (i % 300) as usize, 100);
+        let exact = ShingleSet::new(a.clone()).jaccard(&ShingleSet::new(b.clone()));
+        total_error += m.hash(a).jaccard(&m.hash(b)) - exact;
+    }
+    let mean = total_error / pairs as f64;
+    // Per pair J ≈ 0.3–0.5, so the error's SD is ≤ sqrt(0.25/128) = 0.044; over 1000 pairs
+    // the mean's SD is ≤ 0.0014.
+    assert!(mean.abs() < 0.007, "mean error {mean}");
+}

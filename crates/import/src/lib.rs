@@ -1,0 +1,596 @@
+//! Registering works: a file a rights holder hands in becomes a work in the store, cut into
+//! chapters, each fingerprinted.
+//!
+//! This is the first stage of copyhound's flow (`register work → fingerprint → store`); the
+//! CLI (`copyhound works import`), the admin UI and the API all call [`Importer`]. The steps:
+//!
+//! 1. **Format**: EPUB (zip with an EPUB mimetype, or `.epub`), HTML (`.html`/`.htm`/
+//!    `.xhtml` or a document that starts like one), otherwise plain text.
+//! 2. **Decoding** ([`decode`]): byte-order mark, then chardetng's guess (UTF-8, GBK/
+//!    GB18030, Big5, ...), then encoding_rs; an empty or binary file is refused.
+//! 3. **Splitting** ([`split`]): chapters on their headings, a table of contents at the top
+//!    and the front matter kept apart.
+//! 4. **De-duplication**: the SHA-256 of the text without whitespace finds a work already
+//!    stored (the same novel in another encoding or with other line breaks); then nothing
+//!    is fingerprinted or written.
+//! 5. **Fingerprinting**: every chapter, on all cores.
+//! 6. **Storing**: the work, its chapters and fingerprints in one transaction.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use import::{ImportOptions, ImportSettings, Importer};
+//! use store::{Store, StoreSettings};
+//!
+//! let store = Store::open("sqlite://data/copyhound.db", &StoreSettings::default()).await?;
+//! let importer = Importer::new(ImportSettings::default())?;
+//! let report = importer
+//!     .import_file(&store, "红楼梦.txt".as_ref(), &ImportOptions::default(), &())
+//!     .await?;
+//! println!("work {}: {} chapters", report.work, report.chapters);
+//! # Ok(()) }
+//! ```
+
+pub mod decode;
+mod epub;
+pub mod html;
+pub mod split;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use fingerprint::{ChapterFingerprint, FingerprintSettings, Fingerprinter};
+use sha2::{Digest, Sha256};
+use store::{
+    NewChapter, NewFingerprint, NewWork, Posting, SourceFormat, WorkId, WorkInsert, WorkReads,
+    WorkWrites,
+};
+use tracing::{info, instrument};
+
+pub use split::{SplitSettings, Splitter};
+
+/// What can go wrong importing a work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be read.
+    #[error("cannot read {path}: {error}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Nothing but whitespace in it.
+    #[error("the file is empty")]
+    Empty,
+    /// Not text in any encoding.
+    #[error("the file is not text: {0}")]
+    Binary(String),
+    /// Larger than [`ImportSettings::max_bytes`].
+    #[error("the file has {bytes} bytes, more than the limit of {max} (ImportSettings::max_bytes)")]
+    TooLarge {
+        /// Its size.
+        bytes: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// A zip archive that is not a readable EPUB.
+    #[error("cannot read the epub: {0}")]
+    Epub(String),
+    /// A heading pattern that does not compile.
+    #[error("heading pattern {pattern:?} does not compile: {reason}")]
+    InvalidPattern {
+        /// The pattern.
+        pattern: String,
+        /// The regex error.
+        reason: String,
+    },
+    /// Fingerprint settings out of range.
+    #[error("invalid fingerprint settings: {0}")]
+    Settings(String),
+    /// The store refused or failed.
+    #[error("storing the work failed: {0}")]
+    Store(store::Error),
+}
+
+/// The import crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How works are imported. The defaults suit a novel on a desktop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportSettings {
+    /// How chapters are found.
+    pub split: SplitSettings,
+    /// How chapters are fingerprinted.
+    pub fingerprint: FingerprintSettings,
+    /// Threads that fingerprint chapters; 0 for one per core.
+    pub threads: usize,
+    /// Largest file accepted, in bytes (the whole file is held in memory while imported).
+    pub max_bytes: u64,
+}
+
+impl Default for ImportSettings {
+    fn default() -> Self {
+        ImportSettings {
+            split: SplitSettings::default(),
+            fingerprint: FingerprintSettings::default(),
+            threads: 0,
+            max_bytes: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// What the caller knows about the work better than the file does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Title; default: the file's stem.
+    pub title: Option<String>,
+    /// Author; default: the EPUB's first creator, if any.
+    pub author: Option<String>,
+}
+
+/// How an import went.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImportReport {
+    /// The work in the store.
+    pub work: WorkId,
+    /// False when the same text was already stored (nothing was written).
+    pub created: bool,
+    /// Title of the stored work (for an existing work: the title given to this import).
+    pub title: String,
+    /// The format read.
+    pub format: SourceFormat,
+    /// The encoding decoded from (text and HTML).
+    pub encoding: Option<String>,
+    /// Bytes of input.
+    pub bytes: u64,
+    /// Chapters found.
+    pub chapters: usize,
+    /// Characters in the chapters.
+    pub chars: u64,
+    /// Entries of a table of contents recognised at the top.
+    pub toc_entries: usize,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Steps of an import, reported as they happen (for a progress bar).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportEvent {
+    /// The input was decoded and split.
+    Split {
+        /// Chapters found.
+        chapters: usize,
+        /// Characters in them.
+        chars: u64,
+    },
+    /// The same text is stored already: nothing more to do.
+    AlreadyStored(WorkId),
+    /// One more chapter is fingerprinted.
+    Fingerprinted {
+        /// Chapters done.
+        done: usize,
+        /// Chapters in all.
+        total: usize,
+    },
+    /// The work is being written to the store.
+    Storing,
+}
+
+/// Receives [`ImportEvent`]s, from several threads; `()` ignores them.
+pub trait Progress: Send + Sync {
+    /// One step happened.
+    fn event(&self, event: &ImportEvent);
+}
+
+impl Progress for () {
+    fn event(&self, _: &ImportEvent) {}
+}
+
+impl<F: Fn(&ImportEvent) + Send + Sync> Progress for F {
+    fn event(&self, event: &ImportEvent) {
+        self(event)
+    }
+}
+
+/// A decoded and split work, ready to fingerprint.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The work as it will be stored, without fingerprints yet.
+    pub title: String,
+    /// Author, if known.
+    pub author: Option<String>,
+    /// See [`store::NewWork::content_hash`].
+    pub content_hash: [u8; 32],
+    /// The file name it came from.
+    pub source_name: Option<String>,
+    /// Its format.
+    pub format: SourceFormat,
+    /// Its encoding, for text and HTML.
+    pub encoding: Option<String>,
+    /// Text before the first chapter.
+    pub front_matter: String,
+    /// Chapter titles and bodies.
+    pub chapters: Vec<split::SplitChapter>,
+    /// Entries of the table of contents found at the top.
+    pub toc_entries: usize,
+}
+
+/// Imports works. Build once (it loads the segmentation dictionary) and share.
+#[derive(Debug, Clone)]
+pub struct Importer {
+    fingerprinter: Arc<Fingerprinter>,
+    splitter: Arc<Splitter>,
+    threads: usize,
+    max_bytes: u64,
+}
+
+impl Importer {
+    /// Builds an importer.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPattern`] or [`Error::Settings`] for bad settings.
+    pub fn new(settings: ImportSettings) -> Result<Self> {
+        let fingerprinter =
+            Fingerprinter::new(settings.fingerprint).map_err(|e| Error::Settings(e.to_string()))?;
+        let threads = match settings.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(Importer {
+            fingerprinter: Arc::new(fingerprinter),
+            splitter: Arc::new(Splitter::new(settings.split)?),
+            threads,
+            max_bytes: settings.max_bytes,
+        })
+    }
+
+    /// Imports the file at `path`.
+    ///
+    /// # Errors
+    /// [`Error::Read`] when the file cannot be read; see [`Importer::import_bytes`].
+    pub async fn import_file<S>(
+        &self,
+        store: &S,
+        path: &Path,
+        options: &ImportOptions,
+        progress: &dyn Progress,
+    ) -> Result<ImportReport>
+    where
+        S: WorkReads + WorkWrites + Sync,
+    {
+        let read_error = |error| Error::Read {
+            path: path.to_owned(),
+            error,
+        };
+        let len = tokio::fs::metadata(path).await.map_err(read_error)?.len();
+        if len > self.max_bytes {
+            return Err(Error::TooLarge {
+                bytes: len,
+                max: self.max_bytes,
+            });
+        }
+        let bytes = tokio::fs::read(path).await.map_err(read_error)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.import_bytes(store, &name, bytes, options, progress)
+            .await
+    }
+
+    /// Imports a file's contents; `name` is its file name (the title defaults to its stem).
+    ///
+    /// # Errors
+    /// [`Error::Empty`], [`Error::Binary`], [`Error::TooLarge`] or [`Error::Epub`] for input
+    /// that is not a work; [`Error::Store`] when the store fails (nothing is stored then).
+    #[instrument(skip_all, fields(name, bytes = bytes.len()))]
+    pub async fn import_bytes<S>(
+        &self,
+        store: &S,
+        name: &str,
+        bytes: Vec<u8>,
+        options: &ImportOptions,
+        progress: &dyn Progress,
+    ) -> Result<ImportReport>
+    where
+        S: WorkReads + WorkWrites + Sync,
+    {
+        let started = Instant::now();
+        let byte_count = bytes.len() as u64;
+        if byte_count > self.max_bytes {
+            return Err(Error::TooLarge {
+                bytes: byte_count,
+                max: self.max_bytes,
+            });
+        }
+        // Decoding, splitting and fingerprinting are CPU work: keep them off the runtime.
+        let this = self.clone();
+        let (name_owned, options_owned) = (name.to_owned(), options.clone());
+        let prepared =
+            tokio::task::spawn_blocking(move || this.prepare(&name_owned, &bytes, &options_owned))
+                .await
+                .expect("prepare does not panic")?;
+        let chars: u64 = prepared
+            .chapters
+            .iter()
+            .map(|c| c.body.chars().count() as u64)
+            .sum();
+        progress.event(&ImportEvent::Split {
+            chapters: prepared.chapters.len(),
+            chars,
+        });
+        let (title, format, encoding) = (
+            prepared.title.clone(),
+            prepared.format,
+            prepared.encoding.clone(),
+        );
+        let (chapters, toc_entries) = (prepared.chapters.len(), prepared.toc_entries);
+        let report = |work, created| ImportReport {
+            work,
+            created,
+            title,
+            format,
+            encoding,
+            bytes: byte_count,
+            chapters,
+            chars,
+            toc_entries,
+            elapsed: started.elapsed(),
+        };
+        if let Some(existing) = store
+            .work_by_content_hash(&prepared.content_hash)
+            .await
+            .map_err(Error::Store)?
+        {
+            progress.event(&ImportEvent::AlreadyStored(existing));
+            info!(work = %existing, "already stored");
+            return Ok(report(existing, false));
+        }
+        let work = self.fingerprint_work(prepared, progress).await;
+        progress.event(&ImportEvent::Storing);
+        let outcome = store.insert_work(&work).await.map_err(Error::Store)?;
+        let (id, created) = match outcome {
+            WorkInsert::Created(id) => (id, true),
+            WorkInsert::Existing(id) => (id, false),
+        };
+        let report = report(id, created);
+        info!(work = %id, created, chapters = report.chapters, chars, elapsed = ?report.elapsed, "imported");
+        Ok(report)
+    }
+
+    /// Detects the format, decodes, splits and hashes: everything before fingerprinting.
+    /// No I/O.
+    ///
+    /// # Errors
+    /// [`Error::Empty`], [`Error::Binary`] or [`Error::Epub`].
+    pub fn prepare(&self, name: &str, bytes: &[u8], options: &ImportOptions) -> Result<Prepared> {
+        let stem = Path::new(name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "untitled".to_owned());
+        let format = detect_format(name, bytes);
+        let (text, encoding, author, documents) = match format {
+            SourceFormat::Txt => {
+                let d = decode::decode(bytes)?;
+                (d.text, Some(d.encoding), None, Vec::new())
+            }
+            SourceFormat::Html => {
+                let d = decode::decode_with_hint(bytes, decode::declared_html_charset(bytes))?;
+                let (_, text) = html::html_to_text(&d.text);
+                (text, Some(d.encoding), None, Vec::new())
+            }
+            SourceFormat::Epub => {
+                let e = epub::epub_to_text(bytes)?;
+                (e.documents.join("\n\n"), None, e.author, e.documents)
+            }
+        };
+        if text.trim().is_empty() {
+            return Err(Error::Empty);
+        }
+        let title = options.title.clone().unwrap_or(stem);
+        let mut split = self.splitter.split(&text);
+        // An EPUB whose chapters carry no recognisable heading: one chapter per document.
+        if documents.len() > 1 && split.chapters.len() == 1 && split.chapters[0].title.is_empty() {
+            split.chapters = documents
+                .iter()
+                .map(|doc| {
+                    let first = doc.lines().next().unwrap_or_default().trim();
+                    let (title, body) = if first.chars().count() <= 40 {
+                        (
+                            first.to_owned(),
+                            doc[doc.find('\n').unwrap_or(doc.len())..].trim(),
+                        )
+                    } else {
+                        (String::new(), doc.trim())
+                    };
+                    split::SplitChapter {
+                        title,
+                        body: body.to_owned(),
+                    }
+                })
+                .collect();
+        }
+        for chapter in &mut split.chapters {
+            if chapter.title.is_empty() {
+                chapter.title.clone_from(&title);
+            }
+        }
+        Ok(Prepared {
+            title,
+            author: options.author.clone().or(author),
+            content_hash: content_hash(&text),
+            source_name: Some(name.to_owned()).filter(|n| !n.is_empty()),
+            format,
+            encoding: encoding.map(str::to_owned),
+            front_matter: split.front_matter,
+            chapters: split.chapters,
+            toc_entries: split.toc_entries,
+        })
+    }
+
+    /// Fingerprints every chapter on the importer's threads.
+    async fn fingerprint_work(&self, prepared: Prepared, progress: &dyn Progress) -> NewWork {
+        let total = prepared.chapters.len();
+        let done = Arc::new(AtomicUsize::new(0));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let this = self.clone();
+        let counter = Arc::clone(&done);
+        let task = tokio::task::spawn_blocking(move || {
+            let fingerprints = this.fingerprint_chapters(&prepared.chapters, &|| {
+                let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                let _ = tx.send(n);
+            });
+            (prepared, fingerprints)
+        });
+        while let Some(n) = rx.recv().await {
+            progress.event(&ImportEvent::Fingerprinted { done: n, total });
+        }
+        let (prepared, fingerprints) = task.await.expect("fingerprinting does not panic");
+        NewWork {
+            title: prepared.title,
+            author: prepared.author,
+            content_hash: prepared.content_hash,
+            source_name: prepared.source_name,
+            source_format: prepared.format,
+            source_encoding: prepared.encoding,
+            front_matter: prepared.front_matter,
+            chapters: prepared
+                .chapters
+                .into_iter()
+                .zip(fingerprints)
+                .map(|(c, fingerprint)| NewChapter {
+                    title: c.title,
+                    body: c.body,
+                    fingerprint,
+                })
+                .collect(),
+        }
+    }
+
+    /// Fingerprints chapters in parallel, longest first so that one long chapter does not
+    /// finish alone at the end; results come back in chapter order.
+    fn fingerprint_chapters(
+        &self,
+        chapters: &[split::SplitChapter],
+        on_done: &(dyn Fn() + Sync),
+    ) -> Vec<NewFingerprint> {
+        let mut order: Vec<usize> = (0..chapters.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(chapters[i].body.len()));
+        let next = AtomicUsize::new(0);
+        let threads = self.threads.clamp(1, chapters.len().max(1));
+        let mut results: Vec<Option<NewFingerprint>> = vec![None; chapters.len()];
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(&i) = order.get(k) else {
+                                return mine;
+                            };
+                            let fp = self.fingerprinter.fingerprint(&chapters[i].body);
+                            mine.push((i, to_stored(&fp)));
+                            on_done();
+                        }
+                    })
+                })
+                .collect();
+            for w in workers {
+                for (i, fp) in w.join().expect("fingerprinting does not panic") {
+                    results[i] = Some(fp);
+                }
+            }
+        });
+        results
+            .into_iter()
+            .map(|fp| fp.expect("every chapter fingerprinted"))
+            .collect()
+    }
+}
+
+/// The fingerprint as the store keeps it.
+pub fn to_stored(fp: &ChapterFingerprint) -> NewFingerprint {
+    let postings = |w: &[fingerprint::Winnow]| {
+        w.iter()
+            .map(|w| Posting {
+                hash: w.hash,
+                pos: w.pos,
+            })
+            .collect()
+    };
+    NewFingerprint {
+        normalizer_version: fp.summary.normalizer_version,
+        chars: fp.summary.chars,
+        simhash: fp.summary.simhash,
+        summary: fp.summary.to_bytes(),
+        text_winnow: postings(&fp.winnow),
+        pinyin_winnow: postings(&fp.pinyin_winnow),
+    }
+}
+
+/// SHA-256 of the text with all whitespace removed.
+pub fn content_hash(text: &str) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for piece in text.split_whitespace() {
+        hasher.update(piece.as_bytes());
+    }
+    hasher.finalize().into()
+}
+
+fn detect_format(name: &str, bytes: &[u8]) -> SourceFormat {
+    let ext = Path::new(name)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if ext == "epub" || bytes.starts_with(b"PK\x03\x04") {
+        return SourceFormat::Epub;
+    }
+    if matches!(ext.as_str(), "html" | "htm" | "xhtml") {
+        return SourceFormat::Html;
+    }
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).to_ascii_lowercase();
+    let head = head.trim_start_matches('\u{feff}').trim_start();
+    if head.starts_with("<!doctype html") || head.starts_with("<html") {
+        SourceFormat::Html
+    } else {
+        SourceFormat::Txt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_hash_ignores_whitespace_only() {
+        assert_eq!(
+            content_hash("第一回 甲\r\n乙 丙"),
+            content_hash("第一回甲\n\n乙丙  ")
+        );
+        assert_ne!(content_hash("甲乙"), content_hash("乙甲"));
+    }
+
+    #[test]
+    fn detects_formats_by_name_and_content() {
+        assert_eq!(detect_format("a.epub", b"x"), SourceFormat::Epub);
+        assert_eq!(
+            detect_format("a.bin", b"PK\x03\x04rest"),
+            SourceFormat::Epub
+        );
+        assert_eq!(detect_format("a.HTM", b"text"), SourceFormat::Html);
+        assert_eq!(
+            detect_format("a.txt", b"\xEF\xBB\xBF  <!DOCTYPE html><p>"),
+            SourceFormat::Html
+        );
+        assert_eq!(detect_format("a", b"<HTML>"), SourceFormat::Html);
+        assert_eq!(
+            detect_format("a.txt", "第一回".as_bytes()),
+            SourceFormat::Txt
+        );
+    }
+}

@@ -1,0 +1,1188 @@
+//! Measuring the matcher: pirate pages made from public-domain novels with each disguise
+//! pirates use, negatives that must not match, and the recall/precision table over them.
+//!
+//! This is benchmark support, not part of a query: tests, `examples/quality.rs` and (later)
+//! `copyhound bench` call it. It does no I/O; the caller reads the novels.
+//!
+//! A [`Corpus`] holds novels cut into chapters ([`split_chapters`]). Of a *registered* novel,
+//! every fourth chapter is held out (not registered), so pages made from it are "other chapter
+//! of the same novel" negatives; *foreign* novels are never registered. [`pirate_pages`] makes
+//! the pages of every [`Case`], and [`evaluate`] runs [`Matcher::check`] over them.
+//!
+//! | case | page |
+//! |---|---|
+//! | verbatim | the chapter in site chrome (breadcrumbs, title, navigation, footer) |
+//! | ads | the chapter with an ad line after every 2–4 paragraphs, and in chrome |
+//! | traditional | the chapter converted to the other script (simplified ↔ traditional, zhconv, phrase level) |
+//! | homophones | 10% of the Han characters replaced by another character of the same toneless pinyin |
+//! | edits | 3–5% of the letters and Han characters substituted (half of the edits), deleted or followed by an inserted random character |
+//! | split | the chapter cut into 2–4 pages at sentence ends; each page must report the chapter |
+//! | merged | 2–3 consecutive chapters on one page; all must be reported |
+//! | partial | a contiguous 30–60% of the chapter |
+//! | other chapter | a held-out chapter of a registered novel (negative) |
+//! | other novel | a chapter of a foreign novel (negative) |
+//! | quotation | a held-out or foreign chapter quoting 1–3 sentences (at most 150 characters) of a registered chapter (negative) |
+
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use fingerprint::hash::fmix64;
+use fingerprint::normalize_compact;
+use fingerprint::pinyin::symbol;
+use fingerprint::sentences::split_sentences;
+use fingerprint::{ChapterFingerprint, Fingerprinter};
+use foldhash::HashMap;
+
+use crate::source::{ChapterSource, MemorySource};
+use crate::{ChapterEntry, ChapterId, IndexBuilder, Matcher, MatcherSettings, Result, WorkId};
+
+/// One chapter of the corpus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorpusChapter {
+    /// Its id (also for held-out and foreign chapters, which are never registered).
+    pub id: ChapterId,
+    /// Its novel.
+    pub work: WorkId,
+    /// The novel's title.
+    pub work_title: String,
+    /// Position in the novel, from 1.
+    pub index: usize,
+    /// The chapter's title (its heading line).
+    pub title: String,
+    /// The chapter's text, heading included.
+    pub text: String,
+}
+
+impl CorpusChapter {
+    /// Whether most of the text is Han characters.
+    pub fn is_chinese(&self) -> bool {
+        let (mut han, mut all) = (0, 0);
+        for c in self.text.chars().filter(|c| c.is_alphanumeric()).take(2000) {
+            all += 1;
+            han += usize::from(is_han(c));
+        }
+        han * 2 > all
+    }
+}
+
+fn is_han(c: char) -> bool {
+    ('\u{4E00}'..='\u{9FFF}').contains(&c)
+}
+
+/// Whether `line` is a chapter heading: `第…回` in Chinese, `CHAPTER …` / `Chapter …` in
+/// English.
+fn is_heading(line: &str) -> bool {
+    let t = line.trim_start_matches(['\u{3000}', ' ', '\t']);
+    (t.starts_with('第') && t.chars().take(12).any(|c| c == '回'))
+        || t.starts_with("CHAPTER ")
+        || t.starts_with("Chapter ")
+}
+
+/// Cuts a novel into chapters at heading lines (`第…回` in Chinese, `CHAPTER …` or
+/// `Chapter …` in English; the title is the line's first 24 characters): text before the
+/// first heading
+/// and pieces with fewer than 500 normalised characters (tables of contents) are dropped, and a
+/// chapter longer than `max_bytes` is cut at sentence ends into parts of about `max_bytes`
+/// ("title (2)", ...). A text without headings is cut the same way as one long chapter.
+/// Returns `(title, text)` pairs.
+pub fn split_chapters(text: &str, max_bytes: usize) -> Vec<(String, String)> {
+    let mut pieces: Vec<(String, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if is_heading(line) {
+            // Some sources hold a whole chapter on its heading's line: keep the title short.
+            let title: String = line.trim().chars().take(24).collect();
+            pieces.push((title, String::new()));
+        }
+        if let Some((_, body)) = pieces.last_mut() {
+            body.push_str(line);
+        }
+    }
+    if pieces.is_empty() {
+        pieces.push((String::new(), text.to_string()));
+    }
+    let mut out = Vec::new();
+    for (title, body) in pieces {
+        if normalize_compact(&body).chars < 500 {
+            continue;
+        }
+        let parts = cut(&body, max_bytes);
+        let n = parts.len();
+        for (i, part) in parts.into_iter().enumerate() {
+            let title = if n == 1 {
+                title.clone()
+            } else {
+                format!("{title} ({})", i + 1)
+            };
+            out.push((title, part));
+        }
+    }
+    out
+}
+
+/// Cuts `text` at sentence ends into parts of at least `target` bytes (the last one may be
+/// shorter, but not below a third of `target`: a shorter tail joins the previous part).
+fn cut(text: &str, target: usize) -> Vec<String> {
+    let mut parts: Vec<String> = vec![String::new()];
+    for (_, sentence) in split_sentences(text) {
+        let last = parts.last_mut().expect("parts is never empty");
+        last.push_str(sentence);
+        if last.len() >= target {
+            parts.push(String::new());
+        }
+    }
+    let tail = parts.pop().unwrap_or_default();
+    match parts.last_mut() {
+        Some(last) if tail.len() < target / 3 => last.push_str(&tail),
+        _ => parts.push(tail),
+    }
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// The novels a quality run uses; see the [module docs](self).
+#[derive(Debug, Clone, Default)]
+pub struct Corpus {
+    /// Chapters to register.
+    pub registered: Vec<CorpusChapter>,
+    /// Chapters of registered novels that are not registered.
+    pub held_out: Vec<CorpusChapter>,
+    /// Chapters of novels that are not registered at all.
+    pub foreign: Vec<CorpusChapter>,
+    next_chapter: i64,
+    next_work: i64,
+}
+
+/// Of a registered novel, chapters whose index (from 1) is a multiple of this are held out.
+pub const HOLD_OUT_EVERY: usize = 4;
+
+impl Corpus {
+    /// An empty corpus.
+    pub fn new() -> Self {
+        Corpus::default()
+    }
+
+    fn chapters(&mut self, title: &str, text: &str, max_bytes: usize) -> Vec<CorpusChapter> {
+        self.next_work += 1;
+        let work = WorkId(self.next_work);
+        split_chapters(text, max_bytes)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (chapter_title, body))| {
+                self.next_chapter += 1;
+                CorpusChapter {
+                    id: ChapterId(self.next_chapter),
+                    work,
+                    work_title: title.to_string(),
+                    index: i + 1,
+                    title: chapter_title,
+                    text: body,
+                }
+            })
+            .collect()
+    }
+
+    /// Adds a novel to register (but for every [`HOLD_OUT_EVERY`]th chapter); see
+    /// [`split_chapters`] for `max_bytes`.
+    pub fn add_registered(&mut self, title: &str, text: &str, max_bytes: usize) {
+        for c in self.chapters(title, text, max_bytes) {
+            if c.index.is_multiple_of(HOLD_OUT_EVERY) {
+                self.held_out.push(c);
+            } else {
+                self.registered.push(c);
+            }
+        }
+    }
+
+    /// Adds a novel that is not registered.
+    pub fn add_foreign(&mut self, title: &str, text: &str, max_bytes: usize) {
+        let chapters = self.chapters(title, text, max_bytes);
+        self.foreign.extend(chapters);
+    }
+
+    /// Every chapter, registered or not, by id.
+    pub fn chapter(&self, id: ChapterId) -> Option<&CorpusChapter> {
+        self.registered
+            .iter()
+            .chain(&self.held_out)
+            .chain(&self.foreign)
+            .find(|c| c.id == id)
+    }
+}
+
+/// What a pirate page does (or, for negatives, what it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Case {
+    /// The chapter as it is, in site chrome.
+    Verbatim,
+    /// Ads injected between paragraphs.
+    Ads,
+    /// Converted to the other Chinese script.
+    Traditional,
+    /// Homophones swapped in.
+    Homophones,
+    /// 3–5% of the characters edited.
+    Edits,
+    /// One of 2–4 pages of the chapter.
+    Split,
+    /// 2–3 chapters on one page.
+    Merged,
+    /// 30–60% of the chapter.
+    Partial,
+    /// Negative: a held-out chapter of a registered novel.
+    OtherChapter,
+    /// Negative: a chapter of a novel that is not registered.
+    OtherNovel,
+    /// Negative: an unregistered chapter quoting a few sentences of a registered one.
+    Quotation,
+}
+
+impl Case {
+    /// Every case, evasions first.
+    pub const ALL: [Case; 11] = [
+        Case::Verbatim,
+        Case::Ads,
+        Case::Traditional,
+        Case::Homophones,
+        Case::Edits,
+        Case::Split,
+        Case::Merged,
+        Case::Partial,
+        Case::OtherChapter,
+        Case::OtherNovel,
+        Case::Quotation,
+    ];
+
+    /// The case's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::Verbatim => "verbatim",
+            Case::Ads => "ads injected",
+            Case::Traditional => "traditional script",
+            Case::Homophones => "homophones",
+            Case::Edits => "3-5% char edits",
+            Case::Split => "split over pages",
+            Case::Merged => "merged chapters",
+            Case::Partial => "partial copy",
+            Case::OtherChapter => "neg: other chapter",
+            Case::OtherNovel => "neg: other novel",
+            Case::Quotation => "neg: quotation",
+        }
+    }
+
+    /// Whether pages of this case copy registered chapters (else they are negatives).
+    pub fn is_evasion(self) -> bool {
+        !matches!(
+            self,
+            Case::OtherChapter | Case::OtherNovel | Case::Quotation
+        )
+    }
+}
+
+/// A generated page and what a perfect matcher reports for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PiratePage {
+    /// How it was made.
+    pub case: Case,
+    /// The page's main text.
+    pub text: String,
+    /// The registered chapters it copies (empty for negatives).
+    pub expected: Vec<ChapterId>,
+    /// Which chapters it was made from, for failure reports.
+    pub origin: String,
+}
+
+/// A small deterministic generator (the same pages on every machine).
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        fmix64(self.0)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64) < p * (1u64 << 53) as f64
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const ZH_ADS: &[&str] = &[
+    "【本站首发】最新章节请访问 www.biquge{n}.com 免费阅读！",
+    "手机用户请浏览 m.xs{n}.net 阅读，更优质的阅读体验。",
+    "一秒记住【笔趣阁 www.bqg{n}.cc】，精彩小说无弹窗免费阅读！",
+    "天才一秒记住本站地址：顶点小说网，最快更新，无广告！",
+    "喜欢本书请收藏本站，您的支持是我们最大的动力！",
+    "（本章未完，请点击下一页继续阅读）",
+    "推荐一个追书神器，换源App，书源多，更新快，下载地址 app{n}.com",
+];
+const EN_ADS: &[&str] = &[
+    "Read the latest chapters for free at www.novel{n}.com!",
+    "Support us by turning off your ad blocker. Thank you!",
+    "Visit novelhub{n}.net for the fastest updates, no ads.",
+    "Bookmark this site and never miss a chapter.",
+    "(This chapter is not finished, click next page to continue reading)",
+];
+
+fn ad(chinese: bool, rng: &mut Rng) -> String {
+    let ads = if chinese { ZH_ADS } else { EN_ADS };
+    rng.pick(ads).replace("{n}", &rng.range(1, 99).to_string())
+}
+
+/// Site chrome around a page body.
+fn chrome(chapter: &CorpusChapter, body: &str, rng: &mut Rng) -> String {
+    let n = rng.range(1, 99);
+    if chapter.is_chinese() {
+        format!(
+            "首页 > 小说{n}网 > {} > {}\n{}\n作者：佚名　　更新时间：2024-0{}-1{}\n{body}\n上一章 ← 章节目录 → 下一章\n本站所有小说均来自网友上传，如有侵权请联系删除。\n",
+            chapter.work_title,
+            chapter.title,
+            chapter.title,
+            rng.range(1, 9),
+            rng.range(0, 9)
+        )
+    } else {
+        format!(
+            "Home > Free Novels {n} > {} > {}\n{}\n{body}\nPrevious | Table of Contents | Next\nAll books on this site are uploaded by users.\n",
+            chapter.work_title, chapter.title, chapter.title
+        )
+    }
+}
+
+/// Characters of the registered Chinese text grouped by pinyin symbol (homophones), and the
+/// common Han characters (for random edits).
+#[derive(Debug)]
+struct CharTables {
+    homophones: HashMap<char, Vec<char>>,
+    common_han: Vec<char>,
+}
+
+impl CharTables {
+    fn new(chapters: &[CorpusChapter]) -> Self {
+        let mut freq: HashMap<char, usize> = HashMap::default();
+        for c in chapters.iter().filter(|c| c.is_chinese()) {
+            for ch in c.text.chars().filter(|&ch| is_han(ch)) {
+                *freq.entry(ch).or_default() += 1;
+            }
+        }
+        // Characters seen at least 5 times: pirates substitute ordinary characters.
+        let mut common: Vec<(char, usize)> = freq.into_iter().filter(|&(_, n)| n >= 5).collect();
+        common.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut by_symbol: HashMap<u32, Vec<char>> = HashMap::default();
+        for &(ch, _) in &common {
+            by_symbol.entry(symbol(ch)).or_default().push(ch);
+        }
+        let mut homophones = HashMap::default();
+        for group in by_symbol.values().filter(|g| g.len() >= 2) {
+            for &ch in group {
+                let others: Vec<char> = group.iter().copied().filter(|&o| o != ch).collect();
+                homophones.insert(ch, others);
+            }
+        }
+        CharTables {
+            homophones,
+            common_han: common.iter().take(2000).map(|&(c, _)| c).collect(),
+        }
+    }
+}
+
+fn homophones(text: &str, tables: &CharTables, rng: &mut Rng) -> String {
+    text.chars()
+        .map(|c| match tables.homophones.get(&c) {
+            Some(others) if rng.chance(0.10) => *rng.pick(others),
+            _ => c,
+        })
+        .collect()
+}
+
+fn edits(text: &str, chinese: bool, tables: &CharTables, rng: &mut Rng) -> String {
+    let rate = 0.03 + 0.02 * rng.below(1001) as f64 / 1000.0;
+    let random = |rng: &mut Rng| {
+        if chinese && !tables.common_han.is_empty() {
+            *rng.pick(&tables.common_han)
+        } else {
+            char::from(b'a' + rng.below(26) as u8)
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if !c.is_alphanumeric() || !rng.chance(rate) {
+            out.push(c);
+            continue;
+        }
+        match rng.below(4) {
+            0 | 1 => out.push(random(rng)),
+            2 => {}
+            _ => {
+                out.push(c);
+                out.push(random(rng));
+            }
+        }
+    }
+    out
+}
+
+fn with_ads(text: &str, chinese: bool, rng: &mut Rng) -> String {
+    let mut out = String::with_capacity(text.len() + 1024);
+    let mut until_ad = rng.range(2, 4);
+    for line in text.split_inclusive('\n') {
+        out.push_str(line);
+        if line.trim().is_empty() {
+            continue;
+        }
+        until_ad -= 1;
+        if until_ad == 0 {
+            out.push_str(&ad(chinese, rng));
+            out.push('\n');
+            until_ad = rng.range(2, 4);
+        }
+    }
+    out
+}
+
+fn other_script(text: &str) -> String {
+    let target = if zhconv::is_hans(text) {
+        zhconv::Variant::ZhHant
+    } else {
+        zhconv::Variant::ZhHans
+    };
+    zhconv::zhconv(text, target)
+}
+
+/// Sentences of `text` with their byte ranges.
+fn sentences(text: &str) -> Vec<std::ops::Range<usize>> {
+    split_sentences(text)
+        .map(|(at, s)| at..at + s.len())
+        .collect()
+}
+
+/// Normalised characters of `text`.
+fn chars(text: &str) -> usize {
+    normalize_compact(text).chars
+}
+
+/// Makes `per_case` pages of every [`Case`] (fewer where the corpus has too few chapters of
+/// the kind: Chinese ones for traditional script and homophones, long ones for splits and
+/// partial copies); see the [module docs](self). Deterministic for a given `seed`.
+pub fn pirate_pages(corpus: &Corpus, per_case: usize, seed: u64) -> Vec<PiratePage> {
+    let tables = CharTables::new(&corpus.registered);
+    let mut out = Vec::new();
+    for (case_no, case) in Case::ALL.into_iter().enumerate() {
+        let mut rng = Rng(seed ^ fmix64(case_no as u64 + 1));
+        let before = out.len();
+        // Bounded: a corpus without any eligible chapter makes no page of the case.
+        for _ in 0..per_case * 20 {
+            if out.len() - before >= per_case {
+                break;
+            }
+            out.extend(make(corpus, case, &tables, &mut rng));
+        }
+        out.truncate(before + per_case);
+    }
+    out
+}
+
+/// One attempt at pages of `case` (several for a split chapter, none if the random chapter
+/// does not fit the case).
+fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<PiratePage> {
+    let page = |case, text, expected: Vec<ChapterId>, origin: String| PiratePage {
+        case,
+        text,
+        expected,
+        origin,
+    };
+    let origin = |c: &CorpusChapter| format!("{} #{} {}", c.work_title, c.index, c.title);
+    let negatives: Vec<&CorpusChapter> = corpus.held_out.iter().chain(&corpus.foreign).collect();
+    match case {
+        Case::OtherChapter | Case::OtherNovel => {
+            let pool = if case == Case::OtherChapter {
+                &corpus.held_out
+            } else {
+                &corpus.foreign
+            };
+            if pool.is_empty() {
+                return Vec::new();
+            }
+            let c = rng.pick(pool);
+            vec![page(case, chrome(c, &c.text, rng), Vec::new(), origin(c))]
+        }
+        Case::Quotation => {
+            if negatives.is_empty() || corpus.registered.is_empty() {
+                return Vec::new();
+            }
+            let host = *rng.pick(&negatives);
+            let quoted = rng.pick(&corpus.registered);
+            let s = sentences(&quoted.text);
+            let (first, want) = (rng.below(s.len()), rng.range(1, 3));
+            let mut quote = String::new();
+            for r in s.iter().skip(first).take(want) {
+                let next = &quoted.text[r.clone()];
+                if !quote.is_empty() && chars(&quote) + chars(next) > 150 {
+                    break;
+                }
+                quote.push_str(next.trim());
+            }
+            if chars(&quote) < 10 || chars(&quote) > 150 {
+                return Vec::new();
+            }
+            let lines: Vec<&str> = host.text.split_inclusive('\n').collect();
+            let at = rng.range(1, lines.len().max(2) - 1);
+            let (open, close) = if host.is_chinese() {
+                ("正如书中所写：“", "”\n")
+            } else {
+                ("As the book says: \"", "\"\n")
+            };
+            let body = format!(
+                "{}{open}{quote}{close}{}",
+                lines[..at].concat(),
+                lines[at..].concat()
+            );
+            let o = format!("{} quoting {}", origin(host), origin(quoted));
+            vec![page(case, chrome(host, &body, rng), Vec::new(), o)]
+        }
+        Case::Merged => {
+            if corpus.registered.len() < 2 {
+                return Vec::new();
+            }
+            let first = rng.below(corpus.registered.len() - 1);
+            let n = rng.range(2, 3);
+            let group: Vec<&CorpusChapter> = corpus.registered[first..]
+                .iter()
+                .take(n)
+                .take_while(|c| c.work == corpus.registered[first].work)
+                .collect();
+            if group.len() < 2 {
+                return Vec::new();
+            }
+            let body: String = group.iter().map(|c| c.text.as_str()).collect();
+            let titles: Vec<String> = group.iter().map(|c| origin(c)).collect();
+            vec![page(
+                case,
+                chrome(group[0], &body, rng),
+                group.iter().map(|c| c.id).collect(),
+                titles.join(" + "),
+            )]
+        }
+        _ => {
+            if corpus.registered.is_empty() {
+                return Vec::new();
+            }
+            let c = rng.pick(&corpus.registered);
+            let chinese = c.is_chinese();
+            let one = |text: String, rng: &mut Rng| {
+                vec![page(case, chrome(c, &text, rng), vec![c.id], origin(c))]
+            };
+            match case {
+                Case::Verbatim => one(c.text.clone(), rng),
+                Case::Ads => {
+                    let t = with_ads(&c.text, chinese, rng);
+                    one(t, rng)
+                }
+                Case::Traditional if chinese => one(other_script(&c.text), rng),
+                Case::Homophones if chinese => {
+                    let t = homophones(&c.text, tables, rng);
+                    one(t, rng)
+                }
+                Case::Edits => {
+                    let t = edits(&c.text, chinese, tables, rng);
+                    one(t, rng)
+                }
+                Case::Split => split(c, rng)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (text, n))| {
+                        let o = format!("{} page {}/{n}", origin(c), i + 1);
+                        page(case, text, vec![c.id], o)
+                    })
+                    .collect(),
+                Case::Partial => {
+                    let s = sentences(&c.text);
+                    let share = rng.range(30, 60) as f64 / 100.0;
+                    let want = (s.len() as f64 * share).ceil() as usize;
+                    let start = rng.below(s.len().saturating_sub(want) + 1);
+                    let Some(last) = s.get((start + want).min(s.len()) - 1) else {
+                        return Vec::new();
+                    };
+                    let text = c.text[s[start].start..last.end].to_string();
+                    if chars(&text) < 600 {
+                        return Vec::new();
+                    }
+                    one(text, rng)
+                }
+                _ => Vec::new(),
+            }
+        }
+    }
+}
+
+/// Pages that hide an excerpt of about `chars` normalised characters of a registered chapter
+/// (whole sentences, with 3–5% of its characters edited if `edited`) in the middle of a
+/// foreign chapter: the measure of how short a copied passage the indexes still find, which
+/// is what winnowing sampling trades for memory. Each page expects the excerpt's chapter.
+pub fn excerpt_pages(
+    corpus: &Corpus,
+    chars_wanted: usize,
+    edited: bool,
+    count: usize,
+    seed: u64,
+) -> Vec<PiratePage> {
+    let tables = CharTables::new(&corpus.registered);
+    let mut rng = Rng(seed ^ fmix64(chars_wanted as u64) ^ u64::from(edited));
+    let mut out = Vec::new();
+    if corpus.registered.is_empty() || corpus.foreign.is_empty() {
+        return out;
+    }
+    for _ in 0..count * 20 {
+        if out.len() == count {
+            break;
+        }
+        let (c, host) = (rng.pick(&corpus.registered), rng.pick(&corpus.foreign));
+        let s = sentences(&c.text);
+        let first = rng.below(s.len());
+        let mut excerpt = String::new();
+        for r in &s[first..] {
+            if chars(&excerpt) >= chars_wanted {
+                break;
+            }
+            excerpt.push_str(&c.text[r.clone()]);
+        }
+        if chars(&excerpt) < chars_wanted {
+            continue;
+        }
+        if edited {
+            excerpt = edits(&excerpt, c.is_chinese(), &tables, &mut rng);
+        }
+        let lines: Vec<&str> = host.text.split_inclusive('\n').collect();
+        let at = lines.len() / 2;
+        let body = format!(
+            "{}{excerpt}\n{}",
+            lines[..at].concat(),
+            lines[at..].concat()
+        );
+        out.push(PiratePage {
+            case: Case::Partial,
+            text: chrome(host, &body, &mut rng),
+            expected: vec![c.id],
+            origin: format!(
+                "{} #{} ({chars_wanted} chars) in {}",
+                c.work_title, c.index, host.work_title
+            ),
+        });
+    }
+    out
+}
+
+/// The pages of a chapter cut into 2–4 parts of at least 600 normalised characters, each in
+/// chrome with its page number: `(page text, number of pages)`.
+fn split(c: &CorpusChapter, rng: &mut Rng) -> Vec<(String, usize)> {
+    let total = chars(&c.text);
+    let n = rng.range(2, 4).min(total / 600);
+    if n < 2 {
+        return Vec::new();
+    }
+    let s = sentences(&c.text);
+    let per = total / n;
+    let mut parts: Vec<String> = vec![String::new()];
+    for r in &s {
+        let last = parts.last_mut().expect("parts is never empty");
+        last.push_str(&c.text[r.clone()]);
+        if parts.len() < n && chars(parts.last().expect("non-empty")) >= per {
+            parts.push(String::new());
+        }
+    }
+    // A short tail (the sentences left after the last full part) joins the part before it.
+    if parts.len() >= 2 && chars(parts.last().expect("non-empty")) < per / 2 {
+        let tail = parts.pop().expect("non-empty");
+        parts.last_mut().expect("non-empty").push_str(&tail);
+    }
+    let count = parts.len();
+    if count < 2 {
+        return Vec::new();
+    }
+    parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let body = format!("{p}\n（第{}/{count}页）\n", i + 1);
+            (chrome(c, &body, rng), count)
+        })
+        .collect()
+}
+
+/// Fingerprints `chapters` on `threads` threads, in order.
+pub fn fingerprint_all(
+    chapters: &[CorpusChapter],
+    fingerprinter: &Fingerprinter,
+    threads: usize,
+) -> Vec<ChapterFingerprint> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, ChapterFingerprint)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| {
+                let mut local = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(c) = chapters.get(i) else { break };
+                    local.push((i, fingerprinter.fingerprint(&c.text)));
+                }
+                done.lock().expect("no panics while locked").extend(local);
+            });
+        }
+    });
+    let mut done = done.into_inner().expect("no panics while locked");
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, fp)| fp).collect()
+}
+
+/// Fingerprints the registered chapters of `corpus` on `threads` threads and returns a matcher
+/// over them with the texts to verify against.
+///
+/// # Errors
+/// [`Error::InvalidSettings`](crate::Error::InvalidSettings) for bad settings.
+pub fn register(
+    corpus: &Corpus,
+    fingerprinter: Arc<Fingerprinter>,
+    settings: MatcherSettings,
+    threads: usize,
+) -> Result<(Matcher, MemorySource)> {
+    let fingerprints = fingerprint_all(&corpus.registered, &fingerprinter, threads);
+    let mut builder = IndexBuilder::new(settings.index.clone())?;
+    let mut source = MemorySource::new();
+    for (c, fp) in corpus.registered.iter().zip(&fingerprints) {
+        builder.add(&ChapterEntry::new(c.id, c.work, fp))?;
+        source.insert(c.id, c.text.clone());
+    }
+    Ok((
+        Matcher::new(settings, fingerprinter, builder.build())?,
+        source,
+    ))
+}
+
+/// Counts of one case.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaseStats {
+    /// Pages.
+    pub pages: usize,
+    /// Pages for which every expected chapter was reported.
+    pub pages_recalled: usize,
+    /// Pages with at least one reported match.
+    pub pages_with_matches: usize,
+    /// Matches reported.
+    pub reported: usize,
+    /// Reported matches that name an expected chapter.
+    pub correct: usize,
+}
+
+impl CaseStats {
+    /// Page-level recall: share of pages whose every expected chapter was reported.
+    pub fn recall(&self) -> f64 {
+        share(self.pages_recalled, self.pages)
+    }
+
+    /// Share of reported matches that are right (1 when nothing was reported).
+    pub fn precision(&self) -> f64 {
+        if self.reported == 0 {
+            1.0
+        } else {
+            share(self.correct, self.reported)
+        }
+    }
+
+    fn add(&mut self, other: &CaseStats) {
+        self.pages += other.pages;
+        self.pages_recalled += other.pages_recalled;
+        self.pages_with_matches += other.pages_with_matches;
+        self.reported += other.reported;
+        self.correct += other.correct;
+    }
+}
+
+fn share(n: usize, d: usize) -> f64 {
+    if d == 0 { 0.0 } else { n as f64 / d as f64 }
+}
+
+/// The result of [`evaluate`].
+#[derive(Debug, Clone, Default)]
+pub struct QualityReport {
+    /// Counts per case, in [`Case::ALL`] order (cases without pages left out).
+    pub cases: Vec<(Case, CaseStats)>,
+    /// Pages that were missed or reported a wrong chapter: origin and what was reported.
+    pub failures: Vec<String>,
+    /// Wall-clock seconds of the run.
+    pub seconds: f64,
+    /// Threads used.
+    pub threads: usize,
+}
+
+impl QualityReport {
+    /// The counts of `case`.
+    pub fn stats(&self, case: Case) -> CaseStats {
+        self.cases
+            .iter()
+            .find(|(c, _)| *c == case)
+            .map(|(_, s)| *s)
+            .unwrap_or_default()
+    }
+
+    /// Counts over all evasion pages.
+    pub fn evasions(&self) -> CaseStats {
+        let mut total = CaseStats::default();
+        for (_, s) in self.cases.iter().filter(|(c, _)| c.is_evasion()) {
+            total.add(s);
+        }
+        total
+    }
+
+    /// Counts over all pages.
+    pub fn all(&self) -> CaseStats {
+        let mut total = CaseStats::default();
+        for (_, s) in &self.cases {
+            total.add(s);
+        }
+        total
+    }
+
+    /// Pages checked per second.
+    pub fn pages_per_second(&self) -> f64 {
+        self.all().pages as f64 / self.seconds.max(1e-9)
+    }
+}
+
+impl fmt::Display for QualityReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "| case | pages | recall (pages) | pages with matches | matches reported | precision |"
+        )?;
+        writeln!(f, "|---|---:|---:|---:|---:|---:|")?;
+        let row = |f: &mut fmt::Formatter<'_>, name: &str, s: &CaseStats, evasion: bool| {
+            let recall = if evasion {
+                format!("{:.3}", s.recall())
+            } else {
+                "–".to_string()
+            };
+            writeln!(
+                f,
+                "| {name} | {} | {recall} | {} | {} | {:.3} |",
+                s.pages,
+                s.pages_with_matches,
+                s.reported,
+                s.precision()
+            )
+        };
+        for (case, s) in &self.cases {
+            row(f, case.name(), s, case.is_evasion())?;
+        }
+        row(f, "**all evasions**", &self.evasions(), true)?;
+        row(f, "**all pages**", &self.all(), false)?;
+        writeln!(
+            f,
+            "\n{} pages in {:.2} s on {} threads: {:.0} pages/s",
+            self.all().pages,
+            self.seconds,
+            self.threads,
+            self.pages_per_second()
+        )
+    }
+}
+
+/// Runs [`Matcher::check`] over `pages` on `threads` threads and counts, per case, the pages
+/// recalled and the matches reported right and wrong.
+///
+/// # Errors
+/// The first [`Error::Source`](crate::Error::Source) the source reports.
+pub fn evaluate(
+    matcher: &Matcher,
+    source: &(impl ChapterSource + Sync + ?Sized),
+    pages: &[PiratePage],
+    threads: usize,
+) -> Result<QualityReport> {
+    let threads = threads.max(1);
+    let start = Instant::now();
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Vec<ChapterId>)>> = Mutex::new(Vec::with_capacity(pages.len()));
+    let first_error = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut local = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(p) = pages.get(i) else { break };
+                    match matcher.check(&p.text, source) {
+                        Ok(matches) => local.push((i, matches.iter().map(|m| m.chapter).collect())),
+                        Err(e) => {
+                            first_error
+                                .lock()
+                                .expect("no panics while locked")
+                                .get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+                results
+                    .lock()
+                    .expect("no panics while locked")
+                    .extend(local);
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().expect("no panics while locked") {
+        return Err(e);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let mut per_case: HashMap<Case, CaseStats> = HashMap::default();
+    let mut failures = Vec::new();
+    let mut results = results.into_inner().expect("no panics while locked");
+    results.sort_unstable_by_key(|(i, _)| *i);
+    for (i, reported) in results {
+        let p = &pages[i];
+        let s = per_case.entry(p.case).or_default();
+        let correct = reported.iter().filter(|c| p.expected.contains(c)).count();
+        let recalled = p.expected.iter().all(|c| reported.contains(c));
+        s.pages += 1;
+        s.pages_recalled += usize::from(recalled);
+        s.pages_with_matches += usize::from(!reported.is_empty());
+        s.reported += reported.len();
+        s.correct += correct;
+        if !recalled || correct < reported.len() {
+            failures.push(format!(
+                "{}: {} — expected {:?}, reported {:?}",
+                p.case.name(),
+                p.origin,
+                p.expected.iter().map(|c| c.0).collect::<Vec<_>>(),
+                reported.iter().map(|c| c.0).collect::<Vec<_>>()
+            ));
+        }
+    }
+    Ok(QualityReport {
+        cases: Case::ALL
+            .into_iter()
+            .filter_map(|c| per_case.get(&c).map(|s| (c, *s)))
+            .collect(),
+        failures,
+        seconds,
+        threads,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_variants_keep_shape_and_common_hashes_only() {
+        let f = Fingerprinter::new(fingerprint::FingerprintSettings::default()).unwrap();
+        let a =
+            f.fingerprint(&"话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。".repeat(20));
+        let b = f.fingerprint(&format!(
+            "{}{}",
+            "他在做事，她再作诗，它在那里。".repeat(20),
+            "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。".repeat(4)
+        ));
+        let common = common_hashes(&[a.clone(), b.clone()]);
+        assert!(!common.is_empty());
+        let v = synthetic_variant(&a, 3, &common);
+        assert_eq!(v.winnow.len(), a.winnow.len());
+        assert_eq!(v.summary.minhash.values().len(), 128);
+        for (x, y) in v.winnow.iter().zip(&a.winnow) {
+            assert_eq!(x.pos, y.pos);
+            assert_eq!(x.hash == y.hash, common.contains(&y.hash));
+        }
+        assert_ne!(v.summary.simhash, a.summary.simhash);
+        let text = "话说天下大势 Alice";
+        let enciphered = synthetic_text(text, 3);
+        assert_eq!(enciphered.chars().count(), text.chars().count());
+        assert!(
+            enciphered
+                .chars()
+                .zip(text.chars())
+                .filter(|(x, y)| x == y)
+                .count()
+                <= 2
+        );
+    }
+
+    #[test]
+    fn chapters_are_cut_at_headings_and_long_ones_in_parts() {
+        let body = "天下大势，分久必合，合久必分。".repeat(60);
+        let text = format!(
+            "目录\n第一回 甲\n第二回 乙\n\n第一回 甲\n{body}\n第二回 乙\n{body}{body}{body}\n"
+        );
+        let chapters = split_chapters(&text, 4000);
+        let titles: Vec<&str> = chapters.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(titles, vec!["第一回 甲", "第二回 乙 (1)", "第二回 乙 (2)"]);
+        assert!(chapters[1].1.starts_with("第二回 乙"));
+        assert!(chapters.iter().all(|(_, t)| t.len() < 6000));
+    }
+
+    #[test]
+    fn evasions_change_what_they_should() {
+        let mut rng = Rng(1);
+        let c = CorpusChapter {
+            id: ChapterId(1),
+            work: WorkId(1),
+            work_title: "三国演义".into(),
+            index: 1,
+            title: "第一回".into(),
+            text: "话说天下大势，分久必合，合久必分。他在做事，她再作诗，它在那里。\n".repeat(80),
+        };
+        let tables = CharTables::new(std::slice::from_ref(&c));
+        let h = homophones(&c.text, &tables, &mut rng);
+        assert_eq!(h.chars().count(), c.text.chars().count());
+        assert!(h != c.text, "no homophone was swapped in");
+        let same_sound = h
+            .chars()
+            .zip(c.text.chars())
+            .all(|(a, b)| symbol(a) == symbol(b));
+        assert!(same_sound);
+        let e = edits(&c.text, true, &tables, &mut rng);
+        let changed = e
+            .chars()
+            .zip(c.text.chars())
+            .filter(|(a, b)| a != b)
+            .count();
+        assert!(changed > 0);
+        assert_eq!(
+            normalize_compact(&other_script(&c.text)).text,
+            normalize_compact(&c.text).text
+        );
+        assert!(with_ads(&c.text, true, &mut rng).len() > c.text.len());
+        let parts = split(&c, &mut rng);
+        assert!(parts.len() >= 2 && parts.iter().all(|(_, n)| *n == parts.len()));
+    }
+}
+
+/// Ids of synthetic variants are `variant · SYNTHETIC_STRIDE + base id` (base ids stay below
+/// the stride; variant 0 is the real chapter).
+pub const SYNTHETIC_STRIDE: i64 = 1 << 32;
+
+/// Winnowing hashes (text and pinyin) that occur in at least two of `fingerprints`: the common
+/// phrasing that synthetic variants keep, so that posting lists have the long tail real text
+/// has.
+pub fn common_hashes(fingerprints: &[ChapterFingerprint]) -> std::collections::HashSet<u64> {
+    let mut df: HashMap<u64, u32> = HashMap::default();
+    for fp in fingerprints {
+        let mut seen: Vec<u64> = fp
+            .winnow
+            .iter()
+            .chain(&fp.pinyin_winnow)
+            .map(|w| w.hash)
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for h in seen {
+            *df.entry(h).or_default() += 1;
+        }
+    }
+    df.into_iter()
+        .filter(|&(_, n)| n >= 2)
+        .map(|(h, _)| h)
+        .collect()
+}
+
+/// Synthetic chapter number `variant` (≥ 1) made from a real chapter's fingerprint, for
+/// measuring the index at a scale the corpus cannot reach: the same number of fingerprints of
+/// every kind at the same positions, but with every hash outside `common` (and every MinHash
+/// value, sentence hash and the SimHash) replaced by a hash of it and the variant number. It
+/// stands for a different chapter of the same length and language, sharing only common
+/// phrasing with the others; [`synthetic_text`] is its text for verification.
+pub fn synthetic_variant(
+    base: &ChapterFingerprint,
+    variant: u64,
+    common: &std::collections::HashSet<u64>,
+) -> ChapterFingerprint {
+    let salt = fmix64(variant.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let remap = |h: u64| {
+        if common.contains(&h) {
+            h
+        } else {
+            fmix64(h ^ salt)
+        }
+    };
+    let winnows = |ws: &[fingerprint::Winnow]| {
+        ws.iter()
+            .map(|w| fingerprint::Winnow {
+                hash: remap(w.hash),
+                pos: w.pos,
+            })
+            .collect()
+    };
+    let mut summary = base.summary.clone();
+    summary.simhash = fmix64(summary.simhash ^ salt);
+    summary.minhash = fingerprint::MinHash::from_values(
+        summary
+            .minhash
+            .values()
+            .iter()
+            .map(|&v| fmix64(v as u64 ^ salt) as u32)
+            .collect(),
+    );
+    for h in &mut summary.sentences.hashes {
+        *h = fmix64(*h ^ salt);
+    }
+    summary.sentences.signature ^= salt as u128;
+    ChapterFingerprint {
+        summary,
+        winnow: winnows(&base.winnow),
+        pinyin_winnow: winnows(&base.pinyin_winnow),
+    }
+}
+
+/// The text a synthetic variant stands for: the base text with its Han characters and Latin
+/// letters enciphered by a permutation that depends on the variant (it shares no passage
+/// with the base, so verifying a page against it finds nothing, as for an unrelated chapter).
+pub fn synthetic_text(base: &str, variant: u64) -> String {
+    // 20,992 CJK unified ideographs (2^9 · 41): an odd multiplier not divisible by 41
+    // permutes them.
+    const HAN: u32 = 0x9FFF - 0x4E00 + 1;
+    let shift = (fmix64(variant) % HAN as u64) as u32;
+    base.chars()
+        .map(|c| match c {
+            '\u{4E00}'..='\u{9FFF}' => {
+                let i = (c as u32 - 0x4E00).wrapping_mul(7919).wrapping_add(shift) % HAN;
+                char::from_u32(0x4E00 + i).unwrap_or(c)
+            }
+            'a'..='z' => char::from(b'a' + ((c as u8 - b'a') as u32 + shift % 25 + 1) as u8 % 26),
+            'A'..='Z' => char::from(b'A' + ((c as u8 - b'A') as u32 + shift % 25 + 1) as u8 % 26),
+            _ => c,
+        })
+        .collect()
+}
+
+/// The [`ChapterSource`] of an index of real chapters and their synthetic variants: real
+/// chapters (variant 0) come from `bases`, variants from [`synthetic_text`].
+#[derive(Debug, Clone, Default)]
+pub struct SyntheticSource {
+    /// The real chapters' texts, by id.
+    pub bases: MemorySource,
+}
+
+impl ChapterSource for SyntheticSource {
+    fn chapter_text(
+        &self,
+        chapter: ChapterId,
+    ) -> std::result::Result<Option<std::borrow::Cow<'_, str>>, crate::SourceError> {
+        let (variant, base) = (
+            chapter.0 / SYNTHETIC_STRIDE,
+            ChapterId(chapter.0 % SYNTHETIC_STRIDE),
+        );
+        Ok(self.bases.get(base).map(|text| {
+            if variant == 0 {
+                std::borrow::Cow::Borrowed(text)
+            } else {
+                std::borrow::Cow::Owned(synthetic_text(text, variant as u64))
+            }
+        }))
+    }
+}

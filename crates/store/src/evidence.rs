@@ -1,0 +1,442 @@
+//! Crawl evidence: response rows in `snapshots` (under a `sites`/`pages` row per origin and
+//! URL), bodies deduplicated by SHA-256 in `snapshot_bodies`, and what extraction found in
+//! `page_texts`. The crawler compresses bodies; the store keeps bytes as given.
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use tracing::instrument;
+
+use crate::db::{read_pool, write_pool, write_tx};
+use crate::{Error, Page, Result, SnapshotId, Store};
+
+/// One HTTP response to store.
+#[derive(Debug, Clone)]
+pub struct NewSnapshot {
+    /// The URL asked for.
+    pub url: String,
+    /// The URL after redirects.
+    pub final_url: String,
+    pub status: u16,
+    pub http_version: String,
+    /// Response headers in order, values decoded lossily (for display and search).
+    pub headers: Vec<(String, String)>,
+    /// The response header block as received (wire format).
+    pub header_block: Vec<u8>,
+    /// The request header block as sent (wire format).
+    pub request_header_block: Vec<u8>,
+    pub content_type: Option<String>,
+    /// The redirect chain as JSON (the crawler's format).
+    pub redirects: String,
+    /// SHA-256 of the uncompressed body.
+    pub sha256: [u8; 32],
+    /// Uncompressed body length in bytes.
+    pub body_len: u64,
+    /// `complete`, `truncated`, ... (the crawler's names).
+    pub body_status: String,
+    pub fetched_at: DateTime<Utc>,
+    pub elapsed_ms: u64,
+    pub remote_addr: Option<String>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+/// A stored response (without its body).
+#[derive(Debug, Clone)]
+pub struct SnapshotRecord {
+    pub id: SnapshotId,
+    pub url: String,
+    pub final_url: String,
+    pub status: u16,
+    pub http_version: Option<String>,
+    pub header_block: Option<Vec<u8>>,
+    pub request_header_block: Option<Vec<u8>>,
+    pub redirects: String,
+    pub sha256: [u8; 32],
+    pub body_len: u64,
+    pub body_status: String,
+    pub fetched_at: DateTime<Utc>,
+    pub remote_addr: Option<String>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+/// A stored body: zstd bytes and the uncompressed length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBody {
+    pub zstd: Vec<u8>,
+    pub len: u64,
+}
+
+/// What extraction found on one fetched page.
+#[derive(Debug, Clone)]
+pub struct NewPageText {
+    pub snapshot: SnapshotId,
+    pub url: String,
+    pub depth: u32,
+    /// First URL of a chapter split over several pages, and this page's place in it.
+    pub chain: Option<(String, u32)>,
+    pub kind: String,
+    pub title: Option<String>,
+    pub chapter_title: Option<String>,
+    /// Main text, paragraphs separated by `\n`.
+    pub body: String,
+    pub encoding: String,
+    pub decode_errors: bool,
+    pub not_modified: bool,
+    pub fetched_at: DateTime<Utc>,
+}
+
+/// A stored page text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageText {
+    pub snapshot: SnapshotId,
+    pub url: String,
+    pub depth: u32,
+    pub kind: String,
+    pub title: Option<String>,
+    pub chapter_title: Option<String>,
+    pub body: String,
+    pub encoding: String,
+}
+
+/// Evidence writes, for the crawler.
+pub trait EvidenceWrites {
+    /// Whether a body with this SHA-256 is stored (so the caller can skip compressing it).
+    fn has_body(&self, sha256: &[u8; 32]) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Stores a response and, when given and not stored yet, its body, in one transaction.
+    /// Returns the row id and whether the body was new.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `body_zstd` is `None` and no body with that hash is stored.
+    fn insert_snapshot(
+        &self,
+        snapshot: &NewSnapshot,
+        body_zstd: Option<&[u8]>,
+    ) -> impl Future<Output = Result<(SnapshotId, bool)>> + Send;
+
+    /// Stores a page's text; a second call for the same snapshot replaces it.
+    fn insert_page_text(&self, page: &NewPageText) -> impl Future<Output = Result<()>> + Send;
+}
+
+/// Evidence reads, for conditional re-fetches and export.
+pub trait EvidenceReads {
+    /// The newest 2xx response with a complete body and a validator whose request or final
+    /// URL is `url`.
+    fn latest_validated(
+        &self,
+        url: &str,
+    ) -> impl Future<Output = Result<Option<SnapshotRecord>>> + Send;
+
+    /// A stored body by hash.
+    fn body(&self, sha256: &[u8; 32]) -> impl Future<Output = Result<Option<StoredBody>>> + Send;
+
+    /// Stored responses by ascending id.
+    fn snapshots(
+        &self,
+        page: Page<SnapshotId>,
+    ) -> impl Future<Output = Result<Vec<SnapshotRecord>>> + Send;
+
+    /// The text stored for a snapshot.
+    fn page_text(&self, id: SnapshotId) -> impl Future<Output = Result<PageText>> + Send;
+}
+
+/// The columns [`snapshot_from_row`] reads, in its order (a macro so queries stay literals).
+macro_rules! snapshot_columns {
+    () => {
+        "id, url, final_url, status, http_version, header_block, request_header_block, \
+         redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified"
+    };
+}
+
+fn snapshot_from_row<R: Row>(row: &R) -> Result<SnapshotRecord>
+where
+    usize: sqlx::ColumnIndex<R>,
+    for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> i32: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> DateTime<Utc>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let sha: Vec<u8> = row.try_get(8)?;
+    let sha256: [u8; 32] = sha
+        .try_into()
+        .map_err(|_| Error::InvalidInput("snapshot sha256 is not 32 bytes".into()))?;
+    Ok(SnapshotRecord {
+        id: SnapshotId(row.try_get(0)?),
+        url: row.try_get(1)?,
+        final_url: row.try_get(2)?,
+        status: row.try_get::<i32, _>(3)? as u16,
+        http_version: row.try_get(4)?,
+        header_block: row.try_get(5)?,
+        request_header_block: row.try_get(6)?,
+        redirects: row.try_get(7)?,
+        sha256,
+        body_len: row.try_get::<i64, _>(9)? as u64,
+        body_status: row.try_get(10)?,
+        fetched_at: row.try_get(11)?,
+        remote_addr: row.try_get(12)?,
+        etag: row.try_get(13)?,
+        last_modified: row.try_get(14)?,
+    })
+}
+
+/// `scheme://host[:port]/` of a URL, the `sites.base_url` its pages hang under.
+fn origin(url: &str) -> (String, String) {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    let end = url[after_scheme..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| after_scheme + i);
+    let host = url[after_scheme..end].to_owned();
+    (format!("{}/", &url[..end]), host)
+}
+
+impl EvidenceWrites for Store {
+    async fn has_body(&self, sha256: &[u8; 32]) -> Result<bool> {
+        let n: i64 = read_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1")
+                .bind(sha256.as_slice())
+                .fetch_one(pool)
+                .await?
+        });
+        Ok(n > 0)
+    }
+
+    #[instrument(skip_all, fields(status = s.status, bytes = s.body_len))]
+    async fn insert_snapshot(
+        &self,
+        s: &NewSnapshot,
+        body_zstd: Option<&[u8]>,
+    ) -> Result<(SnapshotId, bool)> {
+        let (base_url, host) = origin(&s.url);
+        let headers = serde_json::to_string(&s.headers)
+            .map_err(|e| Error::InvalidInput(format!("snapshot headers: {e}")))?;
+        let stored = write_tx!(self, |tx| {
+            let new_body = match body_zstd {
+                Some(zstd) => {
+                    sqlx::query(
+                        "INSERT INTO snapshot_bodies (sha256, body_zstd, body_len) \
+                         VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
+                    )
+                    .bind(s.sha256.as_slice())
+                    .bind(zstd)
+                    .bind(s.body_len as i64)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+                        > 0
+                }
+                None => {
+                    let n: i64 = sqlx::query_scalar(
+                        "SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1",
+                    )
+                    .bind(s.sha256.as_slice())
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if n == 0 {
+                        return Err(Error::InvalidInput(format!(
+                            "no stored body for a snapshot of {} and none given",
+                            s.url
+                        )));
+                    }
+                    false
+                }
+            };
+            // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the existing id.
+            let site_id: i64 = sqlx::query_scalar(
+                "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
+                 ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
+            )
+            .bind(&host)
+            .bind(&base_url)
+            .bind(&host)
+            .fetch_one(&mut *tx)
+            .await?;
+            let page_id: i64 = sqlx::query_scalar(
+                "INSERT INTO pages (site_id, url, last_fetched_at, last_status) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (site_id, url) DO UPDATE SET \
+                 last_fetched_at = excluded.last_fetched_at, last_status = excluded.last_status \
+                 RETURNING id",
+            )
+            .bind(site_id)
+            .bind(&s.url)
+            .bind(s.fetched_at)
+            .bind(i32::from(s.status))
+            .fetch_one(&mut *tx)
+            .await?;
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO snapshots (page_id, url, final_url, status, headers, content_type, \
+                 body_zstd, body_len, sha256, fetched_at, http_version, header_block, \
+                 request_header_block, redirects, body_status, elapsed_ms, remote_addr, etag, \
+                 last_modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+                 $14, $15, $16, $17, $18, $19) RETURNING id",
+            )
+            .bind(page_id)
+            .bind(&s.url)
+            .bind(&s.final_url)
+            .bind(i32::from(s.status))
+            .bind(&headers)
+            .bind(&s.content_type)
+            .bind(Vec::<u8>::new())
+            .bind(s.body_len as i64)
+            .bind(s.sha256.as_slice())
+            .bind(s.fetched_at)
+            .bind(&s.http_version)
+            .bind(&s.header_block)
+            .bind(&s.request_header_block)
+            .bind(&s.redirects)
+            .bind(&s.body_status)
+            .bind(s.elapsed_ms as i64)
+            .bind(&s.remote_addr)
+            .bind(&s.etag)
+            .bind(&s.last_modified)
+            .fetch_one(&mut *tx)
+            .await?;
+            (SnapshotId(id), new_body)
+        });
+        Ok(stored)
+    }
+
+    #[instrument(skip_all, fields(snapshot = %page.snapshot, chars = page.body.len()))]
+    async fn insert_page_text(&self, page: &NewPageText) -> Result<()> {
+        let (head, index) = match &page.chain {
+            Some((head, index)) => (Some(head.as_str()), Some(*index as i32)),
+            None => (None, None),
+        };
+        write_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO page_texts (snapshot_id, url, depth, chain_head, chain_index, kind, \
+                 title, chapter_title, body, encoding, decode_errors, not_modified, fetched_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                 ON CONFLICT (snapshot_id) DO UPDATE SET url = excluded.url, \
+                 depth = excluded.depth, chain_head = excluded.chain_head, \
+                 chain_index = excluded.chain_index, kind = excluded.kind, \
+                 title = excluded.title, chapter_title = excluded.chapter_title, \
+                 body = excluded.body, encoding = excluded.encoding, \
+                 decode_errors = excluded.decode_errors, not_modified = excluded.not_modified, \
+                 fetched_at = excluded.fetched_at",
+            )
+            .bind(page.snapshot)
+            .bind(&page.url)
+            .bind(page.depth as i32)
+            .bind(head)
+            .bind(index)
+            .bind(&page.kind)
+            .bind(&page.title)
+            .bind(&page.chapter_title)
+            .bind(&page.body)
+            .bind(&page.encoding)
+            .bind(page.decode_errors)
+            .bind(page.not_modified)
+            .bind(page.fetched_at)
+            .execute(pool)
+            .await?;
+        });
+        Ok(())
+    }
+}
+
+/// `url, depth, kind, title, chapter_title, body, encoding` of a `page_texts` row.
+type PageTextRow = (
+    String,
+    i32,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+);
+
+impl EvidenceReads for Store {
+    async fn latest_validated(&self, url: &str) -> Result<Option<SnapshotRecord>> {
+        let sql = concat!(
+            "SELECT ",
+            snapshot_columns!(),
+            " FROM snapshots WHERE (url = $1 OR final_url = $1) \
+             AND status BETWEEN 200 AND 299 AND body_status = 'complete' \
+             AND (etag IS NOT NULL OR last_modified IS NOT NULL) ORDER BY id DESC LIMIT 1"
+        );
+        read_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(url)
+                .fetch_optional(pool)
+                .await?
+                .map(|r| snapshot_from_row(&r))
+                .transpose()
+        })
+    }
+
+    async fn body(&self, sha256: &[u8; 32]) -> Result<Option<StoredBody>> {
+        let row: Option<(Vec<u8>, i64)> = read_pool!(self, |pool| {
+            sqlx::query_as("SELECT body_zstd, body_len FROM snapshot_bodies WHERE sha256 = $1")
+                .bind(sha256.as_slice())
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(row.map(|(zstd, len)| StoredBody {
+            zstd,
+            len: len as u64,
+        }))
+    }
+
+    async fn snapshots(&self, page: Page<SnapshotId>) -> Result<Vec<SnapshotRecord>> {
+        let sql = concat!(
+            "SELECT ",
+            snapshot_columns!(),
+            " FROM snapshots WHERE id > $1 ORDER BY id LIMIT $2"
+        );
+        let after = page.after.map_or(0, |id| id.0);
+        let limit = page.limit.map_or(i64::MAX, i64::from);
+        read_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(after)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(snapshot_from_row)
+                .collect()
+        })
+    }
+
+    async fn page_text(&self, id: SnapshotId) -> Result<PageText> {
+        let row: Option<PageTextRow> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT url, depth, kind, title, chapter_title, body, encoding \
+                     FROM page_texts WHERE snapshot_id = $1",
+            )
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+        });
+        let (url, depth, kind, title, chapter_title, body, encoding) =
+            row.ok_or_else(|| Error::not_found("page text", id))?;
+        Ok(PageText {
+            snapshot: id,
+            url,
+            depth: depth as u32,
+            kind,
+            title,
+            chapter_title,
+            body,
+            encoding,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn origin_keeps_scheme_host_and_port() {
+        assert_eq!(
+            super::origin("http://127.0.0.1:8080/a/b?c"),
+            ("http://127.0.0.1:8080/".into(), "127.0.0.1:8080".into())
+        );
+        assert_eq!(
+            super::origin("https://例子.cn"),
+            ("https://例子.cn/".into(), "例子.cn".into())
+        );
+    }
+}

@@ -1,0 +1,44 @@
+//! Row ids as newtypes, so a `WorkId` is never passed where a `ChapterId` belongs.
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
+            serde::Serialize, serde::Deserialize, sqlx::Type,
+        )]
+        #[serde(transparent)]
+        #[sqlx(transparent)]
+        pub struct $name(pub i64);
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = std::num::ParseIntError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                s.trim().parse().map($name)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A registered work (`works.id`).
+    WorkId
+);
+id_type!(
+    /// A chapter of a work (`chapters.id`).
+    ChapterId
+);
+id_type!(
+    /// A job in the queue (`jobs.id`).
+    JobId
+);
+id_type!(
+    /// One stored HTTP response (`snapshots.id`).
+    SnapshotId
+);

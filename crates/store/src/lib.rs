@@ -1,0 +1,60 @@
+//! copyhound's storage: one API over PostgreSQL (production) and SQLite (the embedded
+//! default), the schema of the whole system with its migrations, and the durable job queue.
+//!
+//! Every stage reads and writes here and the stages talk to each other through the queue
+//! (see `ARCHITECTURE.md`): the importer stores works with their fingerprints, the crawler
+//! stores snapshots and queues match jobs, the matcher loads fingerprints into its indexes.
+//!
+//! - [`Store`] is the handle: [`Store::open`] picks the backend from the URL
+//!   (`sqlite://…` or `postgres://…`), opens a pool and applies the embedded migrations.
+//! - Small traits sized to their callers are implemented on it: [`WorkWrites`] and
+//!   [`WorkReads`] for works and chapters, [`FingerprintReads`] and [`IndexLoads`] for the matcher,
+//!   [`JobQueue`] and [`Schedules`] for the queue. Code that uses the store takes
+//!   `impl WorkReads` (or a generic) so a test can hand it a fake.
+//! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
+//!   backoff, dead-lettering and graceful shutdown.
+//!
+//! Multi-statement writes run in one transaction on both backends.
+//!
+//! ```no_run
+//! # async fn demo() -> store::Result<()> {
+//! use store::{Job, JobQueue, NewJob, Store, StoreSettings, WorkFilter, WorkReads, Page};
+//!
+//! let store = Store::open("sqlite://data/copyhound.db", &StoreSettings::default()).await?;
+//! for work in store.works(&WorkFilter::All, Page::all()).await? {
+//!     println!("{} {} ({} chapters)", work.id, work.title, work.chapters);
+//! }
+//! let upload = Job::ImportWork { path: "uploads/红楼梦.txt".into(), title: None, author: None };
+//! store.enqueue(&NewJob::new(&upload)?.dedupe_key("import:uploads/红楼梦.txt")).await?;
+//! # Ok(()) }
+//! ```
+
+mod db;
+mod error;
+mod evidence;
+mod ids;
+mod index_load;
+pub mod queue;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod url;
+mod works;
+
+pub use db::{MigrationStatus, Store, StoreSettings};
+pub use error::{Error, Result};
+pub use evidence::{
+    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotRecord, StoredBody,
+};
+pub use ids::{ChapterId, JobId, SnapshotId, WorkId};
+pub use index_load::{IndexEntry, IndexLoads};
+pub use queue::{
+    Backoff, ClaimedJob, Enqueued, Job, JobContext, JobError, JobFilter, JobQueue, JobRecord,
+    JobStatus, Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, Worker, WorkerReport,
+    WorkerSettings,
+};
+pub use url::{BackendKind, DatabaseUrl, mask_password};
+pub use works::{
+    Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,
+    Page, Posting, PostingHit, PostingKind, SourceFormat, Work, WorkFilter, WorkInsert, WorkReads,
+    WorkSummary, WorkWrites,
+};

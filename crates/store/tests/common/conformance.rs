@@ -1,0 +1,1251 @@
+//! The conformance suite: each contract method of the store with its edge cases (missing
+//! rows, duplicates, concurrent claims, unicode, failures mid-transaction), written once and
+//! run on both backends by `tests/sqlite.rs` and `tests/postgres.rs`.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use store::{
+    BackendKind, Enqueued, Error, FingerprintReads, JobError, JobFilter, JobQueue, JobStatus,
+    NewChapter, NewFingerprint, NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules,
+    SourceFormat, Store, StoreSettings, WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker,
+    WorkerReport, WorkerSettings,
+};
+use tokio::sync::watch;
+
+use store::testing::TestDb;
+
+// ---------------------------------------------------------------------------------------
+// helpers
+
+fn fingerprint(seed: u64, postings: usize) -> NewFingerprint {
+    NewFingerprint {
+        normalizer_version: 3,
+        chars: 1000 + seed as u32,
+        // High bit set: must survive the bit-cast to a signed BIGINT.
+        simhash: u64::MAX - seed,
+        summary: vec![seed as u8; 64],
+        text_winnow: (0..postings)
+            .map(|i| Posting {
+                hash: (1 << 63) | (seed << 32) | i as u64,
+                pos: i as u32 * 3,
+            })
+            .collect(),
+        pinyin_winnow: (0..postings / 2)
+            .map(|i| Posting {
+                hash: (seed << 32) | i as u64,
+                pos: i as u32,
+            })
+            .collect(),
+    }
+}
+
+fn sample_work(title: &str, seed: u8) -> NewWork {
+    let mut content_hash = [0u8; 32];
+    content_hash[0] = seed;
+    content_hash[31] = 0xAB;
+    let s = u64::from(seed) * 10;
+    NewWork {
+        title: title.to_owned(),
+        author: Some("曹雪芹".to_owned()),
+        content_hash,
+        source_name: Some(format!("{title}.txt")),
+        source_format: SourceFormat::Txt,
+        source_encoding: Some("GBK".to_owned()),
+        front_matter: "目录\n第一回\n第二回".to_owned(),
+        chapters: vec![
+            NewChapter {
+                title: "第一回　甄士隐梦幻识通灵".to_owned(),
+                body: "此开卷第一回也。😀 ascii, ‘quotes’ and\ttabs".to_owned(),
+                fingerprint: fingerprint(s + 1, 10),
+            },
+            NewChapter {
+                title: "第二回".to_owned(),
+                body: "贾夫人仙逝扬州城".to_owned(),
+                fingerprint: fingerprint(s + 2, 3),
+            },
+            NewChapter {
+                title: "Chapter 3".to_owned(),
+                body: "x".to_owned(),
+                fingerprint: fingerprint(s + 3, 0),
+            },
+        ],
+    }
+}
+
+/// None of the work's first chapter's text postings is stored.
+async fn assert_no_text_postings(s: &Store, work: &NewWork) {
+    let hashes: Vec<u64> = work.chapters[0]
+        .fingerprint
+        .text_winnow
+        .iter()
+        .map(|p| p.hash)
+        .collect();
+    let hits = s
+        .postings_with_hashes(PostingKind::Text, &hashes)
+        .await
+        .unwrap();
+    assert!(hits.is_empty(), "{} postings left", hits.len());
+}
+
+fn created(outcome: WorkInsert) -> store::WorkId {
+    match outcome {
+        WorkInsert::Created(id) => id,
+        other => panic!("expected a new work, got {other:?}"),
+    }
+}
+
+async fn wait_for<F, Fut>(what: &str, timeout: Duration, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !cond().await {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Reads rows keyset-page by keyset-page (`size` at a time, each page after the last id
+/// seen) until a short page, as an index load does.
+async fn every_page<T, F, Fut>(
+    size: u32,
+    id: impl Fn(&T) -> store::ChapterId,
+    mut fetch: F,
+) -> Vec<T>
+where
+    F: FnMut(Page<store::ChapterId>) -> Fut,
+    Fut: Future<Output = Vec<T>>,
+{
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = fetch(Page {
+            after,
+            limit: Some(size),
+        })
+        .await;
+        after = page.last().map(&id);
+        let short = page.len() < size as usize;
+        seen.extend(page);
+        if short {
+            return seen;
+        }
+    }
+}
+
+/// The jobs the queue tests run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TestJob {
+    Count { n: u32 },
+    Sleep { ms: u64 },
+    Hang,
+    Ping,
+}
+
+/// A job of another enum: a worker for `TestJob` cannot decode it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+enum ForeignJob {
+    Unknown { x: u8 },
+}
+
+fn job(j: &TestJob) -> NewJob {
+    NewJob::new(j).unwrap()
+}
+
+fn fast_settings(name: &str) -> WorkerSettings {
+    WorkerSettings {
+        name: name.to_owned(),
+        concurrency: 4,
+        poll_interval: Duration::from_millis(20),
+        maintenance_interval: Duration::from_millis(100),
+        backoff: store::Backoff {
+            base: Duration::from_millis(10),
+            max: Duration::from_millis(100),
+        },
+        ..WorkerSettings::default()
+    }
+}
+
+/// A running worker and the switch that stops it.
+struct Running {
+    stop: watch::Sender<bool>,
+    handle: tokio::task::JoinHandle<WorkerReport>,
+}
+
+impl Running {
+    async fn stop(self) -> WorkerReport {
+        let _ = self.stop.send(true);
+        self.handle.await.unwrap()
+    }
+}
+
+fn spawn_worker<H, Fut>(store: &Store, settings: WorkerSettings, handler: H) -> Running
+where
+    H: Fn(TestJob, store::JobContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), JobError>> + Send + 'static,
+{
+    let (stop, mut rx) = watch::channel(false);
+    let worker = Worker::new(store.clone(), settings);
+    let handle = tokio::spawn(worker.run(handler, async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    }));
+    Running { stop, handle }
+}
+
+async fn status_of(s: &Store, id: store::JobId) -> JobStatus {
+    s.job(id).await.unwrap().status
+}
+
+// ---------------------------------------------------------------------------------------
+// schema
+
+pub async fn migrations_are_idempotent(db: &TestDb) {
+    db.store.migrate().await.unwrap();
+    let status = db.store.migration_status().await.unwrap();
+    assert!(!status.is_empty());
+    assert!(status.iter().all(|m| m.applied), "{status:?}");
+}
+
+// ---------------------------------------------------------------------------------------
+// works
+
+pub async fn work_round_trips_with_chapters_and_fingerprints(db: &TestDb) {
+    let s = &db.store;
+    let new = sample_work("红楼梦 (庚辰本)", 1);
+    let id = created(s.insert_work(&new).await.unwrap());
+
+    let w = s.work(id).await.unwrap();
+    assert_eq!(w.id, id);
+    assert_eq!(w.title, new.title);
+    assert_eq!(w.author, new.author);
+    assert_eq!(w.content_hash, new.content_hash);
+    assert_eq!(w.source_name, new.source_name);
+    assert_eq!(w.source_format, SourceFormat::Txt);
+    assert_eq!(w.source_encoding.as_deref(), Some("GBK"));
+    assert_eq!(w.front_matter, new.front_matter);
+    assert_eq!(w.chapters, 3);
+    let chars: usize = new.chapters.iter().map(|c| c.body.chars().count()).sum();
+    assert_eq!(w.chars, chars as u64);
+    assert!((Utc::now() - w.created_at).num_seconds().abs() < 60);
+
+    let chapters = s.chapters(id).await.unwrap();
+    assert_eq!(chapters.len(), 3);
+    for (i, (got, want)) in chapters.iter().zip(&new.chapters).enumerate() {
+        assert_eq!(got.ordinal, i as u32 + 1);
+        assert_eq!(got.work_id, id);
+        assert_eq!(got.title, want.title);
+        assert_eq!(got.chars as usize, want.body.chars().count());
+        let full = s.chapter(got.id).await.unwrap();
+        assert_eq!(&full.info, got);
+        assert_eq!(full.body, want.body);
+
+        for (kind, postings) in [
+            (PostingKind::Text, &want.fingerprint.text_winnow),
+            (PostingKind::Pinyin, &want.fingerprint.pinyin_winnow),
+        ] {
+            let mut expected = postings.clone();
+            expected.sort_by_key(|p| (p.pos, p.hash));
+            assert_eq!(&s.chapter_postings(got.id, kind).await.unwrap(), &expected);
+        }
+    }
+
+    let fps = s.fingerprints(Page::all()).await.unwrap();
+    assert_eq!(fps.len(), 3);
+    for (fp, (ch, want)) in fps.iter().zip(chapters.iter().zip(&new.chapters)) {
+        assert_eq!(fp.chapter_id, ch.id);
+        assert_eq!(fp.work_id, id);
+        assert_eq!(fp.simhash, want.fingerprint.simhash);
+        assert_eq!(fp.summary, want.fingerprint.summary);
+        assert_eq!(fp.chars, want.fingerprint.chars);
+        assert_eq!(fp.normalizer_version, 3);
+    }
+}
+
+pub async fn reimporting_the_same_content_finds_the_existing_work(db: &TestDb) {
+    let s = &db.store;
+    let id = created(s.insert_work(&sample_work("西游记", 2)).await.unwrap());
+    let mut again = sample_work("西游记 (another file name)", 2);
+    again.source_encoding = Some("UTF-8".to_owned());
+    assert_eq!(
+        s.insert_work(&again).await.unwrap(),
+        WorkInsert::Existing(id)
+    );
+    assert_eq!(
+        s.work_by_content_hash(&again.content_hash).await.unwrap(),
+        Some(id)
+    );
+    let all = s.works(&WorkFilter::All, Page::all()).await.unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].title, "西游记");
+    assert_eq!(s.chapters(id).await.unwrap().len(), 3);
+    assert_eq!(s.fingerprints(Page::all()).await.unwrap().len(), 3);
+    assert_eq!(s.work_by_content_hash(&[9; 32]).await.unwrap(), None);
+}
+
+pub async fn concurrent_imports_of_one_work_store_it_once(db: &TestDb) {
+    let work = Arc::new(sample_work("三国演义", 3));
+    let tasks: Vec<_> = (0..6)
+        .map(|_| {
+            let (s, work) = (db.store.clone(), Arc::clone(&work));
+            tokio::spawn(async move { s.insert_work(&work).await.unwrap() })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        outcomes.push(t.await.unwrap());
+    }
+    let created: Vec<_> = outcomes
+        .iter()
+        .filter(|o| matches!(o, WorkInsert::Created(_)))
+        .collect();
+    assert_eq!(created.len(), 1, "{outcomes:?}");
+    let id = created[0].id();
+    assert!(outcomes.iter().all(|o| o.id() == id));
+    assert_eq!(db.store.chapters(id).await.unwrap().len(), 3);
+    assert_eq!(db.store.fingerprints(Page::all()).await.unwrap().len(), 3);
+}
+
+pub async fn a_failed_work_insert_writes_nothing(db: &TestDb) {
+    // A trigger refuses the second chapter's fingerprint, after the work, the first chapter
+    // and its postings were written in the same transaction.
+    db.execute(match db.kind() {
+        BackendKind::Sqlite => {
+            "CREATE TRIGGER refuse_4242 BEFORE INSERT ON fingerprints WHEN NEW.chars = 4242 \
+             BEGIN SELECT RAISE(ABORT, 'refused by the test trigger'); END;"
+        }
+        BackendKind::Postgres => {
+            "CREATE FUNCTION refuse_4242() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN IF NEW.chars = 4242 THEN RAISE EXCEPTION 'refused by the test trigger'; END IF; \
+             RETURN NEW; END $$; \
+             CREATE TRIGGER refuse_4242 BEFORE INSERT ON fingerprints \
+             FOR EACH ROW EXECUTE FUNCTION refuse_4242();"
+        }
+    })
+    .await;
+    let s = &db.store;
+    let mut work = sample_work("水浒传", 4);
+    work.chapters[1].fingerprint.chars = 4242;
+    let err = s.insert_work(&work).await.unwrap_err();
+    assert!(matches!(err, Error::Backend(_)), "{err:?}");
+    assert!(
+        err.to_string().contains("refused by the test trigger"),
+        "{err}"
+    );
+
+    assert!(
+        s.works(&WorkFilter::All, Page::all())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        s.work_by_content_hash(&work.content_hash).await.unwrap(),
+        None
+    );
+    assert!(s.fingerprints(Page::all()).await.unwrap().is_empty());
+    assert_no_text_postings(s, &work).await;
+    // The failure poisoned nothing: the same work without the refused value goes in.
+    work.chapters[1].fingerprint.chars = 1;
+    created(s.insert_work(&work).await.unwrap());
+}
+
+pub async fn a_work_without_chapters_is_refused(db: &TestDb) {
+    let mut work = sample_work("空", 5);
+    work.chapters.clear();
+    let err = db.store.insert_work(&work).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err:?}");
+    assert!(err.to_string().contains("no chapters"), "{err}");
+}
+
+pub async fn missing_rows_are_not_found(db: &TestDb) {
+    let s = &db.store;
+    let not_found = |r: Result<(), Error>, what: &str| match r {
+        Err(Error::NotFound { what: w, key }) => {
+            assert_eq!(w, what);
+            assert_eq!(key, "424242");
+        }
+        other => panic!("expected {what} not found, got {other:?}"),
+    };
+    not_found(s.work(store::WorkId(424242)).await.map(drop), "work");
+    not_found(
+        s.chapter(store::ChapterId(424242)).await.map(drop),
+        "chapter",
+    );
+    not_found(s.delete_work(store::WorkId(424242)).await, "work");
+    not_found(s.job(store::JobId(424242)).await.map(drop), "job");
+    not_found(s.retry_dead(store::JobId(424242)).await, "job");
+    assert!(s.chapters(store::WorkId(424242)).await.unwrap().is_empty());
+    assert!(
+        s.chapter_postings(store::ChapterId(424242), PostingKind::Text)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(matches!(
+        s.delete_schedule("nope").await,
+        Err(Error::NotFound {
+            what: "schedule",
+            ..
+        })
+    ));
+}
+
+pub async fn works_are_filtered_and_paged(db: &TestDb) {
+    let s = &db.store;
+    let mut ids = Vec::new();
+    for (i, (title, author)) in [
+        ("Alpha 100%", "A. Writer"),
+        ("a_b", "A. Writer"),
+        ("axb ALPHA", "Other"),
+        ("红楼梦", "曹雪芹"),
+        ("西游记", "吴承恩"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut w = sample_work(title, 10 + i as u8);
+        w.author = Some(author.to_owned());
+        ids.push(created(s.insert_work(&w).await.unwrap()));
+    }
+    let titles = |v: Vec<store::WorkSummary>| v.into_iter().map(|w| w.title).collect::<Vec<_>>();
+    let all = s.works(&WorkFilter::All, Page::all()).await.unwrap();
+    assert_eq!(all.iter().map(|w| w.id).collect::<Vec<_>>(), ids);
+    assert_eq!(all[3].chapters, 3);
+    assert!(all[3].chars > 0);
+
+    let alpha = s
+        .works(&WorkFilter::TitleContains("alpha".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(titles(alpha), ["Alpha 100%", "axb ALPHA"]);
+    let percent = s
+        .works(&WorkFilter::TitleContains("0%".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(titles(percent), ["Alpha 100%"]);
+    let underscore = s
+        .works(&WorkFilter::TitleContains("a_b".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(titles(underscore), ["a_b"]);
+    let han = s
+        .works(&WorkFilter::TitleContains("游".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(titles(han), ["西游记"]);
+    let by = s
+        .works(&WorkFilter::Author("A. Writer".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(titles(by), ["Alpha 100%", "a_b"]);
+
+    let first = s.works(&WorkFilter::All, Page::first(2)).await.unwrap();
+    assert_eq!(first.len(), 2);
+    let next = s
+        .works(
+            &WorkFilter::All,
+            Page {
+                after: Some(first[1].id),
+                limit: Some(2),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(next.iter().map(|w| w.id).collect::<Vec<_>>(), ids[2..4]);
+}
+
+pub async fn deleting_a_work_removes_its_chapters_and_postings(db: &TestDb) {
+    let s = &db.store;
+    let keep = created(s.insert_work(&sample_work("keep", 20)).await.unwrap());
+    let work = sample_work("delete me", 21);
+    let id = created(s.insert_work(&work).await.unwrap());
+    let chapters = s.chapters(id).await.unwrap();
+    s.delete_work(id).await.unwrap();
+
+    assert!(matches!(s.work(id).await, Err(Error::NotFound { .. })));
+    assert!(s.chapters(id).await.unwrap().is_empty());
+    assert!(matches!(
+        s.chapter(chapters[0].id).await,
+        Err(Error::NotFound { .. })
+    ));
+    assert_no_text_postings(s, &work).await;
+    let left = s.fingerprints(Page::all()).await.unwrap();
+    assert_eq!(left.len(), 3);
+    assert!(left.iter().all(|f| f.work_id == keep));
+    assert!(matches!(
+        s.delete_work(id).await,
+        Err(Error::NotFound { .. })
+    ));
+    // The content hash is free again.
+    created(s.insert_work(&work).await.unwrap());
+}
+
+pub async fn postings_are_found_by_hash(db: &TestDb) {
+    let s = &db.store;
+    let mut big = sample_work("big", 30);
+    // More postings than one SQLite INSERT batch (2000 rows) and one lookup chunk (1000).
+    big.chapters[0].fingerprint = fingerprint(777, 4500);
+    let id = created(s.insert_work(&big).await.unwrap());
+    created(s.insert_work(&sample_work("other", 31)).await.unwrap());
+    let ch = s.chapters(id).await.unwrap()[0].id;
+
+    let want = &big.chapters[0].fingerprint.text_winnow;
+    assert_eq!(
+        s.chapter_postings(ch, PostingKind::Text)
+            .await
+            .unwrap()
+            .len(),
+        4500
+    );
+    let mut hashes: Vec<u64> = want.iter().map(|p| p.hash).collect();
+    hashes.push(12345); // not stored
+    let mut hits = s
+        .postings_with_hashes(PostingKind::Text, &hashes)
+        .await
+        .unwrap();
+    hits.sort_by_key(|h| h.pos);
+    assert_eq!(hits.len(), 4500);
+    for (hit, p) in hits.iter().zip(want) {
+        assert_eq!((hit.chapter_id, hit.hash, hit.pos), (ch, p.hash, p.pos));
+    }
+    // Kinds are kept apart: text hashes are not pinyin postings.
+    assert!(
+        s.postings_with_hashes(PostingKind::Pinyin, &hashes[..100])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let pinyin = &big.chapters[0].fingerprint.pinyin_winnow;
+    let pinyin_hits = s
+        .postings_with_hashes(PostingKind::Pinyin, &[pinyin[5].hash])
+        .await
+        .unwrap();
+    assert_eq!(pinyin_hits.len(), 1);
+    assert_eq!(pinyin_hits[0].pos, pinyin[5].pos);
+    assert!(
+        s.postings_with_hashes(PostingKind::Text, &[])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn fingerprints_are_paged_for_index_loads(db: &TestDb) {
+    let s = &db.store;
+    created(s.insert_work(&sample_work("one", 40)).await.unwrap());
+    created(s.insert_work(&sample_work("two", 41)).await.unwrap());
+    let seen = every_page(
+        4,
+        |f: &store::FingerprintRecord| f.chapter_id,
+        |page| async move { s.fingerprints(page).await.unwrap() },
+    )
+    .await;
+    assert_eq!(seen.len(), 6);
+    assert!(seen.windows(2).all(|w| w[0].chapter_id < w[1].chapter_id));
+}
+
+pub async fn index_entries_carry_every_posting_page_by_page(db: &TestDb) {
+    use store::{IndexLoads, PostingKind};
+    let s = &db.store;
+    let one = sample_work("one", 50);
+    let two = sample_work("two", 51);
+    let first = created(s.insert_work(&one).await.unwrap());
+    let second = created(s.insert_work(&two).await.unwrap());
+    assert!(s.index_entries(Page::all()).await.unwrap().len() == 6);
+    // A page size of 2 splits the second work across pages.
+    let seen = every_page(
+        2,
+        |e: &store::IndexEntry| e.chapter_id,
+        |page| async move { s.index_entries(page).await.unwrap() },
+    )
+    .await;
+    assert_eq!(seen.len(), 6);
+    assert!(seen.windows(2).all(|w| w[0].chapter_id < w[1].chapter_id));
+    let expected = one.chapters.iter().chain(&two.chapters);
+    for (entry, chapter) in seen.iter().zip(expected) {
+        let fp = &chapter.fingerprint;
+        assert_eq!(entry.summary, fp.summary);
+        assert_eq!(entry.normalizer_version, fp.normalizer_version);
+        assert_eq!(entry.text_winnow, fp.text_winnow);
+        assert_eq!(entry.pinyin_winnow, fp.pinyin_winnow);
+        assert_eq!(
+            entry.text_winnow,
+            s.chapter_postings(entry.chapter_id, PostingKind::Text)
+                .await
+                .unwrap()
+        );
+    }
+    assert!(seen[..3].iter().all(|e| e.work_id == first));
+    assert!(seen[3..].iter().all(|e| e.work_id == second));
+    let last = seen.last().unwrap().chapter_id;
+    assert!(
+        s.index_entries(Page {
+            after: Some(last),
+            limit: Some(2)
+        })
+        .await
+        .unwrap()
+        .is_empty()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// the queue, one call at a time
+
+pub async fn jobs_go_from_queued_to_done(db: &TestDb) {
+    let s = &db.store;
+    let lease = Duration::from_secs(30);
+    let e = s.enqueue(&job(&TestJob::Count { n: 7 })).await.unwrap();
+    let Enqueued::New(id) = e else {
+        panic!("{e:?}")
+    };
+    let rec = s.job(id).await.unwrap();
+    assert_eq!(
+        (rec.status, rec.attempts, rec.max_attempts),
+        (JobStatus::Queued, 0, 5)
+    );
+    assert_eq!(
+        (rec.kind.as_str(), rec.queue.as_str()),
+        ("Count", "default")
+    );
+    assert!(s.claim("other", "w1", 10, lease).await.unwrap().is_empty());
+    assert!(s.claim("default", "w1", 0, lease).await.unwrap().is_empty());
+
+    let claimed = s.claim("default", "w1", 10, lease).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let c = &claimed[0];
+    assert_eq!((c.lease.job, c.lease.attempt), (id, 1));
+    assert_eq!(c.kind, "Count");
+    assert_eq!(c.decode::<TestJob>().unwrap(), TestJob::Count { n: 7 });
+    let rec = s.job(id).await.unwrap();
+    assert_eq!(rec.status, JobStatus::Running);
+    assert_eq!(rec.locked_by.as_deref(), Some("w1"));
+    assert!(rec.locked_until.unwrap() > Utc::now());
+    assert!(
+        s.claim("default", "w2", 10, lease)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    s.heartbeat(c.lease, lease).await.unwrap();
+    s.complete(c.lease).await.unwrap();
+    let rec = s.job(id).await.unwrap();
+    assert_eq!(rec.status, JobStatus::Done);
+    assert!(rec.finished_at.is_some() && rec.locked_by.is_none());
+    assert!(matches!(
+        s.complete(c.lease).await,
+        Err(Error::LeaseLost { .. })
+    ));
+
+    assert_eq!(job(&TestJob::Hang).kind(), "Hang");
+    assert!(matches!(NewJob::new(&42), Err(Error::InvalidInput(_))));
+}
+
+pub async fn dedupe_keys_hold_while_a_job_is_live(db: &TestDb) {
+    let s = &db.store;
+    let with_key = |n| job(&TestJob::Count { n }).dedupe_key("page:42");
+    let first = s.enqueue(&with_key(1)).await.unwrap();
+    assert!(matches!(first, Enqueued::New(_)));
+    assert_eq!(
+        s.enqueue(&with_key(2)).await.unwrap(),
+        Enqueued::Duplicate(first.id())
+    );
+    let c = s
+        .claim("default", "w", 1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.enqueue(&with_key(3)).await.unwrap(),
+        Enqueued::Duplicate(first.id())
+    );
+    s.complete(c[0].lease).await.unwrap();
+    let second = s.enqueue(&with_key(4)).await.unwrap();
+    assert!(matches!(second, Enqueued::New(id) if id != first.id()));
+    let other = s
+        .enqueue(&job(&TestJob::Count { n: 5 }).dedupe_key("page:43"))
+        .await
+        .unwrap();
+    assert!(matches!(other, Enqueued::New(_)));
+    // Without a key nothing is de-duplicated.
+    let a = s.enqueue(&job(&TestJob::Ping)).await.unwrap();
+    let b = s.enqueue(&job(&TestJob::Ping)).await.unwrap();
+    assert_ne!(a.id(), b.id());
+}
+
+pub async fn due_time_and_priority_order_claims(db: &TestDb) {
+    let s = &db.store;
+    let lease = Duration::from_secs(30);
+    let later = s
+        .enqueue(&job(&TestJob::Count { n: 1 }).run_at(Utc::now() + chrono::Duration::hours(1)))
+        .await
+        .unwrap()
+        .id();
+    let normal = s
+        .enqueue(&job(&TestJob::Count { n: 2 }))
+        .await
+        .unwrap()
+        .id();
+    let urgent = s
+        .enqueue(&job(&TestJob::Count { n: 3 }).priority(5))
+        .await
+        .unwrap()
+        .id();
+    let first = s.claim("default", "w", 1, lease).await.unwrap();
+    assert_eq!(first[0].lease.job, urgent);
+    let second = s.claim("default", "w", 5, lease).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].lease.job, normal);
+    assert!(s.claim("default", "w", 5, lease).await.unwrap().is_empty());
+    assert_eq!(status_of(s, later).await, JobStatus::Queued);
+}
+
+pub async fn failures_back_off_then_go_dead_and_can_be_retried(db: &TestDb) {
+    let s = &db.store;
+    let lease = Duration::from_secs(30);
+    let id = s
+        .enqueue(&job(&TestJob::Count { n: 1 }).max_attempts(3))
+        .await
+        .unwrap()
+        .id();
+    for attempt in 1..=3u32 {
+        let c = s.claim("default", "w", 1, lease).await.unwrap();
+        assert_eq!(c[0].lease.attempt, attempt);
+        let status = s
+            .fail(
+                c[0].lease,
+                &format!("error {attempt}"),
+                Retry::At(Utc::now()),
+            )
+            .await
+            .unwrap();
+        let want = if attempt < 3 {
+            JobStatus::Queued
+        } else {
+            JobStatus::Dead
+        };
+        assert_eq!(status, want);
+    }
+    let rec = s.job(id).await.unwrap();
+    assert_eq!((rec.status, rec.attempts), (JobStatus::Dead, 3));
+    assert_eq!(rec.last_error.as_deref(), Some("error 3"));
+    assert!(rec.finished_at.is_some());
+    assert!(s.claim("default", "w", 1, lease).await.unwrap().is_empty());
+
+    s.retry_dead(id).await.unwrap();
+    let rec = s.job(id).await.unwrap();
+    assert_eq!((rec.status, rec.attempts), (JobStatus::Queued, 0));
+    assert_eq!(rec.last_error.as_deref(), Some("error 3"));
+    let c = s.claim("default", "w", 1, lease).await.unwrap();
+    assert_eq!(c[0].lease.attempt, 1);
+    assert!(matches!(s.retry_dead(id).await, Err(Error::Conflict(_))));
+
+    // A retry time in the future holds the job back.
+    s.fail(
+        c[0].lease,
+        "later",
+        Retry::At(Utc::now() + chrono::Duration::hours(1)),
+    )
+    .await
+    .unwrap();
+    assert!(s.claim("default", "w", 1, lease).await.unwrap().is_empty());
+    assert_eq!(status_of(s, id).await, JobStatus::Queued);
+
+    // Retry::Never ends it on the first attempt.
+    let never = s.enqueue(&job(&TestJob::Ping)).await.unwrap().id();
+    let c = s.claim("default", "w", 1, lease).await.unwrap();
+    assert_eq!(c[0].lease.job, never);
+    assert_eq!(
+        s.fail(c[0].lease, "bad input", Retry::Never).await.unwrap(),
+        JobStatus::Dead
+    );
+}
+
+pub async fn expired_leases_are_reaped_and_fenced(db: &TestDb) {
+    let s = &db.store;
+    let id = s
+        .enqueue(&job(&TestJob::Count { n: 1 }))
+        .await
+        .unwrap()
+        .id();
+    // Margins of seconds, not milliseconds: the suite shares two cores with builds.
+    let old = s
+        .claim("default", "dies", 1, Duration::from_secs(2))
+        .await
+        .unwrap()[0]
+        .lease;
+    assert_eq!(s.reap_expired().await.unwrap(), 0, "lease not yet expired");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(s.reap_expired().await.unwrap(), 1);
+    let rec = s.job(id).await.unwrap();
+    assert_eq!(rec.status, JobStatus::Queued);
+    let err = rec.last_error.unwrap();
+    assert!(
+        err.contains("lease expired") && err.contains("dies"),
+        "{err}"
+    );
+
+    let new = s
+        .claim("default", "lives", 1, Duration::from_secs(30))
+        .await
+        .unwrap()[0]
+        .lease;
+    assert_eq!(new.attempt, 2);
+    // The first worker wakes up: its lease is fenced off.
+    let lost = |r: Result<(), Error>| assert!(matches!(r, Err(Error::LeaseLost { .. })), "{r:?}");
+    lost(s.heartbeat(old, Duration::from_secs(30)).await);
+    lost(s.complete(old).await);
+    lost(s.release(old).await);
+    lost(s.fail(old, "late", Retry::Never).await.map(drop));
+    s.complete(new).await.unwrap();
+
+    // A job whose last attempt's lease expires is dead.
+    let once = s
+        .enqueue(&job(&TestJob::Ping).max_attempts(1))
+        .await
+        .unwrap()
+        .id();
+    s.claim("default", "dies", 1, Duration::from_millis(1))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    s.reap_expired().await.unwrap();
+    assert_eq!(status_of(s, once).await, JobStatus::Dead);
+}
+
+pub async fn released_jobs_do_not_use_an_attempt(db: &TestDb) {
+    let s = &db.store;
+    let id = s.enqueue(&job(&TestJob::Ping)).await.unwrap().id();
+    let lease = s
+        .claim("default", "w", 1, Duration::from_secs(30))
+        .await
+        .unwrap()[0]
+        .lease;
+    s.release(lease).await.unwrap();
+    let rec = s.job(id).await.unwrap();
+    assert_eq!((rec.status, rec.attempts), (JobStatus::Queued, 0));
+    assert!(rec.locked_by.is_none());
+    assert!(matches!(
+        s.release(lease).await,
+        Err(Error::LeaseLost { .. })
+    ));
+    let again = s
+        .claim("default", "w", 1, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(again[0].lease.attempt, 1);
+}
+
+pub async fn concurrent_claims_never_share_a_job(db: &TestDb) {
+    const JOBS: u32 = 400;
+    for n in 0..JOBS {
+        db.store.enqueue(&job(&TestJob::Count { n })).await.unwrap();
+    }
+    // Half the claimers use a second pool, as another process would.
+    let other = db.reopen(&StoreSettings::default()).await;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let s = if i % 2 == 0 {
+                db.store.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                let mut mine = Vec::new();
+                loop {
+                    let batch = s
+                        .claim("default", &format!("c{i}"), 7, Duration::from_secs(30))
+                        .await
+                        .unwrap();
+                    if batch.is_empty() {
+                        return mine;
+                    }
+                    for c in batch {
+                        s.complete(c.lease).await.unwrap();
+                        mine.push(c.decode::<TestJob>().unwrap());
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for t in tasks {
+        for j in t.await.unwrap() {
+            assert!(seen.insert(j.clone()), "{j:?} claimed twice");
+        }
+    }
+    assert_eq!(seen.len(), JOBS as usize);
+}
+
+// ---------------------------------------------------------------------------------------
+// the queue under workers
+
+pub async fn four_workers_run_2000_jobs_exactly_once(db: &TestDb) {
+    const JOBS: u32 = 2000;
+    let s = &db.store;
+    for n in 0..JOBS {
+        s.enqueue(&job(&TestJob::Count { n })).await.unwrap();
+    }
+    // n → the attempts that ran it; every 100th job fails its first attempt.
+    let runs: Arc<Mutex<HashMap<u32, Vec<u32>>>> = Arc::default();
+    let workers: Vec<Running> = (0..4)
+        .map(|i| {
+            let runs = Arc::clone(&runs);
+            spawn_worker(s, fast_settings(&format!("w{i}")), move |j, ctx| {
+                let runs = Arc::clone(&runs);
+                async move {
+                    let TestJob::Count { n } = j else {
+                        return Err(JobError::permanent("unexpected job"));
+                    };
+                    runs.lock()
+                        .unwrap()
+                        .entry(n)
+                        .or_default()
+                        .push(ctx.lease.attempt);
+                    if n % 100 == 0 && ctx.lease.attempt == 1 {
+                        return Err(JobError::retry("every 100th job fails once"));
+                    }
+                    Ok(())
+                }
+            })
+        })
+        .collect();
+    wait_for("2000 jobs done", Duration::from_secs(60), || async {
+        let c = s.counts().await.unwrap();
+        c.first().is_some_and(|c| c.done == u64::from(JOBS))
+    })
+    .await;
+    let mut total = WorkerReport::default();
+    for w in workers {
+        let r = w.stop().await;
+        assert!(r.completed > 0, "every worker took a share: {r:?}");
+        total.completed += r.completed;
+        total.retried += r.retried;
+        total.dead += r.dead + r.lost + r.released;
+    }
+    assert_eq!(total.completed, u64::from(JOBS));
+    assert_eq!(total.retried, u64::from(JOBS / 100));
+    assert_eq!(total.dead, 0);
+    let runs = std::mem::take(&mut *runs.lock().unwrap());
+    assert_eq!(runs.len(), JOBS as usize);
+    for (n, attempts) in runs.iter() {
+        let want: &[u32] = if n % 100 == 0 { &[1, 2] } else { &[1] };
+        assert_eq!(attempts, want, "job {n}");
+    }
+    let c = &s.counts().await.unwrap()[0];
+    assert_eq!((c.queued, c.running, c.dead), (0, 0, 0));
+}
+
+pub async fn a_killed_workers_job_runs_again(db: &TestDb) {
+    let s = &db.store;
+    let id = s
+        .enqueue(&job(&TestJob::Count { n: 1 }))
+        .await
+        .unwrap()
+        .id();
+    let started = Arc::new(AtomicBool::new(false));
+    let settings = |name: &str| WorkerSettings {
+        lease: Duration::from_millis(1000),
+        heartbeat: Duration::from_millis(200),
+        ..fast_settings(name)
+    };
+    let first = {
+        let started = Arc::clone(&started);
+        spawn_worker(s, settings("killed"), move |_, ctx| {
+            let started = Arc::clone(&started);
+            async move {
+                if ctx.lease.attempt == 1 {
+                    started.store(true, Ordering::SeqCst);
+                    // Stuck until the process dies.
+                    std::future::pending::<()>().await;
+                }
+                Ok(())
+            }
+        })
+    };
+    wait_for(
+        "the first attempt to start",
+        Duration::from_secs(10),
+        || {
+            let started = Arc::clone(&started);
+            async move { started.load(Ordering::SeqCst) }
+        },
+    )
+    .await;
+    // Alive, it keeps the lease past its length: nobody else runs the job.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(status_of(s, id).await, JobStatus::Running);
+    // Killed: no more heartbeats, no release.
+    first.handle.abort();
+    let _ = first.handle.await;
+
+    let second = spawn_worker(s, settings("survivor"), |_, _| async { Ok(()) });
+    wait_for("the job to run again", Duration::from_secs(15), || async {
+        status_of(s, id).await == JobStatus::Done
+    })
+    .await;
+    let report = second.stop().await;
+    assert_eq!(report.completed, 1);
+    let rec = s.job(id).await.unwrap();
+    assert_eq!(rec.attempts, 2);
+    assert!(rec.last_error.unwrap().contains("killed"));
+}
+
+pub async fn an_always_failing_job_ends_dead_with_its_error(db: &TestDb) {
+    let s = &db.store;
+    let id = s
+        .enqueue(&job(&TestJob::Ping).max_attempts(4))
+        .await
+        .unwrap()
+        .id();
+    let w = spawn_worker(s, fast_settings("w"), |_, ctx| async move {
+        Err(JobError::retry(format!(
+            "boom on attempt {}",
+            ctx.lease.attempt
+        )))
+    });
+    wait_for("the job to die", Duration::from_secs(20), || async {
+        status_of(s, id).await == JobStatus::Dead
+    })
+    .await;
+    let report = w.stop().await;
+    assert_eq!((report.retried, report.dead), (3, 1));
+    let rec = s.job(id).await.unwrap();
+    assert_eq!(rec.attempts, 4);
+    assert_eq!(rec.last_error.as_deref(), Some("boom on attempt 4"));
+    // Kept for inspection and retry.
+    assert_eq!(
+        s.jobs(&JobFilter::Status(JobStatus::Dead), Page::all())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+pub async fn bad_payloads_and_permanent_errors_go_dead_at_once(db: &TestDb) {
+    let s = &db.store;
+    let foreign = s
+        .enqueue(&NewJob::new(&ForeignJob::Unknown { x: 1 }).unwrap())
+        .await
+        .unwrap()
+        .id();
+    let permanent = s.enqueue(&job(&TestJob::Hang)).await.unwrap().id();
+    let w = spawn_worker(s, fast_settings("w"), |_, _| async {
+        Err(JobError::permanent("this input can never work"))
+    });
+    wait_for("both jobs to die", Duration::from_secs(10), || async {
+        status_of(s, foreign).await == JobStatus::Dead
+            && status_of(s, permanent).await == JobStatus::Dead
+    })
+    .await;
+    w.stop().await;
+    let f = s.job(foreign).await.unwrap();
+    assert_eq!(f.attempts, 1);
+    assert!(f.last_error.unwrap().contains("cannot read"));
+    let p = s.job(permanent).await.unwrap();
+    assert_eq!(p.attempts, 1);
+    assert_eq!(p.last_error.as_deref(), Some("this input can never work"));
+}
+
+pub async fn shutdown_finishes_or_releases_running_jobs(db: &TestDb) {
+    let s = &db.store;
+    let started = Arc::new(AtomicBool::new(false));
+    let handler = {
+        let started = Arc::clone(&started);
+        move |j: TestJob, _ctx| {
+            let started = Arc::clone(&started);
+            async move {
+                started.store(true, Ordering::SeqCst);
+                match j {
+                    TestJob::Sleep { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
+                    TestJob::Hang => std::future::pending::<()>().await,
+                    _ => {}
+                }
+                Ok(())
+            }
+        }
+    };
+    let wait_started = || {
+        let started = Arc::clone(&started);
+        wait_for("the job to start", Duration::from_secs(10), move || {
+            let started = Arc::clone(&started);
+            async move { started.swap(false, Ordering::SeqCst) }
+        })
+    };
+
+    // Within the grace period the running job finishes.
+    let short = s
+        .enqueue(&job(&TestJob::Sleep { ms: 300 }))
+        .await
+        .unwrap()
+        .id();
+    let w = spawn_worker(s, fast_settings("graceful"), handler.clone());
+    wait_started().await;
+    let report = w.stop().await;
+    assert_eq!((report.completed, report.released), (1, 0));
+    assert_eq!(status_of(s, short).await, JobStatus::Done);
+
+    // Past it, the job goes back to the queue without using an attempt.
+    let stuck = s.enqueue(&job(&TestJob::Hang)).await.unwrap().id();
+    let settings = WorkerSettings {
+        shutdown_grace: Duration::from_millis(200),
+        ..fast_settings("impatient")
+    };
+    let w = spawn_worker(s, settings, handler);
+    wait_started().await;
+    let t = Instant::now();
+    let report = w.stop().await;
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!((report.completed, report.released), (0, 1));
+    let rec = s.job(stuck).await.unwrap();
+    assert_eq!((rec.status, rec.attempts), (JobStatus::Queued, 0));
+}
+
+pub async fn a_panicking_handler_is_retried(db: &TestDb) {
+    let s = &db.store;
+    let id = s.enqueue(&job(&TestJob::Ping)).await.unwrap().id();
+    let w = spawn_worker(s, fast_settings("w"), |_, ctx| async move {
+        assert!(ctx.lease.attempt > 1, "first attempt blows up");
+        Ok(())
+    });
+    wait_for("the job to complete", Duration::from_secs(10), || async {
+        status_of(s, id).await == JobStatus::Done
+    })
+    .await;
+    let report = w.stop().await;
+    assert_eq!((report.retried, report.completed), (1, 1));
+    let err = s.job(id).await.unwrap().last_error.unwrap();
+    assert!(
+        err.contains("handler panicked") && err.contains("first attempt blows up"),
+        "{err}"
+    );
+}
+
+pub async fn schedules_enqueue_each_fire_time_once(db: &TestDb) {
+    let s = &db.store;
+    let template = job(&TestJob::Ping).queue("cron");
+    assert!(matches!(
+        s.set_schedule("bad", "every tuesday", &template).await,
+        Err(Error::InvalidInput(_))
+    ));
+    let sched = s
+        .set_schedule("ping", "* * * * * *", &template)
+        .await
+        .unwrap();
+    assert!(sched.enabled && sched.last_run_at.is_none());
+    assert!(sched.next_run_at > Utc::now() - chrono::Duration::seconds(1));
+
+    let sleep_past = |t: chrono::DateTime<Utc>| async move {
+        let wait = (t - Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(50);
+        tokio::time::sleep(wait).await;
+    };
+    sleep_past(sched.next_run_at).await;
+    // Six callers over two pools race for the same fire time.
+    let other = db.reopen(&StoreSettings::default()).await;
+    let racers: Vec<_> = (0..6)
+        .map(|i| {
+            let s = if i % 2 == 0 { s.clone() } else { other.clone() };
+            tokio::spawn(async move { s.enqueue_due().await.unwrap() })
+        })
+        .collect();
+    let mut fired = Vec::new();
+    for r in racers {
+        fired.extend(r.await.unwrap());
+    }
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let jobs = s
+        .jobs(&JobFilter::Queue("cron".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].kind, "Ping");
+    assert_eq!(jobs[0].dedupe_key.as_deref(), Some("schedule:ping"));
+
+    // Its previous job still queued, the next fire time adds none.
+    let sched = &s.schedules().await.unwrap()[0];
+    assert!(sched.last_run_at.is_some());
+    sleep_past(sched.next_run_at).await;
+    let due = s.enqueue_due().await.unwrap();
+    assert!(
+        matches!(due[..], [Enqueued::Duplicate(id)] if id == jobs[0].id),
+        "{due:?}"
+    );
+
+    // Paused, it fires no more.
+    s.set_schedule_enabled("ping", false).await.unwrap();
+    let sched = &s.schedules().await.unwrap()[0];
+    assert!(!sched.enabled);
+    sleep_past(sched.next_run_at).await;
+    assert!(s.enqueue_due().await.unwrap().is_empty());
+
+    s.delete_schedule("ping").await.unwrap();
+    assert!(s.schedules().await.unwrap().is_empty());
+    assert!(matches!(
+        s.set_schedule_enabled("ping", true).await,
+        Err(Error::NotFound { .. })
+    ));
+}
+
+pub async fn counts_listing_and_purging(db: &TestDb) {
+    let s = &db.store;
+    let lease = Duration::from_secs(30);
+    for n in 0..3 {
+        s.enqueue(&job(&TestJob::Count { n }).queue("a"))
+            .await
+            .unwrap();
+    }
+    for n in 0..2 {
+        s.enqueue(&job(&TestJob::Sleep { ms: n }).queue("b"))
+            .await
+            .unwrap();
+    }
+    let done = s.claim("a", "w", 1, lease).await.unwrap()[0].lease;
+    s.complete(done).await.unwrap();
+    let dead = s.claim("b", "w", 1, lease).await.unwrap()[0].lease;
+    s.fail(dead, "no", Retry::Never).await.unwrap();
+
+    let counts = s.counts().await.unwrap();
+    assert_eq!(counts.len(), 2);
+    assert_eq!(
+        (counts[0].queue.as_str(), counts[0].queued, counts[0].done),
+        ("a", 2, 1)
+    );
+    assert_eq!(
+        (counts[1].queue.as_str(), counts[1].queued, counts[1].dead),
+        ("b", 1, 1)
+    );
+    let by = |f: JobFilter| async move { s.jobs(&f, Page::all()).await.unwrap().len() };
+    assert_eq!(by(JobFilter::All).await, 5);
+    assert_eq!(by(JobFilter::Status(JobStatus::Dead)).await, 1);
+    assert_eq!(by(JobFilter::Kind("Sleep".into())).await, 2);
+    assert_eq!(by(JobFilter::Queue("a".into())).await, 3);
+    assert_eq!(
+        s.jobs(&JobFilter::All, Page::first(2)).await.unwrap().len(),
+        2
+    );
+
+    assert_eq!(
+        s.purge_done(Utc::now() - chrono::Duration::hours(1))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        s.purge_done(Utc::now() + chrono::Duration::seconds(1))
+            .await
+            .unwrap(),
+        1
+    );
+    assert!(matches!(s.job(done.job).await, Err(Error::NotFound { .. })));
+}

@@ -1,0 +1,55 @@
+//! The conformance suite that `tests/sqlite.rs` and `tests/postgres.rs` both run, on the
+//! fresh databases of `store::testing`.
+
+pub mod conformance;
+
+/// Declares one `#[tokio::test]` per conformance case, each on a fresh database from
+/// `$fixture`. The list is written once, here, so both backends run all of it.
+#[macro_export]
+macro_rules! conformance_suite {
+    ($fixture:path) => {
+        $crate::conformance_tests!(
+            $fixture;
+            migrations_are_idempotent,
+            work_round_trips_with_chapters_and_fingerprints,
+            reimporting_the_same_content_finds_the_existing_work,
+            concurrent_imports_of_one_work_store_it_once,
+            a_failed_work_insert_writes_nothing,
+            a_work_without_chapters_is_refused,
+            missing_rows_are_not_found,
+            works_are_filtered_and_paged,
+            deleting_a_work_removes_its_chapters_and_postings,
+            postings_are_found_by_hash,
+            fingerprints_are_paged_for_index_loads,
+            index_entries_carry_every_posting_page_by_page,
+            jobs_go_from_queued_to_done,
+            dedupe_keys_hold_while_a_job_is_live,
+            due_time_and_priority_order_claims,
+            failures_back_off_then_go_dead_and_can_be_retried,
+            expired_leases_are_reaped_and_fenced,
+            released_jobs_do_not_use_an_attempt,
+            concurrent_claims_never_share_a_job,
+            four_workers_run_2000_jobs_exactly_once,
+            a_killed_workers_job_runs_again,
+            an_always_failing_job_ends_dead_with_its_error,
+            bad_payloads_and_permanent_errors_go_dead_at_once,
+            shutdown_finishes_or_releases_running_jobs,
+            a_panicking_handler_is_retried,
+            schedules_enqueue_each_fire_time_once,
+            counts_listing_and_purging,
+        );
+    };
+}
+
+#[macro_export]
+macro_rules! conformance_tests {
+    ($fixture:path; $($name:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                let Some(db) = $fixture(stringify!($name)).await else { return };
+                common::conformance::$name(&db).await;
+            }
+        )*
+    };
+}
