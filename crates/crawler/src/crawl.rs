@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::charset;
@@ -43,7 +43,7 @@ const MAX_CHILD_SITEMAPS: usize = 100;
 const MAX_SITEMAP_FILES: usize = 1_000;
 
 /// Settings of one crawl.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CrawlSettings {
     /// URLs taken from the frontier at most (the page budget); `None` for no limit.

@@ -60,6 +60,8 @@ pub struct SnapshotRecord {
     pub remote_addr: Option<String>,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    /// How long the fetch took, in milliseconds (`None` for rows written before it was kept).
+    pub elapsed_ms: Option<u64>,
 }
 
 /// A stored body: zstd bytes and the uncompressed length.
@@ -147,7 +149,8 @@ pub trait EvidenceReads {
 macro_rules! snapshot_columns {
     () => {
         "id, url, final_url, status, http_version, header_block, request_header_block, \
-         redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified"
+         redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified, \
+         elapsed_ms"
     };
 }
 
@@ -180,11 +183,14 @@ where
         remote_addr: row.try_get(12)?,
         etag: row.try_get(13)?,
         last_modified: row.try_get(14)?,
+        elapsed_ms: row
+            .try_get::<Option<i64>, _>(15)?
+            .map(|ms| ms.max(0) as u64),
     })
 }
 
 /// `scheme://host[:port]/` of a URL, the `sites.base_url` its pages hang under.
-fn origin(url: &str) -> (String, String) {
+pub(crate) fn origin(url: &str) -> (String, String) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let end = url[after_scheme..]
         .find(['/', '?', '#'])
