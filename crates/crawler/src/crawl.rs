@@ -380,8 +380,9 @@ where
         report
     }
 
-    /// Asks the workers to stop after the pages they are on; [`run`](Crawl::run) then
-    /// returns. The frontier keeps the rest for a later run.
+    /// Asks the workers to stop after the pages they are fetching; [`run`](Crawl::run) then
+    /// returns. Entries still waiting for their host's turn go back to the frontier, which
+    /// keeps them and the rest for a later run.
     pub fn stop(&self) {
         self.inner.stop.store(true, Ordering::Relaxed);
     }
@@ -566,6 +567,10 @@ where
             return self.skip(id, SkipReason::RobotsDenied).await;
         }
         let permit = loop {
+            // A stop does not wait for the host's turn: the entry goes back, uncounted.
+            if self.stop.load(Ordering::Relaxed) {
+                return self.frontier.retry(id, Utc::now(), false).await;
+            }
             match self
                 .politeness
                 .try_acquire(&host, rules.crawl_delay)
