@@ -127,6 +127,23 @@ fn summary(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// `copyhound crawl ARGS... --json`, which must succeed; its summary.
+async fn crawl_json(env: &Env, args: &[&str]) -> serde_json::Value {
+    let mut cmd = crawl_cmd(env);
+    cmd.arg("crawl").args(args).arg("--json");
+    let (stdout, _) = ok(&output(cmd).await);
+    summary(&stdout)
+}
+
+impl Site {
+    /// Every page of the site was fetched, none twice.
+    fn assert_each_page_once(&self) {
+        let hits = self.page_hits();
+        assert_eq!(hits.len(), PAGES, "{hits:?}");
+        assert!(hits.values().all(|n| *n == 1), "fetched twice: {hits:?}");
+    }
+}
+
 async fn open(env: &Env) -> Store {
     Store::open(&env.db, &StoreSettings::default())
         .await
@@ -137,10 +154,7 @@ async fn open(env: &Env) -> Store {
 async fn a_local_site_is_crawled_and_stored_with_allow_private() {
     let site = Site::start().await;
     let env = Env::new();
-    let mut cmd = crawl_cmd(&env);
-    cmd.args(["crawl", &site.url(), "--allow-private", "--json"]);
-    let (stdout, _) = ok(&output(cmd).await);
-    let s = summary(&stdout);
+    let s = crawl_json(&env, &[&site.url(), "--allow-private"]).await;
     assert_eq!(s["status"], "done", "{s}");
     assert_eq!(s["pages"], PAGES as u64, "{s}");
     assert_eq!(s["queued"], 0, "{s}");
@@ -151,9 +165,7 @@ async fn a_local_site_is_crawled_and_stored_with_allow_private() {
         s["bytes"].as_u64().unwrap() > 0 && s["seconds"].as_f64().is_some(),
         "{s}"
     );
-    let hits = site.page_hits();
-    assert_eq!(hits.len(), PAGES, "{hits:?}");
-    assert!(hits.values().all(|n| *n == 1), "{hits:?}");
+    site.assert_each_page_once();
 
     let store = open(&env).await;
     let id = CrawlId(s["crawl_id"].as_i64().unwrap());
@@ -210,32 +222,17 @@ async fn private_addresses_are_refused_without_the_flag_and_bad_urls_too() {
 async fn max_pages_is_honoured_and_a_crawl_resumes_without_refetching() {
     let site = Site::start().await;
     let env = Env::new();
-    let mut cmd = crawl_cmd(&env);
-    cmd.args([
-        "crawl",
-        &site.url(),
-        "--allow-private",
-        "--max-pages",
-        "3",
-        "--json",
-    ]);
-    let (stdout, _) = ok(&output(cmd).await);
-    let s = summary(&stdout);
+    let s = crawl_json(&env, &[&site.url(), "--allow-private", "--max-pages", "3"]).await;
     // The budget counts fetched urls: the sitemap probe is one of them.
     assert_eq!(s["pages"], 2, "{s}");
     assert_eq!(site.page_hits().len(), 2);
     assert!(s["queued"].as_u64().unwrap() > 0, "{s}");
     let id = s["crawl_id"].as_i64().unwrap().to_string();
 
-    let mut cmd = crawl_cmd(&env);
-    cmd.args(["crawl", "--resume", &id, "--max-pages", "100", "--json"]);
-    let (stdout, _) = ok(&output(cmd).await);
-    let s = summary(&stdout);
+    let s = crawl_json(&env, &["--resume", &id, "--max-pages", "100"]).await;
     assert_eq!(s["status"], "done", "{s}");
     assert_eq!(s["pages"], (PAGES - 2) as u64, "{s}");
-    let hits = site.page_hits();
-    assert_eq!(hits.len(), PAGES, "{hits:?}");
-    assert!(hits.values().all(|n| *n == 1), "fetched twice: {hits:?}");
+    site.assert_each_page_once();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,31 +274,26 @@ async fn ctrl_c_stops_a_crawl_that_resumes_later() {
         CrawlStatus::Queued
     );
 
-    let mut cmd = crawl_cmd(&env);
-    cmd.args(["crawl", "--resume", &id.to_string(), "--json"]);
-    let (stdout, _) = ok(&output(cmd).await);
-    assert_eq!(summary(&stdout)["status"], "done");
-    let hits = site.page_hits();
-    assert_eq!(hits.len(), PAGES, "{hits:?}");
-    assert!(hits.values().all(|n| *n == 1), "fetched twice: {hits:?}");
+    let s = crawl_json(&env, &["--resume", &id.to_string()]).await;
+    assert_eq!(s["status"], "done", "{s}");
+    site.assert_each_page_once();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_workers_share_a_queued_crawl() {
     let site = Site::start().await;
     let env = Env::new();
-    let mut cmd = crawl_cmd(&env);
-    cmd.args([
-        "crawl",
-        &site.url(),
-        "--allow-private",
-        "--enqueue",
-        "--runners",
-        "2",
-        "--json",
-    ]);
-    let (stdout, _) = ok(&output(cmd).await);
-    let s = summary(&stdout);
+    let s = crawl_json(
+        &env,
+        &[
+            &site.url(),
+            "--allow-private",
+            "--enqueue",
+            "--runners",
+            "2",
+        ],
+    )
+    .await;
     assert_eq!(s["status"], "queued");
     let id = CrawlId(s["crawl_id"].as_i64().unwrap());
     assert!(site.page_hits().is_empty(), "--enqueue crawled already");
@@ -339,9 +331,7 @@ async fn two_workers_share_a_queued_crawl() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let hits = site.page_hits();
-    assert_eq!(hits.len(), PAGES, "{hits:?}");
-    assert!(hits.values().all(|n| *n == 1), "fetched twice: {hits:?}");
+    site.assert_each_page_once();
     let counts = store.frontier_counts(id).await.unwrap();
     assert_eq!((counts.queued, counts.claimed), (0, 0), "{counts:?}");
 }

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use common::FixtureServer;
 use crawler::links::ScopeSettings;
-use crawler::safety::SafetySettings;
-use crawler::{CrawlSettings, FetchSettings, Frontier, HostKey, PolitenessSettings, StoreCrawl};
+use crawler::{CrawlSettings, Frontier, HostKey, PolitenessSettings, StoreCrawl};
 use store::testing::TestDb;
 use store::{CrawlStatus, Crawls, HostStates};
 
@@ -18,29 +17,22 @@ use store::{CrawlStatus, Crawls, HostStates};
 const BOOK_PAGES: usize = 9;
 
 fn settings(delay_ms: u64) -> CrawlSettings {
+    let local = common::local_crawl_settings();
     CrawlSettings {
         max_depth: 3,
         follow_sitemaps: false,
-        fetch: FetchSettings {
-            safety: SafetySettings {
-                allow_private: true,
-                ..SafetySettings::default()
-            },
-            timeout: Duration::from_secs(5),
-            ..FetchSettings::default()
-        },
+        max_pages: None,
         politeness: PolitenessSettings {
             delay: Duration::from_millis(delay_ms),
             per_host_concurrency: 2,
             global_concurrency: 2,
-            ..PolitenessSettings::default()
+            ..local.politeness
         },
         scope: ScopeSettings {
             include: vec!["/book/".into()],
             ..ScopeSettings::default()
         },
-        max_pages: None,
-        ..CrawlSettings::default()
+        ..local
     }
 }
 

@@ -25,6 +25,7 @@ use sha2::Digest;
 use tracing::instrument;
 
 use crate::db::{Backend, read_pool, write_pool, write_tx};
+use crate::evidence::upsert_site;
 use crate::queue::{from_millis, millis};
 use crate::{CrawlId, Error, FrontierId, Result, Store};
 
@@ -365,19 +366,10 @@ impl Crawls for Store {
                 "a crawl needs at least one seed".into(),
             ));
         };
-        let (base_url, host) = crate::evidence::origin(first);
         let seeds = serde_json::to_string(&crawl.seeds)
             .map_err(|e| Error::InvalidInput(format!("crawl seeds: {e}")))?;
         let id = write_tx!(self, |tx| {
-            let site_id: i64 = sqlx::query_scalar(
-                "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
-                 ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
-            )
-            .bind(&host)
-            .bind(&base_url)
-            .bind(&host)
-            .fetch_one(&mut *tx)
-            .await?;
+            let site_id = upsert_site!(&mut *tx, first);
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO crawls (site_id, seeds, settings, max_pages, created_at) \
                  VALUES ($1, $2, $3, $4, $5) RETURNING id",

@@ -189,6 +189,25 @@ where
     })
 }
 
+/// The `sites` row of a URL's origin, inserted if missing, on any executor of either backend
+/// (a transaction); evaluates to its id.
+macro_rules! upsert_site {
+    ($exec:expr, $url:expr) => {{
+        let (base_url, host) = $crate::evidence::origin($url);
+        // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the existing id.
+        sqlx::query_scalar::<_, i64>(
+            "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
+             ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
+        )
+        .bind(&host)
+        .bind(&base_url)
+        .bind(&host)
+        .fetch_one($exec)
+        .await?
+    }};
+}
+pub(crate) use upsert_site;
+
 /// `scheme://host[:port]/` of a URL, the `sites.base_url` its pages hang under.
 pub(crate) fn origin(url: &str) -> (String, String) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
@@ -216,7 +235,6 @@ impl EvidenceWrites for Store {
         s: &NewSnapshot,
         body_zstd: Option<&[u8]>,
     ) -> Result<(SnapshotId, bool)> {
-        let (base_url, host) = origin(&s.url);
         let headers = serde_json::to_string(&s.headers)
             .map_err(|e| Error::InvalidInput(format!("snapshot headers: {e}")))?;
         let stored = write_tx!(self, |tx| {
@@ -250,16 +268,7 @@ impl EvidenceWrites for Store {
                     false
                 }
             };
-            // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the existing id.
-            let site_id: i64 = sqlx::query_scalar(
-                "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
-                 ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
-            )
-            .bind(&host)
-            .bind(&base_url)
-            .bind(&host)
-            .fetch_one(&mut *tx)
-            .await?;
+            let site_id = upsert_site!(&mut *tx, &s.url);
             let page_id: i64 = sqlx::query_scalar(
                 "INSERT INTO pages (site_id, url, last_fetched_at, last_status) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (site_id, url) DO UPDATE SET \
