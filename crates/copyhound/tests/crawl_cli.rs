@@ -169,7 +169,10 @@ async fn a_local_site_is_crawled_and_stored_with_allow_private() {
 
     let store = open(&env).await;
     let id = CrawlId(s["crawl_id"].as_i64().unwrap());
-    assert_eq!(store.crawl(id).await.unwrap().status, CrawlStatus::Done);
+    let row = store.crawl(id).await.unwrap();
+    assert_eq!(row.status, CrawlStatus::Done);
+    assert_eq!(row.pages_fetched, PAGES as u64);
+    assert_eq!(row.bytes, s["bytes"].as_u64().unwrap());
     let snapshots = store.snapshots(Page::all()).await.unwrap();
     let page_rows: Vec<_> = snapshots
         .iter()
@@ -332,6 +335,8 @@ async fn two_workers_share_a_queued_crawl() {
         );
     }
     site.assert_each_page_once();
+    // Both runners added their pages to the crawl's totals.
+    assert_eq!(store.crawl(id).await.unwrap().pages_fetched, PAGES as u64);
     let counts = store.frontier_counts(id).await.unwrap();
     assert_eq!((counts.queued, counts.claimed), (0, 0), "{counts:?}");
 }

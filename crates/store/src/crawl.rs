@@ -97,6 +97,10 @@ pub struct CrawlRecord {
     pub max_pages: Option<u64>,
     /// Distinct frontier entries claimed so far (what `max_pages` bounds).
     pub pages_claimed: u64,
+    /// Pages stored, entries failed for good and body bytes received, over all runs.
+    pub pages_fetched: u64,
+    pub pages_failed: u64,
+    pub bytes: u64,
     /// Why it failed.
     pub error: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -128,6 +132,18 @@ pub trait Crawls {
         id: CrawlId,
         status: CrawlStatus,
         error: Option<&str>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Adds what one run of a crawl did to its totals (runners add theirs as they end).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn add_crawl_totals(
+        &self,
+        id: CrawlId,
+        pages: u64,
+        failed: u64,
+        bytes: u64,
     ) -> impl Future<Output = Result<()>> + Send;
 
     /// Changes a crawl's page budget (e.g. to resume a crawl that spent it).
@@ -320,8 +336,8 @@ pub trait HostStates {
 
 // ---------------------------------------------------------------------------------------
 
-/// `id, site_id, status, seeds, settings, max_pages, pages_claimed, error, created_at,
-/// started_at, finished_at` of a `crawls` row.
+/// `id, site_id, status, seeds, settings, max_pages, pages_claimed, pages_fetched,
+/// pages_failed, bytes, error, created_at, started_at, finished_at` of a `crawls` row.
 type CrawlRow = (
     i64,
     i64,
@@ -329,6 +345,9 @@ type CrawlRow = (
     String,
     String,
     Option<i64>,
+    i64,
+    i32,
+    i32,
     i64,
     Option<String>,
     DateTime<Utc>,
@@ -347,10 +366,13 @@ fn crawl_from_row(r: CrawlRow) -> Result<CrawlRecord> {
         settings: r.4,
         max_pages: r.5.map(|n| n.max(0) as u64),
         pages_claimed: r.6.max(0) as u64,
-        error: r.7,
-        created_at: r.8,
-        started_at: r.9,
-        finished_at: r.10,
+        pages_fetched: r.7.max(0) as u64,
+        pages_failed: r.8.max(0) as u64,
+        bytes: r.9.max(0) as u64,
+        error: r.10,
+        created_at: r.11,
+        started_at: r.12,
+        finished_at: r.13,
     })
 }
 
@@ -389,8 +411,9 @@ impl Crawls for Store {
     async fn crawl(&self, id: CrawlId) -> Result<CrawlRecord> {
         let row: Option<CrawlRow> = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, error, \
-                 created_at, started_at, finished_at FROM crawls WHERE id = $1",
+                "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, \
+                 pages_fetched, pages_failed, bytes, error, created_at, started_at, finished_at \
+                 FROM crawls WHERE id = $1",
             )
             .bind(id.0)
             .fetch_optional(pool)
@@ -423,6 +446,30 @@ impl Crawls for Store {
             .bind(status == CrawlStatus::Running)
             .bind(now)
             .bind(finished)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Error::found(n, "crawl", id)
+    }
+
+    async fn add_crawl_totals(
+        &self,
+        id: CrawlId,
+        pages: u64,
+        failed: u64,
+        bytes: u64,
+    ) -> Result<()> {
+        let count = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+        let n = write_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE crawls SET pages_fetched = pages_fetched + $2, \
+                 pages_failed = pages_failed + $3, bytes = bytes + $4 WHERE id = $1",
+            )
+            .bind(id.0)
+            .bind(count(pages))
+            .bind(count(failed))
+            .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
             .execute(pool)
             .await?
             .rows_affected()

@@ -241,6 +241,9 @@ async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool
     } else {
         CrawlStatus::Done
     };
+    store
+        .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
+        .await?;
     store.set_crawl_status(id, status, None).await?;
     let summary = Summary::new(id, status, &report);
     if json {

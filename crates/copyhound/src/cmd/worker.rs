@@ -127,6 +127,10 @@ async fn run_crawl(
         Ok(report) => {
             tracing::info!(crawl = %id, runner, pages = report.pages, "crawl runner finished");
             store
+                .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
+                .await
+                .map_err(|e| JobError::retry(e.to_string()))?;
+            store
                 .set_crawl_status(id, CrawlStatus::Done, None)
                 .await
                 .map_err(|e| JobError::retry(e.to_string()))

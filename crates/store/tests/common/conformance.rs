@@ -1320,6 +1320,13 @@ pub async fn crawls_round_trip_and_change_status(db: &TestDb) {
     assert_eq!(failed.started_at, running.started_at);
     s.set_crawl_budget(id, None).await.unwrap();
     assert_eq!(s.crawl(id).await.unwrap().max_pages, None);
+    s.add_crawl_totals(id, 3, 1, 5_000_000_000).await.unwrap();
+    s.add_crawl_totals(id, 2, 0, 10).await.unwrap();
+    let totals = s.crawl(id).await.unwrap();
+    assert_eq!(
+        (totals.pages_fetched, totals.pages_failed, totals.bytes),
+        (5, 1, 5_000_000_010)
+    );
 
     let missing = CrawlId(987_654);
     assert!(matches!(
@@ -1334,6 +1341,10 @@ pub async fn crawls_round_trip_and_change_status(db: &TestDb) {
     ));
     assert!(matches!(
         s.set_crawl_budget(missing, Some(1)).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.add_crawl_totals(missing, 1, 0, 0).await.unwrap_err(),
         Error::NotFound { .. }
     ));
     // A frontier of an unknown crawl is refused by its foreign key.
