@@ -56,6 +56,11 @@ pub struct CrawlSettings {
     pub max_attempts: u32,
     /// URLs an in-memory frontier remembers at most; bounds memory on any site.
     pub max_frontier: usize,
+    /// How long a worker holds a URL of a frontier in the database: a worker that dies
+    /// mid-page loses its URLs to the others after this. Well above one page's fetch
+    /// (`fetch.timeout`, plus the up to 5 s a worker waits for its host's turn).
+    #[serde(with = "crate::duration_serde")]
+    pub frontier_lease: Duration,
     /// Read robots.txt `Sitemap:` lines (or `/sitemap.xml`) and crawl what they list.
     pub follow_sitemaps: bool,
     /// Obey `rel="nofollow"` and `<meta name="robots" content="nofollow">` (unless robots.txt
@@ -76,6 +81,7 @@ impl Default for CrawlSettings {
             max_pagination: 20,
             max_attempts: 3,
             max_frontier: 1_000_000,
+            frontier_lease: Duration::from_secs(300),
             follow_sitemaps: true,
             obey_nofollow: true,
             fetch: FetchSettings::default(),

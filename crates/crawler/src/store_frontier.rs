@@ -280,10 +280,6 @@ where
 /// A crawl whose frontier, host states and evidence all live in one store.
 pub type StoreCrawl<S> = Crawl<StoreFrontier<S>, StoreSink<S>, StoreHostStates<S>>;
 
-/// How long a frontier claim lasts by default: far above one page's fetch (the fetch timeout
-/// is 60 s by default) plus the longest inline politeness wait.
-pub const DEFAULT_FRONTIER_LEASE: Duration = Duration::from_secs(300);
-
 impl<S> StoreCrawl<S>
 where
     S: Crawls
@@ -326,14 +322,15 @@ where
             .map_err(backend("creating a crawl"))
     }
 
-    /// The runner for stored crawl `id` with the settings and seeds it was created with.
+    /// The runner for stored crawl `id` with the settings and seeds it was created with (its
+    /// frontier claims last `settings.frontier_lease`).
     /// Several runners (in one process or many) may run one crawl at once; a runner started
     /// after another stopped resumes where it stopped.
     ///
     /// # Errors
     /// [`Error::Store`] for an unknown crawl or a failing store, [`Error::InvalidSetting`]
     /// when the stored settings cannot be read, and the errors of [`Crawl::new`].
-    pub async fn open(store: S, id: CrawlId, lease: Duration) -> Result<Self> {
+    pub async fn open(store: S, id: CrawlId) -> Result<Self> {
         let row = store.crawl(id).await.map_err(backend("reading a crawl"))?;
         let settings: CrawlSettings =
             serde_json::from_str(&row.settings).map_err(|e| Error::InvalidSetting {
@@ -341,7 +338,7 @@ where
                 value: format!("crawl {id}"),
                 reason: e.to_string(),
             })?;
-        Self::open_with(store, id, settings, lease).await
+        Self::open_with(store, id, settings).await
     }
 
     /// As [`StoreCrawl::open`], with `settings` instead of the stored ones (the page budget
@@ -349,12 +346,8 @@ where
     ///
     /// # Errors
     /// As [`StoreCrawl::open`].
-    pub async fn open_with(
-        store: S,
-        id: CrawlId,
-        settings: CrawlSettings,
-        lease: Duration,
-    ) -> Result<Self> {
+    pub async fn open_with(store: S, id: CrawlId, settings: CrawlSettings) -> Result<Self> {
+        let lease = settings.frontier_lease;
         let row = store.crawl(id).await.map_err(backend("reading a crawl"))?;
         let seeds = row
             .seeds

@@ -1,5 +1,6 @@
 //! Crawls over the store on both backends: the frontier and host states in the database, a
-//! crawl stopped part-way and resumed by a new runner, two runners sharing one crawl. Each
+//! crawl stopped part-way and resumed by a new runner, two runners sharing one crawl, a dead
+//! runner's URLs coming back. Each
 //! checks, through the fixture server's hit log, that no page is fetched twice.
 
 mod common;
@@ -9,7 +10,10 @@ use std::time::Duration;
 
 use common::FixtureServer;
 use crawler::links::ScopeSettings;
-use crawler::{CrawlSettings, Frontier, HostKey, PolitenessSettings, StoreCrawl};
+use crawler::{
+    Claim, CrawlSettings, Frontier, FrontierEntry, HostKey, PolitenessSettings, StoreCrawl,
+    StoreFrontier,
+};
 use store::testing::TestDb;
 use store::{CrawlStatus, Crawls, HostStates};
 
@@ -64,12 +68,11 @@ fn assert_each_page_once(server: &FixtureServer) {
 
 async fn resumes_without_refetching(db: &TestDb) {
     let server = FixtureServer::start().await;
-    let lease = Duration::from_secs(60);
     let settings = settings(40);
     let id = StoreCrawl::create(&db.store, &settings, &[server.url("/book/1/")])
         .await
         .unwrap();
-    let first = StoreCrawl::open(db.store.clone(), id, lease).await.unwrap();
+    let first = StoreCrawl::open(db.store.clone(), id).await.unwrap();
     let running = tokio::spawn({
         let first = first.clone();
         async move { first.run().await }
@@ -96,7 +99,7 @@ async fn resumes_without_refetching(db: &TestDb) {
 
     // A new runner, as after a restart: a fresh store handle, the settings from the row.
     let store = db.reopen(&store::StoreSettings::default()).await;
-    let second = StoreCrawl::open(store.clone(), id, lease).await.unwrap();
+    let second = StoreCrawl::open(store.clone(), id).await.unwrap();
     let after = second.run().await.unwrap();
     assert_each_page_once(&server);
     assert_eq!(
@@ -119,7 +122,6 @@ async fn resumes_without_refetching(db: &TestDb) {
 
 async fn two_runners_share_one_crawl(db: &TestDb) {
     let server = FixtureServer::start().await;
-    let lease = Duration::from_secs(60);
     let id = StoreCrawl::create(&db.store, &settings(0), &[server.url("/book/1/")])
         .await
         .unwrap();
@@ -128,14 +130,58 @@ async fn two_runners_share_one_crawl(db: &TestDb) {
         .await
         .unwrap();
     let other = db.reopen(&store::StoreSettings::default()).await;
-    let a = StoreCrawl::open(db.store.clone(), id, lease).await.unwrap();
-    let b = StoreCrawl::open(other, id, lease).await.unwrap();
+    let a = StoreCrawl::open(db.store.clone(), id).await.unwrap();
+    let b = StoreCrawl::open(other, id).await.unwrap();
     let (ra, rb) = tokio::join!(a.run(), b.run());
     let (ra, rb) = (ra.unwrap(), rb.unwrap());
     assert_each_page_once(&server);
     assert_eq!(ra.pages + rb.pages, BOOK_PAGES as u64, "{ra}\n{rb}");
     let counts = a.frontier().progress().await.unwrap();
     assert_eq!((counts.queued, counts.in_flight), (0, 0));
+}
+
+async fn a_dead_runners_urls_come_back(db: &TestDb) {
+    let server = FixtureServer::start().await;
+    let settings = CrawlSettings {
+        frontier_lease: Duration::from_millis(300),
+        ..settings(0)
+    };
+    let seed = server.url("/book/1/");
+    let id = StoreCrawl::create(&db.store, &settings, std::slice::from_ref(&seed))
+        .await
+        .unwrap();
+    // A runner takes the seed and dies before fetching it.
+    let dead = StoreFrontier::new(db.store.clone(), id, settings.frontier_lease);
+    let seed = crawler::links::normalize(&seed).unwrap();
+    dead.push(vec![FrontierEntry::seed(seed)]).await.unwrap();
+    assert!(matches!(dead.claim().await.unwrap(), Claim::Entry(_)));
+    drop(dead);
+
+    let started = std::time::Instant::now();
+    let report = StoreCrawl::open(db.store.clone(), id)
+        .await
+        .unwrap()
+        .run()
+        .await
+        .unwrap();
+    // The live runner waited for the lease, then crawled everything once.
+    assert!(started.elapsed() >= Duration::from_millis(250));
+    assert_eq!(report.pages, BOOK_PAGES as u64, "{report}");
+    assert_each_page_once(&server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_dead_runners_urls_come_back() {
+    let db = store::testing::sqlite("sqlite_dead_runner").await.unwrap();
+    a_dead_runners_urls_come_back(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_dead_runners_urls_come_back() {
+    let Some(db) = store::testing::postgres("postgres_dead_runner").await else {
+        return;
+    };
+    a_dead_runners_urls_come_back(&db).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use crawler::safety::AddressPolicy;
 use crawler::{CrawlReport, CrawlSettings, Frontier, StoreCrawl};
 use indicatif::{ProgressBar, ProgressFinish, ProgressStyle};
 use serde::Serialize;
-use store::{CrawlId, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
+use store::{CrawlFrontier, CrawlId, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
 use url::Url;
 
 use crate::settings::Settings;
@@ -111,6 +111,15 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
             if args.max_pages.is_some() {
                 store.set_crawl_budget(id, args.max_pages).await?;
             }
+            let held = store.frontier_counts(id).await?.claimed;
+            if held > 0 {
+                eprintln!(
+                    "note: {held} urls of crawl {id} are held by another runner or one that was \
+                     killed; they come back when their lease ends (within {} s, \
+                     crawler.frontier_lease)",
+                    stored.frontier_lease.as_secs()
+                );
+            }
             (id, stored)
         }
         None => {
@@ -200,7 +209,7 @@ async fn check_addresses(seeds: &[Url], settings: &CrawlSettings) -> Result<()> 
 }
 
 async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool) -> Result<()> {
-    let crawl = StoreCrawl::open_with(store.clone(), id, settings, crawler::DEFAULT_FRONTIER_LEASE)
+    let crawl = StoreCrawl::open_with(store.clone(), id, settings)
         .await
         .with_context(|| format!("while setting up crawl {id}"))?;
     store

@@ -105,7 +105,7 @@ async fn run_crawl(
     runner: u32,
     ctx: JobContext,
 ) -> Result<(), JobError> {
-    let crawl = match StoreCrawl::open(store.clone(), id, crawler::DEFAULT_FRONTIER_LEASE).await {
+    let crawl = match StoreCrawl::open(store.clone(), id).await {
         Ok(c) => c,
         Err(crawler::Error::Store { source, .. })
             if matches!(
