@@ -545,10 +545,16 @@ impl CrawlFrontier for Store {
         if entries.is_empty() {
             return Ok(0);
         }
+        // Inserted in URL order: two runners pushing overlapping links (every page of a site
+        // shares its navigation) then take the unique-index locks in the same order, where
+        // any other order can deadlock on Postgres.
+        let mut sorted: Vec<&NewFrontierEntry> = entries.iter().collect();
+        sorted.sort_by(|a, b| a.url.cmp(&b.url));
+        sorted.dedup_by(|a, b| a.url == b.url);
         let now = millis(Utc::now());
         let added = write_tx!(self, |tx| {
             let mut added = 0;
-            for e in entries {
+            for e in &sorted {
                 let (head, index) = match &e.chain {
                     Some((head, index)) => (Some(head.as_str()), Some(*index as i32)),
                     None => (None, None),

@@ -1851,3 +1851,43 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
     page.snapshot = store::SnapshotId(id.0 + 1000);
     assert!(s.insert_page_text(&page).await.is_err());
 }
+
+pub async fn concurrent_pushes_of_shared_links_all_succeed(db: &TestDb) {
+    // Every page of a site links to the same navigation: runners push overlapping sets at
+    // once, in page order. None may fail (a deadlock on Postgres) and each URL is new once.
+    let crawl = db.store.create_crawl(&new_crawl(None)).await.unwrap();
+    let other = db.reopen(&StoreSettings::default()).await;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let s = if i % 2 == 0 {
+                db.store.clone()
+            } else {
+                other.clone()
+            };
+            tokio::spawn(async move {
+                let mut added = 0;
+                for round in 0..5 {
+                    let mut links: Vec<_> = (0..60)
+                        .map(|n| {
+                            entry(&format!("http://a.example/{}", (n * 7 + round) % 100), 1, 3)
+                        })
+                        .collect();
+                    if i % 2 == 1 {
+                        links.reverse();
+                    }
+                    added += s.push_frontier(crawl, &links).await.unwrap();
+                }
+                added
+            })
+        })
+        .collect();
+    let mut added = 0;
+    for t in tasks {
+        added += t.await.unwrap();
+    }
+    let distinct: HashSet<u32> = (0..5)
+        .flat_map(|round| (0..60).map(move |n| (n * 7 + round) % 100))
+        .collect();
+    assert_eq!(added, distinct.len() as u64);
+    assert_eq!(db.store.frontier_counts(crawl).await.unwrap().queued, added);
+}

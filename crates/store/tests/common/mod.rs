@@ -42,6 +42,7 @@ macro_rules! conformance_suite {
             the_page_budget_bounds_first_claims,
             expired_frontier_leases_come_back_and_are_fenced,
             concurrent_frontier_claims_never_share_an_entry,
+            concurrent_pushes_of_shared_links_all_succeed,
             host_state_updates_are_serialised,
             evidence_bodies_are_stored_once,
             the_latest_validated_response_is_found_by_either_url,
