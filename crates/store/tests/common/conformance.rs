@@ -144,6 +144,12 @@ where
     }
 }
 
+/// The test's store and a second one on the same database (another process), for tasks
+/// that split between the two.
+async fn two_pools(db: &TestDb) -> [Store; 2] {
+    [db.store.clone(), db.reopen(&StoreSettings::default()).await]
+}
+
 /// The jobs the queue tests run.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TestJob {
@@ -853,14 +859,10 @@ pub async fn concurrent_claims_never_share_a_job(db: &TestDb) {
         db.store.enqueue(&job(&TestJob::Count { n })).await.unwrap();
     }
     // Half the claimers use a second pool, as another process would.
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let tasks: Vec<_> = (0..8)
         .map(|i| {
-            let s = if i % 2 == 0 {
-                db.store.clone()
-            } else {
-                other.clone()
-            };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move {
                 let mut mine = Vec::new();
                 loop {
@@ -1153,10 +1155,10 @@ pub async fn schedules_enqueue_each_fire_time_once(db: &TestDb) {
     };
     sleep_past(sched.next_run_at).await;
     // Six callers over two pools race for the same fire time.
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let racers: Vec<_> = (0..6)
         .map(|i| {
-            let s = if i % 2 == 0 { s.clone() } else { other.clone() };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move { s.enqueue_due().await.unwrap() })
         })
         .collect();
@@ -1580,14 +1582,10 @@ pub async fn concurrent_frontier_claims_never_share_an_entry(db: &TestDb) {
         .map(|i| entry(&format!("http://a.example/{i}"), (i % 3) as u32, 3))
         .collect();
     db.store.push_frontier(crawl, &entries).await.unwrap();
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let tasks: Vec<_> = (0..6)
         .map(|i| {
-            let s = if i % 2 == 0 {
-                db.store.clone()
-            } else {
-                other.clone()
-            };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move {
                 let mut mine = Vec::new();
                 loop {
@@ -1647,15 +1645,15 @@ pub async fn host_state_updates_are_serialised(db: &TestDb) {
     assert_eq!(stored.leases[0].expires_at, until);
 
     // Read-modify-write from many tasks on two pools: no update is lost.
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let tasks: Vec<_> = (0..40)
         .map(|i| {
-            let s = if i % 2 == 0 { s.clone() } else { other.clone() };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move {
                 s.update_host_state("busy.example", |h| {
                     h.consecutive_failures += 1;
                     h.leases.push(store::HostLease {
-                        id: i,
+                        id: i as u64,
                         expires_at: Utc::now(),
                     });
                 })
@@ -1856,14 +1854,10 @@ pub async fn concurrent_pushes_of_shared_links_all_succeed(db: &TestDb) {
     // Every page of a site links to the same navigation: runners push overlapping sets at
     // once, in page order. None may fail (a deadlock on Postgres) and each URL is new once.
     let crawl = db.store.create_crawl(&new_crawl(None)).await.unwrap();
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let tasks: Vec<_> = (0..8)
         .map(|i| {
-            let s = if i % 2 == 0 {
-                db.store.clone()
-            } else {
-                other.clone()
-            };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move {
                 let mut added = 0;
                 for round in 0..5 {
