@@ -39,6 +39,8 @@ enum Command {
     Bench(cmd::bench::BenchCommand),
     /// Match local files or single pages (URLs) against the registered works.
     Check(cmd::check::CheckArgs),
+    /// Crawl sites now (or queue the crawl) and store every page as evidence.
+    Crawl(cmd::crawl::CrawlArgs),
     /// Register the works to protect, and look at them.
     #[command(subcommand)]
     Works(cmd::works::WorksCommand),
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Bench(c) => cmd::bench::run(c, &database, &settings),
             Command::Check(a) => block_on(cmd::check::run(a, &database, &settings)),
+            Command::Crawl(a) => block_on(cmd::crawl::run(a, &database, &settings)),
             Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
             Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
             Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),

@@ -29,6 +29,8 @@ pub struct Settings {
     pub fingerprint: fingerprint::FingerprintSettings,
     /// Matching thresholds (`[matcher]`): index sampling, candidates, alignment, reporting.
     pub matcher: matcher::MatcherSettings,
+    /// Crawling (`[crawler]`): fetching, politeness, robots.txt, scope, limits.
+    pub crawler: crawler::CrawlSettings,
 }
 
 /// Settings together with what was odd about them.

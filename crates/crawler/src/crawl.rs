@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::charset;
@@ -43,7 +43,7 @@ const MAX_CHILD_SITEMAPS: usize = 100;
 const MAX_SITEMAP_FILES: usize = 1_000;
 
 /// Settings of one crawl.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CrawlSettings {
     /// URLs taken from the frontier at most (the page budget); `None` for no limit.
@@ -56,6 +56,11 @@ pub struct CrawlSettings {
     pub max_attempts: u32,
     /// URLs an in-memory frontier remembers at most; bounds memory on any site.
     pub max_frontier: usize,
+    /// How long a worker holds a URL of a frontier in the database: a worker that dies
+    /// mid-page loses its URLs to the others after this. Well above one page's fetch
+    /// (`fetch.timeout`, plus the up to 5 s a worker waits for its host's turn).
+    #[serde(with = "crate::duration_serde")]
+    pub frontier_lease: Duration,
     /// Read robots.txt `Sitemap:` lines (or `/sitemap.xml`) and crawl what they list.
     pub follow_sitemaps: bool,
     /// Obey `rel="nofollow"` and `<meta name="robots" content="nofollow">` (unless robots.txt
@@ -76,6 +81,7 @@ impl Default for CrawlSettings {
             max_pagination: 20,
             max_attempts: 3,
             max_frontier: 1_000_000,
+            frontier_lease: Duration::from_secs(300),
             follow_sitemaps: true,
             obey_nofollow: true,
             fetch: FetchSettings::default(),
@@ -380,8 +386,9 @@ where
         report
     }
 
-    /// Asks the workers to stop after the pages they are on; [`run`](Crawl::run) then
-    /// returns. The frontier keeps the rest for a later run.
+    /// Asks the workers to stop after the pages they are fetching; [`run`](Crawl::run) then
+    /// returns. Entries still waiting for their host's turn go back to the frontier, which
+    /// keeps them and the rest for a later run.
     pub fn stop(&self) {
         self.inner.stop.store(true, Ordering::Relaxed);
     }
@@ -566,6 +573,10 @@ where
             return self.skip(id, SkipReason::RobotsDenied).await;
         }
         let permit = loop {
+            // A stop does not wait for the host's turn: the entry goes back, uncounted.
+            if self.stop.load(Ordering::Relaxed) {
+                return self.frontier.retry(id, Utc::now(), false).await;
+            }
             match self
                 .politeness
                 .try_acquire(&host, rules.crawl_delay)

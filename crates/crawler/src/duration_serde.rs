@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, de::Error as _};
+use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 
 pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     #[derive(Deserialize)]
@@ -20,6 +20,16 @@ pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D
                 "invalid duration {t:?}: use a number with ms, s, m, h or d, e.g. \"30s\""
             ))
         }),
+    }
+}
+
+/// Writes whole seconds as `"30s"`, anything else as milliseconds (`"1500ms"`), which
+/// [`deserialize`] reads back (sub-millisecond parts are dropped).
+pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    if d.subsec_nanos() == 0 {
+        s.serialize_str(&format!("{}s", d.as_secs()))
+    } else {
+        s.serialize_str(&format!("{}ms", d.as_millis()))
     }
 }
 

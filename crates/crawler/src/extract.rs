@@ -26,14 +26,14 @@ use std::sync::LazyLock;
 use ego_tree::iter::Edge;
 use regex::Regex;
 use scraper::{Html, Node, Selector};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, Result};
 use crate::links;
 
 /// Extraction settings, usually per site.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtractSettings {
     /// CSS selectors for the content element, tried in order before scoring

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use chrono::Utc;
 use reqwest::header::{self, HeaderMap, HeaderValue};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
 use crate::error::{Error, Result, TimeoutPhase};
@@ -22,7 +22,7 @@ use crate::snapshot::{BodyStatus, RedirectHop, Sha256, Snapshot, media_type};
 const ACCEPT_ENCODING: &str = "zstd,gzip,deflate,br";
 
 /// Fetch settings.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FetchSettings {
     /// Product token in the User-Agent and the agent robots.txt groups are matched against.

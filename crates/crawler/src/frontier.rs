@@ -6,7 +6,8 @@
 //! claimed_until, last_error)`. `push` is `INSERT ... ON CONFLICT DO NOTHING`, `claim` an
 //! `UPDATE ... WHERE id = (SELECT ... ORDER BY depth, rank, id FOR UPDATE SKIP LOCKED)`, so
 //! several workers can share one crawl and a restarted crawl resumes where it stopped.
-//! [`MemoryFrontier`] is the in-process implementation.
+//! [`MemoryFrontier`] is the in-process implementation;
+//! [`StoreFrontier`](crate::StoreFrontier) the one over that table.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -53,6 +54,19 @@ impl Discovery {
             Self::Sitemap => "sitemap",
             Self::SitemapLink => "sitemap_link",
         }
+    }
+
+    /// The discovery named by [`Discovery::as_str`].
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "seed" => Self::Seed,
+            "link" => Self::Link,
+            "pagination" => Self::Pagination,
+            "redirect" => Self::Redirect,
+            "sitemap" => Self::Sitemap,
+            "sitemap_link" => Self::SitemapLink,
+            _ => return None,
+        })
     }
 
     /// Claim order within one depth: finish split chapters first, then sitemaps (they fan

@@ -22,9 +22,10 @@
 //! | [`snapshot`], [`warc`] | evidence values, zstd, header blocks; WARC 1.1 writer and reader | [`Snapshot`], [`WarcWriter`] |
 //! | [`frontier`], [`sink`], [`crawl`] | the runner over storage traits, with in-memory stores | [`Crawl`], [`Frontier`], [`SnapshotSink`] |
 //!
-//! The three storage traits ([`Frontier`], [`SnapshotSink`], [`HostStateStore`]) are shaped
-//! like the tables the store will hold, so a crawl can be shared by many worker processes
-//! and resumed after a restart once the store implements them.
+//! The three storage traits ([`Frontier`], [`SnapshotSink`], [`HostStateStore`]) have
+//! in-memory implementations and store-backed ones ([`StoreFrontier`], [`StoreSink`],
+//! [`StoreHostStates`], wired together by [`StoreCrawl`]), with which a crawl is shared by
+//! many worker processes and resumes after a restart.
 //!
 //! # Example
 //!
@@ -75,6 +76,7 @@ pub mod robots;
 pub mod safety;
 pub mod sink;
 pub mod snapshot;
+pub mod store_frontier;
 pub mod store_sink;
 pub mod warc;
 
@@ -97,5 +99,6 @@ pub use robots::{RobotsCache, RobotsSettings};
 pub use safety::{AddressPolicy, SafetySettings};
 pub use sink::{MemorySink, PageRecord, SnapshotId, SnapshotSink};
 pub use snapshot::{BodyStatus, Sha256, Snapshot};
+pub use store_frontier::{StoreCrawl, StoreFrontier, StoreHostStates};
 pub use store_sink::{StoreSink, stored_snapshot};
 pub use warc::{WarcReader, WarcRecord, WarcWriter};

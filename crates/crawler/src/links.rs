@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::io::Read;
 
 use regex::RegexSet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, Result};
@@ -99,7 +99,7 @@ pub fn registrable_domain(host: &str) -> String {
 }
 
 /// Which URLs belong to a crawl.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScopeSettings {
     /// Stay on the seeds' registrable domains (`true`, the default) or only on the seeds'

@@ -9,14 +9,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use texting_robots::Robot;
 use url::Url;
 
 use crate::error::{Error, Result};
 
 /// Settings for [`RobotsCache`].
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RobotsSettings {
     /// Obey robots.txt (default). Turning this off is a crawl-wide override and is logged.

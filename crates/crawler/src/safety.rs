@@ -11,7 +11,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use ipnet::IpNet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -122,7 +122,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 ///
 /// Default: none. Tests and demos that crawl a local server set `allow_private`, or list the
 /// one network they need in `allowed_networks`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SafetySettings {
     /// Allow every non-public address (loopback, private, link-local, multicast, ...).

@@ -145,7 +145,7 @@ pub async fn stored_snapshot<S: EvidenceReads + Sync>(
         body_status: row.body_status.parse()?,
         sha256,
         fetched_at: row.fetched_at,
-        elapsed: std::time::Duration::ZERO,
+        elapsed: std::time::Duration::from_millis(row.elapsed_ms.unwrap_or(0)),
         remote_addr: row
             .remote_addr
             .as_deref()

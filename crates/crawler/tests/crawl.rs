@@ -6,35 +6,13 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::FixtureServer;
+use common::{FixtureServer, local_crawl_settings as settings};
 use crawler::crawl::LinkSkip;
 use crawler::links::Rejection;
-use crawler::safety::SafetySettings;
 use crawler::{
     Crawl, CrawlSettings, ErrorKind, Failure, FetchSettings, MemoryFrontier, MemoryHostStates,
     MemorySink, PageKind, PolitenessSettings, RobotsSettings, SkipReason, assemble_chapters,
 };
-
-fn settings() -> CrawlSettings {
-    CrawlSettings {
-        fetch: FetchSettings {
-            safety: SafetySettings {
-                allow_private: true,
-                ..SafetySettings::default()
-            },
-            timeout: Duration::from_secs(5),
-            ..FetchSettings::default()
-        },
-        politeness: PolitenessSettings {
-            delay: Duration::ZERO,
-            per_host_concurrency: 4,
-            global_concurrency: 4,
-            backoff_base: Duration::from_millis(100),
-            ..PolitenessSettings::default()
-        },
-        ..CrawlSettings::default()
-    }
-}
 
 fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()

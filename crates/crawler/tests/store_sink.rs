@@ -1,5 +1,6 @@
-//! The store-backed `SnapshotSink` on both backends: body dedup, validators, pages, and
-//! rebuilding stored snapshots for WARC export.
+//! The store-backed `SnapshotSink` on both backends: what the crawler puts in and gets back
+//! (body dedup as the crawl sees it, validators, pages), and rebuilding stored snapshots for
+//! WARC export. The store methods themselves are in the store's conformance suite.
 
 use std::time::Duration;
 
@@ -113,6 +114,8 @@ async fn evidence_round_trips(db: &TestDb) {
     assert_eq!(back.redirects.len(), 1);
     assert_eq!(back.redirects[0].status, 301);
     assert_eq!(back.fetched_at, first.fetched_at);
+    // The fetch time is evidence too (it used to come back as zero).
+    assert_eq!(back.elapsed, Duration::from_millis(12));
 
     let mut warc = WarcWriter::new(Vec::new());
     warc.write_snapshot(&back).unwrap();

@@ -60,6 +60,8 @@ pub struct SnapshotRecord {
     pub remote_addr: Option<String>,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    /// How long the fetch took, in milliseconds (`None` for rows written before it was kept).
+    pub elapsed_ms: Option<u64>,
 }
 
 /// A stored body: zstd bytes and the uncompressed length.
@@ -147,7 +149,8 @@ pub trait EvidenceReads {
 macro_rules! snapshot_columns {
     () => {
         "id, url, final_url, status, http_version, header_block, request_header_block, \
-         redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified"
+         redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified, \
+         elapsed_ms"
     };
 }
 
@@ -180,11 +183,33 @@ where
         remote_addr: row.try_get(12)?,
         etag: row.try_get(13)?,
         last_modified: row.try_get(14)?,
+        elapsed_ms: row
+            .try_get::<Option<i64>, _>(15)?
+            .map(|ms| ms.max(0) as u64),
     })
 }
 
+/// The `sites` row of a URL's origin, inserted if missing, on any executor of either backend
+/// (a transaction); evaluates to its id.
+macro_rules! upsert_site {
+    ($exec:expr, $url:expr) => {{
+        let (base_url, host) = $crate::evidence::origin($url);
+        // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the existing id.
+        sqlx::query_scalar::<_, i64>(
+            "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
+             ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
+        )
+        .bind(&host)
+        .bind(&base_url)
+        .bind(&host)
+        .fetch_one($exec)
+        .await?
+    }};
+}
+pub(crate) use upsert_site;
+
 /// `scheme://host[:port]/` of a URL, the `sites.base_url` its pages hang under.
-fn origin(url: &str) -> (String, String) {
+pub(crate) fn origin(url: &str) -> (String, String) {
     let after_scheme = url.find("://").map_or(0, |i| i + 3);
     let end = url[after_scheme..]
         .find(['/', '?', '#'])
@@ -210,7 +235,6 @@ impl EvidenceWrites for Store {
         s: &NewSnapshot,
         body_zstd: Option<&[u8]>,
     ) -> Result<(SnapshotId, bool)> {
-        let (base_url, host) = origin(&s.url);
         let headers = serde_json::to_string(&s.headers)
             .map_err(|e| Error::InvalidInput(format!("snapshot headers: {e}")))?;
         let stored = write_tx!(self, |tx| {
@@ -244,16 +268,7 @@ impl EvidenceWrites for Store {
                     false
                 }
             };
-            // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the existing id.
-            let site_id: i64 = sqlx::query_scalar(
-                "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
-                 ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
-            )
-            .bind(&host)
-            .bind(&base_url)
-            .bind(&host)
-            .fetch_one(&mut *tx)
-            .await?;
+            let site_id = upsert_site!(&mut *tx, &s.url);
             let page_id: i64 = sqlx::query_scalar(
                 "INSERT INTO pages (site_id, url, last_fetched_at, last_status) \
                  VALUES ($1, $2, $3, $4) ON CONFLICT (site_id, url) DO UPDATE SET \

@@ -42,3 +42,11 @@ id_type!(
     /// One stored HTTP response (`snapshots.id`).
     SnapshotId
 );
+id_type!(
+    /// A crawl (`crawls.id`).
+    CrawlId
+);
+id_type!(
+    /// One URL of a crawl's frontier (`frontier.id`).
+    FrontierId
+);

@@ -9,7 +9,9 @@
 //!   (`sqlite://…` or `postgres://…`), opens a pool and applies the embedded migrations.
 //! - Small traits sized to their callers are implemented on it: [`WorkWrites`] and
 //!   [`WorkReads`] for works and chapters, [`FingerprintReads`] and [`IndexLoads`] for the matcher,
-//!   [`JobQueue`] and [`Schedules`] for the queue. Code that uses the store takes
+//!   [`JobQueue`] and [`Schedules`] for the queue, [`EvidenceWrites`]/[`EvidenceReads`] for
+//!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
+//!   crawls. Code that uses the store takes
 //!   `impl WorkReads` (or a generic) so a test can hand it a fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
@@ -29,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+mod crawl;
 mod db;
 mod error;
 mod evidence;
@@ -40,12 +43,17 @@ pub mod testing;
 mod url;
 mod works;
 
+pub use crawl::{
+    CrawlFrontier, CrawlRecord, CrawlStatus, Crawls, FrontierClaim, FrontierCounts, FrontierLease,
+    FrontierOutcome, FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl,
+    NewFrontierEntry,
+};
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotRecord, StoredBody,
 };
-pub use ids::{ChapterId, JobId, SnapshotId, WorkId};
+pub use ids::{ChapterId, CrawlId, FrontierId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, Job, JobContext, JobError, JobFilter, JobQueue, JobRecord,

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod crawl;
 pub mod migrate;
 pub mod snapshots;
 pub mod worker;

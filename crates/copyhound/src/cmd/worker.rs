@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use crawler::StoreCrawl;
 use import::{ImportOptions, ImportSettings, Importer};
-use store::{Job, JobContext, JobError, Worker, WorkerSettings};
+use store::{CrawlStatus, Crawls, Job, JobContext, JobError, Worker, WorkerSettings};
 
 use crate::settings::Settings;
 
@@ -68,7 +69,7 @@ async fn handle(
     store: &store::Store,
     importer: &Importer,
     job: Job,
-    _ctx: JobContext,
+    ctx: JobContext,
 ) -> Result<(), JobError> {
     match job {
         // Idempotent: a second run finds the work by its content hash and writes nothing.
@@ -88,14 +89,73 @@ async fn handle(
                 Err(e) => Err(JobError::permanent(e.to_string())),
             }
         }
+        Job::Crawl { crawl_id, runner } => run_crawl(store, crawl_id, runner, ctx).await,
         other => Err(JobError::permanent(format!(
             "this build has no handler for {other:?}"
         ))),
     }
 }
 
-/// Resolves on Ctrl-C or, on Unix, SIGTERM (what `docker stop` and systemd send).
+/// Runs one runner of a stored crawl to the end of its shared frontier. The worker renews the
+/// job's lease while it runs; if this worker dies, the job runs again and resumes the crawl
+/// (the entries it held come back when their frontier lease runs out).
+async fn run_crawl(
+    store: &store::Store,
+    id: store::CrawlId,
+    runner: u32,
+    ctx: JobContext,
+) -> Result<(), JobError> {
+    let crawl = match StoreCrawl::open(store.clone(), id).await {
+        Ok(c) => c,
+        Err(crawler::Error::Store { source, .. })
+            if matches!(
+                source.downcast_ref::<store::Error>(),
+                Some(store::Error::NotFound { .. })
+            ) =>
+        {
+            return Err(JobError::permanent(format!("crawl {id} does not exist")));
+        }
+        Err(e @ crawler::Error::Store { .. }) => return Err(JobError::retry(e.to_string())),
+        Err(e) => return Err(JobError::permanent(format!("crawl {id} cannot run: {e}"))),
+    };
+    store
+        .set_crawl_status(id, CrawlStatus::Running, None)
+        .await
+        .map_err(|e| JobError::retry(e.to_string()))?;
+    tracing::info!(crawl = %id, runner, attempt = ctx.lease.attempt, "crawl runner started");
+    match crawl.run().await {
+        Ok(report) => {
+            tracing::info!(crawl = %id, runner, pages = report.pages, "crawl runner finished");
+            store
+                .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
+                .await
+                .map_err(|e| JobError::retry(e.to_string()))?;
+            store
+                .set_crawl_status(id, CrawlStatus::Done, None)
+                .await
+                .map_err(|e| JobError::retry(e.to_string()))
+        }
+        Err(e) => {
+            let message = format!("{e:#}");
+            if ctx.lease.attempt >= ctx.max_attempts {
+                store
+                    .set_crawl_status(id, CrawlStatus::Failed, Some(&message))
+                    .await
+                    .ok();
+            }
+            Err(JobError::retry(message))
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM, saying so.
 async fn shutdown_signal() {
+    shutdown_signal_quiet().await;
+    eprintln!("shutting down: letting running jobs finish");
+}
+
+/// Resolves on Ctrl-C or, on Unix, SIGTERM (what `docker stop` and systemd send).
+pub async fn shutdown_signal_quiet() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -114,5 +174,4 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = term => {}
     }
-    eprintln!("shutting down: letting running jobs finish");
 }

@@ -16,6 +16,28 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::Bytes;
 
+/// Crawl settings for the fixture server: loopback allowed, no delay, short timeouts.
+pub fn local_crawl_settings() -> crawler::CrawlSettings {
+    crawler::CrawlSettings {
+        fetch: crawler::FetchSettings {
+            safety: crawler::SafetySettings {
+                allow_private: true,
+                ..crawler::SafetySettings::default()
+            },
+            timeout: Duration::from_secs(5),
+            ..crawler::FetchSettings::default()
+        },
+        politeness: crawler::PolitenessSettings {
+            delay: Duration::ZERO,
+            per_host_concurrency: 4,
+            global_concurrency: 4,
+            backoff_base: Duration::from_millis(100),
+            ..crawler::PolitenessSettings::default()
+        },
+        ..crawler::CrawlSettings::default()
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Test data
 

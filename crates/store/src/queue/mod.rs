@@ -58,6 +58,17 @@ pub enum Job {
         /// Author.
         author: Option<String>,
     },
+    /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
+    /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
+    /// once; a job that runs again resumes the crawl where it stopped.
+    Crawl {
+        /// The crawl.
+        crawl_id: crate::CrawlId,
+        /// Which of the crawl's parallel runners this is (0-based); part of the job's
+        /// de-duplication key, so each runner is queued once.
+        #[serde(default)]
+        runner: u32,
+    },
 }
 
 /// The queue a job goes to when [`NewJob::queue`] is not called.

@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use store::{
-    BackendKind, Enqueued, Error, FingerprintReads, JobError, JobFilter, JobQueue, JobStatus,
-    NewChapter, NewFingerprint, NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules,
-    SourceFormat, Store, StoreSettings, WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker,
-    WorkerReport, WorkerSettings,
+    BackendKind, CrawlFrontier, CrawlId, CrawlStatus, Crawls, Enqueued, Error, EvidenceReads,
+    EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome, HostStates, JobError,
+    JobFilter, JobQueue, JobStatus, NewChapter, NewFingerprint, NewJob, NewWork, Page, Posting,
+    PostingKind, Retry, Schedules, SourceFormat, Store, StoreSettings, WorkFilter, WorkInsert,
+    WorkReads, WorkWrites, Worker, WorkerReport, WorkerSettings,
 };
 use tokio::sync::watch;
 
@@ -141,6 +142,12 @@ where
             return seen;
         }
     }
+}
+
+/// The test's store and a second one on the same database (another process), for tasks
+/// that split between the two.
+async fn two_pools(db: &TestDb) -> [Store; 2] {
+    [db.store.clone(), db.reopen(&StoreSettings::default()).await]
 }
 
 /// The jobs the queue tests run.
@@ -852,14 +859,10 @@ pub async fn concurrent_claims_never_share_a_job(db: &TestDb) {
         db.store.enqueue(&job(&TestJob::Count { n })).await.unwrap();
     }
     // Half the claimers use a second pool, as another process would.
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let tasks: Vec<_> = (0..8)
         .map(|i| {
-            let s = if i % 2 == 0 {
-                db.store.clone()
-            } else {
-                other.clone()
-            };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move {
                 let mut mine = Vec::new();
                 loop {
@@ -1152,10 +1155,10 @@ pub async fn schedules_enqueue_each_fire_time_once(db: &TestDb) {
     };
     sleep_past(sched.next_run_at).await;
     // Six callers over two pools race for the same fire time.
-    let other = db.reopen(&StoreSettings::default()).await;
+    let pools = two_pools(db).await;
     let racers: Vec<_> = (0..6)
         .map(|i| {
-            let s = if i % 2 == 0 { s.clone() } else { other.clone() };
+            let s = pools[i % 2].clone();
             tokio::spawn(async move { s.enqueue_due().await.unwrap() })
         })
         .collect();
@@ -1248,4 +1251,637 @@ pub async fn counts_listing_and_purging(db: &TestDb) {
         1
     );
     assert!(matches!(s.job(done.job).await, Err(Error::NotFound { .. })));
+}
+
+// ---------------------------------------------------------------------------------------
+// crawls, frontiers and host states
+
+fn new_crawl(max_pages: Option<u64>) -> store::NewCrawl {
+    store::NewCrawl {
+        seeds: vec![
+            "http://例子.example/book/".into(),
+            "http://b.example/".into(),
+        ],
+        settings: r#"{"max_depth":3}"#.into(),
+        max_pages,
+    }
+}
+
+fn entry(url: &str, depth: u32, rank: i16) -> store::NewFrontierEntry {
+    store::NewFrontierEntry {
+        url: url.to_owned(),
+        depth,
+        discovery: "link".into(),
+        rank,
+        parent: Some("http://例子.example/book/".into()),
+        chain: None,
+    }
+}
+
+async fn claim_entry(s: &Store, crawl: CrawlId, lease: Duration) -> Option<store::FrontierRecord> {
+    match s.claim_frontier(crawl, lease).await.unwrap() {
+        FrontierClaim::Entry(e) => Some(e),
+        _ => None,
+    }
+}
+
+pub async fn crawls_round_trip_and_change_status(db: &TestDb) {
+    let s = &db.store;
+    let err = s
+        .create_crawl(&store::NewCrawl {
+            seeds: vec![],
+            ..new_crawl(None)
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    let id = s.create_crawl(&new_crawl(Some(10))).await.unwrap();
+    let c = s.crawl(id).await.unwrap();
+    assert_eq!(c.status, CrawlStatus::Queued);
+    assert_eq!(c.seeds, new_crawl(None).seeds);
+    assert_eq!(c.settings, r#"{"max_depth":3}"#);
+    assert_eq!((c.max_pages, c.pages_claimed), (Some(10), 0));
+    assert!(c.started_at.is_none() && c.finished_at.is_none());
+    // A second crawl of the same site shares its site row.
+    let again = s.create_crawl(&new_crawl(None)).await.unwrap();
+    assert_ne!(again, id);
+    assert_eq!(s.crawl(again).await.unwrap().site_id, c.site_id);
+
+    s.set_crawl_status(id, CrawlStatus::Running, None)
+        .await
+        .unwrap();
+    let running = s.crawl(id).await.unwrap();
+    assert_eq!(running.status, CrawlStatus::Running);
+    assert!(running.started_at.is_some() && running.finished_at.is_none());
+    s.set_crawl_status(id, CrawlStatus::Failed, Some("store down"))
+        .await
+        .unwrap();
+    let failed = s.crawl(id).await.unwrap();
+    assert_eq!(failed.error.as_deref(), Some("store down"));
+    assert!(failed.finished_at.is_some());
+    assert_eq!(failed.started_at, running.started_at);
+    s.set_crawl_budget(id, None).await.unwrap();
+    assert_eq!(s.crawl(id).await.unwrap().max_pages, None);
+    s.add_crawl_totals(id, 3, 1, 5_000_000_000).await.unwrap();
+    s.add_crawl_totals(id, 2, 0, 10).await.unwrap();
+    let totals = s.crawl(id).await.unwrap();
+    assert_eq!(
+        (totals.pages_fetched, totals.pages_failed, totals.bytes),
+        (5, 1, 5_000_000_010)
+    );
+
+    let missing = CrawlId(987_654);
+    assert!(matches!(
+        s.crawl(missing).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.set_crawl_status(missing, CrawlStatus::Done, None)
+            .await
+            .unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.set_crawl_budget(missing, Some(1)).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.add_crawl_totals(missing, 1, 0, 0).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    // A frontier of an unknown crawl is refused by its foreign key.
+    assert!(
+        s.push_frontier(missing, &[entry("http://x.example/", 0, 2)])
+            .await
+            .is_err()
+    );
+}
+
+pub async fn frontier_dedups_orders_retries_and_finishes(db: &TestDb) {
+    let s = &db.store;
+    let crawl = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let other = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let lease = Duration::from_secs(60);
+    let added = s
+        .push_frontier(
+            crawl,
+            &[
+                entry("http://例子.example/2", 1, 3),
+                entry("http://例子.example/book/", 0, 2),
+                entry("http://例子.example/2", 1, 3),
+                store::NewFrontierEntry {
+                    chain: Some(("http://例子.example/book/".into(), 1)),
+                    discovery: "pagination".into(),
+                    ..entry("http://例子.example/book/_2", 1, 0)
+                },
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(added, 3);
+    // Seen URLs stay seen, whatever their state; another crawl has a frontier of its own.
+    assert_eq!(
+        s.push_frontier(crawl, &[entry("http://例子.example/2", 0, 0)])
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        s.push_frontier(other, &[entry("http://例子.example/2", 0, 0)])
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(s.push_frontier(crawl, &[]).await.unwrap(), 0);
+
+    let a = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!((a.url.as_str(), a.depth), ("http://例子.example/book/", 0));
+    assert_eq!(a.lease.claim, 1);
+    assert_eq!(a.parent.as_deref(), Some("http://例子.example/book/"));
+    let b = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!(b.url, "http://例子.example/book/_2");
+    assert_eq!(b.discovery, "pagination");
+    assert_eq!(b.chain, Some(("http://例子.example/book/".into(), 1)));
+    let c = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!(c.url, "http://例子.example/2");
+    // Nothing left, but entries are in flight: wait.
+    assert!(matches!(
+        s.claim_frontier(crawl, lease).await.unwrap(),
+        FrontierClaim::Wait(_)
+    ));
+    let counts = s.frontier_counts(crawl).await.unwrap();
+    assert_eq!(
+        (counts.queued, counts.claimed, counts.pages_claimed),
+        (0, 3, 3)
+    );
+
+    s.complete_frontier(a.lease, &FrontierOutcome::Done { status: 200 })
+        .await
+        .unwrap();
+    s.complete_frontier(b.lease, &FrontierOutcome::Skipped("robots_denied".into()))
+        .await
+        .unwrap();
+    // Completing twice: the claim is gone.
+    assert!(matches!(
+        s.complete_frontier(a.lease, &FrontierOutcome::Done { status: 200 })
+            .await
+            .unwrap_err(),
+        Error::Conflict(_)
+    ));
+    // A retry comes back when due, with its attempt counted, before fresh entries.
+    s.push_frontier(crawl, &[entry("http://例子.example/3", 1, 3)])
+        .await
+        .unwrap();
+    s.retry_frontier(
+        c.lease,
+        Utc::now() + chrono::Duration::milliseconds(300),
+        true,
+    )
+    .await
+    .unwrap();
+    let fresh = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!(fresh.url, "http://例子.example/3");
+    s.complete_frontier(fresh.lease, &FrontierOutcome::Failed("http_404".into()))
+        .await
+        .unwrap();
+    match s.claim_frontier(crawl, lease).await.unwrap() {
+        FrontierClaim::Wait(d) => assert!(d <= Duration::from_millis(300), "{d:?}"),
+        other => panic!("expected a wait for the retry, got {other:?}"),
+    }
+    tokio::time::sleep(Duration::from_millis(320)).await;
+    let again = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!(
+        (again.url.as_str(), again.attempts),
+        ("http://例子.example/2", 1)
+    );
+    assert_eq!(again.lease.claim, 2);
+    // A retry that does not count (host busy) keeps the attempts.
+    s.retry_frontier(again.lease, Utc::now(), false)
+        .await
+        .unwrap();
+    let third = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!(third.attempts, 1);
+    s.complete_frontier(third.lease, &FrontierOutcome::Done { status: 200 })
+        .await
+        .unwrap();
+    assert_eq!(
+        s.claim_frontier(crawl, lease).await.unwrap(),
+        FrontierClaim::Done
+    );
+    let counts = s.frontier_counts(crawl).await.unwrap();
+    assert_eq!(
+        (
+            counts.done,
+            counts.skipped,
+            counts.failed,
+            counts.queued,
+            counts.claimed
+        ),
+        (2, 1, 1, 0, 0)
+    );
+    // Retries do not spend budget: 4 distinct entries were claimed.
+    assert_eq!(counts.pages_claimed, 4);
+    assert_eq!(counts.finished(), 4);
+    assert_eq!(s.frontier_counts(other).await.unwrap().queued, 1);
+}
+
+pub async fn the_page_budget_bounds_first_claims(db: &TestDb) {
+    let s = &db.store;
+    let crawl = s.create_crawl(&new_crawl(Some(2))).await.unwrap();
+    let lease = Duration::from_secs(60);
+    let entries: Vec<_> = (0..5)
+        .map(|i| entry(&format!("http://a.example/{i}"), 1, 3))
+        .collect();
+    assert_eq!(s.push_frontier(crawl, &entries).await.unwrap(), 5);
+    let a = claim_entry(s, crawl, lease).await.unwrap();
+    let b = claim_entry(s, crawl, lease).await.unwrap();
+    assert!(matches!(
+        s.claim_frontier(crawl, lease).await.unwrap(),
+        FrontierClaim::Wait(_)
+    ));
+    // A retry of a claimed entry is still allowed once the budget is spent.
+    s.retry_frontier(a.lease, Utc::now(), true).await.unwrap();
+    let a2 = claim_entry(s, crawl, lease).await.unwrap();
+    assert_eq!(a2.url, a.url);
+    for l in [a2.lease, b.lease] {
+        s.complete_frontier(l, &FrontierOutcome::Done { status: 200 })
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        s.claim_frontier(crawl, lease).await.unwrap(),
+        FrontierClaim::Done
+    );
+    let counts = s.frontier_counts(crawl).await.unwrap();
+    assert_eq!((counts.pages_claimed, counts.queued), (2, 3));
+    // Raising the budget resumes the crawl.
+    s.set_crawl_budget(crawl, Some(3)).await.unwrap();
+    assert!(claim_entry(s, crawl, lease).await.is_some());
+    assert!(matches!(
+        s.claim_frontier(crawl, lease).await.unwrap(),
+        FrontierClaim::Wait(_)
+    ));
+}
+
+pub async fn expired_frontier_leases_come_back_and_are_fenced(db: &TestDb) {
+    let s = &db.store;
+    let crawl = s.create_crawl(&new_crawl(None)).await.unwrap();
+    s.push_frontier(crawl, &[entry("http://a.example/1", 0, 2)])
+        .await
+        .unwrap();
+    let dead = claim_entry(s, crawl, Duration::from_millis(100))
+        .await
+        .unwrap();
+    assert_eq!(s.reclaim_expired_frontier(crawl).await.unwrap(), 0);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert_eq!(s.reclaim_expired_frontier(crawl).await.unwrap(), 1);
+    assert_eq!(s.frontier_counts(crawl).await.unwrap().queued, 1);
+    let live = claim_entry(s, crawl, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        (live.url.as_str(), live.lease.claim),
+        ("http://a.example/1", 2)
+    );
+    // The dead worker's late writes are refused; the live one's go through.
+    assert!(matches!(
+        s.complete_frontier(dead.lease, &FrontierOutcome::Done { status: 200 })
+            .await
+            .unwrap_err(),
+        Error::Conflict(_)
+    ));
+    assert!(matches!(
+        s.retry_frontier(dead.lease, Utc::now(), true)
+            .await
+            .unwrap_err(),
+        Error::Conflict(_)
+    ));
+    s.complete_frontier(live.lease, &FrontierOutcome::Done { status: 200 })
+        .await
+        .unwrap();
+    // The claim itself reclaims: no separate reaper is needed.
+    s.push_frontier(crawl, &[entry("http://a.example/2", 0, 2)])
+        .await
+        .unwrap();
+    claim_entry(s, crawl, Duration::from_millis(50))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(80)).await;
+    let back = claim_entry(s, crawl, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(back.url, "http://a.example/2");
+    // Only one distinct entry's first claim spent budget each.
+    assert_eq!(s.frontier_counts(crawl).await.unwrap().pages_claimed, 2);
+}
+
+pub async fn concurrent_frontier_claims_never_share_an_entry(db: &TestDb) {
+    const ENTRIES: usize = 300;
+    let crawl = db.store.create_crawl(&new_crawl(Some(250))).await.unwrap();
+    let entries: Vec<_> = (0..ENTRIES)
+        .map(|i| entry(&format!("http://a.example/{i}"), (i % 3) as u32, 3))
+        .collect();
+    db.store.push_frontier(crawl, &entries).await.unwrap();
+    let pools = two_pools(db).await;
+    let tasks: Vec<_> = (0..6)
+        .map(|i| {
+            let s = pools[i % 2].clone();
+            tokio::spawn(async move {
+                let mut mine = Vec::new();
+                loop {
+                    match s
+                        .claim_frontier(crawl, Duration::from_secs(60))
+                        .await
+                        .unwrap()
+                    {
+                        FrontierClaim::Entry(e) => {
+                            s.complete_frontier(e.lease, &FrontierOutcome::Done { status: 200 })
+                                .await
+                                .unwrap();
+                            mine.push(e.url);
+                        }
+                        FrontierClaim::Wait(d) => tokio::time::sleep(d).await,
+                        FrontierClaim::Done => return mine,
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for t in tasks {
+        for url in t.await.unwrap() {
+            assert!(seen.insert(url.clone()), "{url} claimed twice");
+        }
+    }
+    // The budget holds exactly under concurrent claims.
+    assert_eq!(seen.len(), 250);
+    let counts = db.store.frontier_counts(crawl).await.unwrap();
+    assert_eq!(
+        (counts.pages_claimed, counts.done, counts.queued),
+        (250, 250, 50)
+    );
+}
+
+pub async fn host_state_updates_are_serialised(db: &TestDb) {
+    let s = &db.store;
+    assert_eq!(s.host_state("例子.example").await.unwrap(), None);
+    let until = chrono::DateTime::from_timestamp_millis(1_800_000_000_123).unwrap();
+    let seen = s
+        .update_host_state("例子.example", |h| {
+            let before = h.clone();
+            h.next_allowed_at = Some(until);
+            h.leases.push(store::HostLease {
+                id: u64::MAX,
+                expires_at: until,
+            });
+            before
+        })
+        .await
+        .unwrap();
+    assert_eq!(seen, store::HostStateRecord::default());
+    let stored = s.host_state("例子.example").await.unwrap().unwrap();
+    assert_eq!(stored.next_allowed_at, Some(until));
+    assert_eq!(stored.leases[0].id, u64::MAX);
+    assert_eq!(stored.leases[0].expires_at, until);
+
+    // Read-modify-write from many tasks on two pools: no update is lost.
+    let pools = two_pools(db).await;
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let s = pools[i % 2].clone();
+            tokio::spawn(async move {
+                s.update_host_state("busy.example", |h| {
+                    h.consecutive_failures += 1;
+                    h.leases.push(store::HostLease {
+                        id: i as u64,
+                        expires_at: Utc::now(),
+                    });
+                })
+                .await
+                .unwrap();
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let busy = s.host_state("busy.example").await.unwrap().unwrap();
+    assert_eq!(busy.consecutive_failures, 40);
+    assert_eq!(busy.leases.len(), 40);
+    // Another host is untouched.
+    assert_eq!(
+        s.host_state("例子.example")
+            .await
+            .unwrap()
+            .unwrap()
+            .consecutive_failures,
+        0
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// crawl evidence
+
+fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::NewSnapshot {
+    store::NewSnapshot {
+        url: url.to_owned(),
+        final_url: format!("{url}?final"),
+        status: 200,
+        http_version: "HTTP/1.1".into(),
+        headers: vec![("content-type".into(), "text/html; charset=gbk".into())],
+        header_block: b"content-type: text/html; charset=gbk\r\nx-raw: \xb5\xda\r\n".to_vec(),
+        request_header_block: b"user-agent: copyhound\r\n".to_vec(),
+        content_type: Some("text/html; charset=gbk".into()),
+        redirects: "[]".into(),
+        sha256: [sha; 32],
+        body_len: 12,
+        body_status: "complete".into(),
+        fetched_at: chrono::DateTime::from_timestamp_millis(1_795_000_000_000).unwrap(),
+        elapsed_ms: 37,
+        remote_addr: Some("127.0.0.1:80".into()),
+        etag: etag.map(str::to_owned),
+        last_modified: None,
+    }
+}
+
+pub async fn evidence_bodies_are_stored_once(db: &TestDb) {
+    let s = &db.store;
+    assert!(!s.has_body(&[1; 32]).await.unwrap());
+    // No body given and none stored: refused, nothing written.
+    let err = s
+        .insert_snapshot(&new_snapshot("http://例子.example/a", 1, None), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    assert!(s.snapshots(Page::all()).await.unwrap().is_empty());
+
+    let (a, new_a) = s
+        .insert_snapshot(
+            &new_snapshot("http://例子.example/a", 1, Some("\"v1\"")),
+            Some(&b"zstd-a"[..]),
+        )
+        .await
+        .unwrap();
+    assert!(new_a);
+    assert!(s.has_body(&[1; 32]).await.unwrap());
+    // The same body at another URL, given again or not: one body row.
+    let (b, new_b) = s
+        .insert_snapshot(
+            &new_snapshot("http://例子.example/b", 1, None),
+            Some(&b"other"[..]),
+        )
+        .await
+        .unwrap();
+    let (c, new_c) = s
+        .insert_snapshot(&new_snapshot("http://例子.example/c", 1, None), None)
+        .await
+        .unwrap();
+    assert!(!new_b && !new_c);
+    assert!(a < b && b < c);
+    let body = s.body(&[1; 32]).await.unwrap().unwrap();
+    assert_eq!((body.zstd.as_slice(), body.len), (&b"zstd-a"[..], 12));
+    assert_eq!(s.body(&[9; 32]).await.unwrap(), None);
+
+    let rows = s.snapshots(Page::all()).await.unwrap();
+    assert_eq!(rows.len(), 3);
+    let first = &rows[0];
+    assert_eq!(first.url, "http://例子.example/a");
+    assert_eq!(first.final_url, "http://例子.example/a?final");
+    assert_eq!(
+        first.header_block.as_deref(),
+        Some(&b"content-type: text/html; charset=gbk\r\nx-raw: \xb5\xda\r\n"[..])
+    );
+    assert_eq!(first.elapsed_ms, Some(37));
+    assert_eq!(first.etag.as_deref(), Some("\"v1\""));
+    assert_eq!(
+        first.fetched_at,
+        chrono::DateTime::from_timestamp_millis(1_795_000_000_000).unwrap()
+    );
+    let page = s
+        .snapshots(Page {
+            after: Some(a),
+            limit: Some(1),
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b]);
+}
+
+pub async fn the_latest_validated_response_is_found_by_either_url(db: &TestDb) {
+    let s = &db.store;
+    let url = "http://例子.example/a";
+    assert!(s.latest_validated(url).await.unwrap().is_none());
+    // Without validators a response cannot be revalidated.
+    s.insert_snapshot(&new_snapshot(url, 1, None), Some(&b"z"[..]))
+        .await
+        .unwrap();
+    assert!(s.latest_validated(url).await.unwrap().is_none());
+    let (old, _) = s
+        .insert_snapshot(&new_snapshot(url, 2, Some("\"v1\"")), Some(&b"z"[..]))
+        .await
+        .unwrap();
+    let (new, _) = s
+        .insert_snapshot(&new_snapshot(url, 3, Some("\"v2\"")), Some(&b"z"[..]))
+        .await
+        .unwrap();
+    assert!(old < new);
+    let found = s.latest_validated(url).await.unwrap().unwrap();
+    assert_eq!((found.id, found.sha256), (new, [3; 32]));
+    let by_final = s
+        .latest_validated(&format!("{url}?final"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(by_final.id, new);
+    // Errors and truncated bodies are not revalidated.
+    let mut err = new_snapshot(url, 4, Some("\"v3\""));
+    err.status = 500;
+    s.insert_snapshot(&err, Some(&b"z"[..])).await.unwrap();
+    let mut cut = new_snapshot(url, 5, Some("\"v4\""));
+    cut.body_status = "truncated".into();
+    s.insert_snapshot(&cut, Some(&b"z"[..])).await.unwrap();
+    assert_eq!(s.latest_validated(url).await.unwrap().unwrap().id, new);
+}
+
+pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
+    let s = &db.store;
+    let (id, _) = s
+        .insert_snapshot(
+            &new_snapshot("http://例子.example/a", 1, None),
+            Some(&b"z"[..]),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.page_text(id).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    let mut page = store::NewPageText {
+        snapshot: id,
+        url: "http://例子.example/a".into(),
+        depth: 2,
+        chain: Some(("http://例子.example/a".into(), 0)),
+        kind: "content".into(),
+        title: Some("三国演义".into()),
+        chapter_title: Some("第一回".into()),
+        body: "话说天下大势，分久必合".into(),
+        encoding: "GBK".into(),
+        decode_errors: false,
+        not_modified: false,
+        fetched_at: Utc::now(),
+    };
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.body.as_str(), text.depth, text.kind.as_str()),
+        ("话说天下大势，分久必合", 2, "content")
+    );
+    assert_eq!(text.chapter_title.as_deref(), Some("第一回"));
+    page.body = "合久必分".into();
+    page.kind = "index".into();
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.body.as_str(), text.kind.as_str()),
+        ("合久必分", "index")
+    );
+    // A page text needs its snapshot.
+    page.snapshot = store::SnapshotId(id.0 + 1000);
+    assert!(s.insert_page_text(&page).await.is_err());
+}
+
+pub async fn concurrent_pushes_of_shared_links_all_succeed(db: &TestDb) {
+    // Every page of a site links to the same navigation: runners push overlapping sets at
+    // once, in page order. None may fail (a deadlock on Postgres) and each URL is new once.
+    let crawl = db.store.create_crawl(&new_crawl(None)).await.unwrap();
+    let pools = two_pools(db).await;
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let s = pools[i % 2].clone();
+            tokio::spawn(async move {
+                let mut added = 0;
+                for round in 0..5 {
+                    let mut links: Vec<_> = (0..60)
+                        .map(|n| {
+                            entry(&format!("http://a.example/{}", (n * 7 + round) % 100), 1, 3)
+                        })
+                        .collect();
+                    if i % 2 == 1 {
+                        links.reverse();
+                    }
+                    added += s.push_frontier(crawl, &links).await.unwrap();
+                }
+                added
+            })
+        })
+        .collect();
+    let mut added = 0;
+    for t in tasks {
+        added += t.await.unwrap();
+    }
+    let distinct: HashSet<u32> = (0..5)
+        .flat_map(|round| (0..60).map(move |n| (n * 7 + round) % 100))
+        .collect();
+    assert_eq!(added, distinct.len() as u64);
+    assert_eq!(db.store.frontier_counts(crawl).await.unwrap().queued, added);
 }

@@ -37,6 +37,16 @@ macro_rules! conformance_suite {
             a_panicking_handler_is_retried,
             schedules_enqueue_each_fire_time_once,
             counts_listing_and_purging,
+            crawls_round_trip_and_change_status,
+            frontier_dedups_orders_retries_and_finishes,
+            the_page_budget_bounds_first_claims,
+            expired_frontier_leases_come_back_and_are_fenced,
+            concurrent_frontier_claims_never_share_an_entry,
+            concurrent_pushes_of_shared_links_all_succeed,
+            host_state_updates_are_serialised,
+            evidence_bodies_are_stored_once,
+            the_latest_validated_response_is_found_by_either_url,
+            page_texts_are_stored_and_replaced,
         );
     };
 }

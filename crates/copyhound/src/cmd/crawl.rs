@@ -1,0 +1,305 @@
+//! `copyhound crawl URL...`: crawl sites now (or queue the crawl for the workers), with the
+//! frontier, per-host politeness and evidence in the database, so a stopped crawl resumes with
+//! `--resume CRAWL_ID` and `copyhound worker`s on several machines can share it.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use crawler::safety::AddressPolicy;
+use crawler::{CrawlReport, CrawlSettings, Frontier, StoreCrawl};
+use indicatif::{ProgressBar, ProgressFinish, ProgressStyle};
+use serde::Serialize;
+use store::{CrawlFrontier, CrawlId, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
+use url::Url;
+
+use crate::settings::Settings;
+
+/// Options of `crawl`.
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// Seed URLs (http or https); the crawl stays on their sites.
+    #[arg(value_name = "URL", required_unless_present = "resume")]
+    urls: Vec<String>,
+    /// Continue a stopped crawl (its seeds and settings are stored with it).
+    #[arg(long, value_name = "CRAWL_ID", conflicts_with = "urls")]
+    resume: Option<i64>,
+    /// Pages fetched at most (the crawl's budget; with --resume, the new budget in all).
+    #[arg(long, value_name = "N")]
+    max_pages: Option<u64>,
+    /// Link hops followed from a seed at most.
+    #[arg(long, value_name = "D")]
+    max_depth: Option<u32>,
+    /// Allow loopback, private and link-local addresses (a local test site); refused otherwise.
+    #[arg(long)]
+    allow_private: bool,
+    /// Queue the crawl for `copyhound worker` instead of running it now.
+    #[arg(long)]
+    enqueue: bool,
+    /// With --enqueue: how many workers may crawl it together.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "enqueue")]
+    runners: u32,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The summary `crawl --json` prints.
+#[derive(Debug, Serialize)]
+struct Summary {
+    crawl_id: i64,
+    /// `done`, or `queued` when stopped before the end (resume it).
+    status: &'static str,
+    pages: u64,
+    responses: u64,
+    bytes: u64,
+    new_bodies: u64,
+    duplicate_bodies: u64,
+    errors: BTreeMap<String, u64>,
+    skipped: BTreeMap<String, u64>,
+    retries: u64,
+    /// Frontier entries left (queued) and finished, over all runs of the crawl.
+    queued: u64,
+    finished: u64,
+    seconds: f64,
+}
+
+impl Summary {
+    fn new(id: CrawlId, status: CrawlStatus, r: &CrawlReport) -> Self {
+        Self {
+            crawl_id: id.0,
+            status: status.as_str(),
+            pages: r.pages,
+            responses: r.responses,
+            bytes: r.bytes,
+            new_bodies: r.new_bodies,
+            duplicate_bodies: r.duplicate_bodies,
+            errors: r.errors.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            skipped: r
+                .skipped
+                .iter()
+                .map(|(k, v)| (k.as_str().to_owned(), *v))
+                .collect(),
+            retries: r.retries,
+            queued: r.frontier.queued,
+            finished: r.frontier.finished,
+            seconds: r.elapsed.as_secs_f64(),
+        }
+    }
+}
+
+/// Runs `crawl` against the database at `database`.
+pub async fn run(args: CrawlArgs, database: &str, settings: &Settings) -> Result<()> {
+    let store = super::open_store(database).await?;
+    let result = crawl(&store, args, settings).await;
+    store.close().await;
+    result
+}
+
+async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()> {
+    let (id, crawl_settings) = match args.resume {
+        Some(id) => {
+            let id = CrawlId(id);
+            let row = store.crawl(id).await.with_context(|| {
+                format!("while looking up crawl {id} (the id `copyhound crawl` printed)")
+            })?;
+            let mut stored: CrawlSettings = serde_json::from_str(&row.settings)
+                .with_context(|| format!("while reading the settings stored with crawl {id}"))?;
+            apply_flags(&mut stored, &args);
+            if args.max_pages.is_some() {
+                store.set_crawl_budget(id, args.max_pages).await?;
+            }
+            let held = store.frontier_counts(id).await?.claimed;
+            if held > 0 {
+                eprintln!(
+                    "note: {held} urls of crawl {id} are held by another runner or one that was \
+                     killed; they come back when their lease ends (within {} s, \
+                     crawler.frontier_lease)",
+                    stored.frontier_lease.as_secs()
+                );
+            }
+            (id, stored)
+        }
+        None => {
+            let mut s = settings.crawler.clone();
+            apply_flags(&mut s, &args);
+            let seeds = parse_seeds(&args.urls)?;
+            check_addresses(&seeds, &s).await?;
+            let id = StoreCrawl::create(store, &s, &seeds)
+                .await
+                .context("while creating the crawl")?;
+            (id, s)
+        }
+    };
+    if args.enqueue {
+        for runner in 0..args.runners.max(1) {
+            let job = NewJob::new(&Job::Crawl {
+                crawl_id: id,
+                runner,
+            })?
+            .dedupe_key(format!("crawl:{id}:{runner}"))
+            .max_attempts(3);
+            store
+                .enqueue(&job)
+                .await
+                .context("while queueing the crawl")?;
+        }
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"crawl_id": id.0, "status": "queued"})
+            );
+        } else {
+            println!(
+                "crawl {id} queued for {} worker(s); run `copyhound worker` to crawl it",
+                args.runners.max(1)
+            );
+        }
+        return Ok(());
+    }
+    run_now(store, id, crawl_settings, args.json).await
+}
+
+/// Command-line flags over the configured (or stored) settings.
+fn apply_flags(s: &mut CrawlSettings, args: &CrawlArgs) {
+    if let Some(n) = args.max_pages {
+        s.max_pages = Some(n);
+    }
+    if let Some(d) = args.max_depth {
+        s.max_depth = d;
+    }
+    if args.allow_private {
+        s.fetch.safety.allow_private = true;
+    }
+}
+
+fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
+    urls.iter()
+        .map(|u| {
+            let url = Url::parse(u).with_context(|| {
+                format!("invalid url {u:?}: give absolute http(s) urls, e.g. https://example.com/book/1/")
+            })?;
+            if !matches!(url.scheme(), "http" | "https") {
+                bail!("invalid url {u:?}: only http and https urls are crawled");
+            }
+            Ok(url)
+        })
+        .collect()
+}
+
+/// Refuses seeds on addresses the safety settings do not allow before anything is stored, so
+/// the operator hears why at once rather than finding a crawl of zero pages.
+async fn check_addresses(seeds: &[Url], settings: &CrawlSettings) -> Result<()> {
+    let policy = AddressPolicy::new(&settings.fetch.safety);
+    for seed in seeds {
+        let Some(host) = seed.host_str() else {
+            bail!("invalid url {seed}: it has no host");
+        };
+        let port = seed.port_or_known_default().unwrap_or(80);
+        let addrs = tokio::net::lookup_host((host.trim_matches(['[', ']']), port))
+            .await
+            .with_context(|| format!("while resolving {host} (seed {seed})"))?;
+        for addr in addrs {
+            policy.check(host, addr.ip())?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool) -> Result<()> {
+    let crawl = StoreCrawl::open_with(store.clone(), id, settings)
+        .await
+        .with_context(|| format!("while setting up crawl {id}"))?;
+    store
+        .set_crawl_status(id, CrawlStatus::Running, None)
+        .await?;
+    if !json {
+        eprintln!(
+            "crawl {id} running (Ctrl-C stops it; resume with `copyhound crawl --resume {id}`)"
+        );
+    }
+    let progress = tokio::spawn(show_progress(crawl.clone()));
+    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let on_signal = tokio::spawn({
+        let (crawl, stopped) = (crawl.clone(), stopped.clone());
+        async move {
+            super::worker::shutdown_signal_quiet().await;
+            stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+            eprintln!("stopping: finishing the pages in flight");
+            crawl.stop();
+        }
+    });
+    let result = crawl.run().await;
+    on_signal.abort();
+    progress.abort();
+    let report = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let message = format!("{e:#}");
+            store
+                .set_crawl_status(id, CrawlStatus::Failed, Some(&message))
+                .await
+                .ok();
+            return Err(e).with_context(|| format!("crawl {id} failed"));
+        }
+    };
+    let status = if stopped.load(std::sync::atomic::Ordering::Relaxed) {
+        CrawlStatus::Queued
+    } else {
+        CrawlStatus::Done
+    };
+    store
+        .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
+        .await?;
+    store.set_crawl_status(id, status, None).await?;
+    let summary = Summary::new(id, status, &report);
+    if json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        println!("crawl {id}: {}", status.as_str());
+        println!("{report}");
+        if status == CrawlStatus::Queued {
+            println!("resume with: copyhound crawl --resume {id}");
+        }
+    }
+    Ok(())
+}
+
+/// A progress bar on a terminal, a plain line every 10 s otherwise (logs, CI).
+async fn show_progress<F, S, H>(crawl: crawler::Crawl<F, S, H>)
+where
+    F: Frontier + 'static,
+    S: crawler::SnapshotSink + 'static,
+    H: crawler::HostStateStore + 'static,
+{
+    let line = |r: &CrawlReport, queued: u64| {
+        format!(
+            "{} pages, {:.1} MB, {} errors, {} queued",
+            r.pages,
+            r.bytes as f64 / 1e6,
+            r.error_count(),
+            queued
+        )
+    };
+    if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new_spinner().with_finish(ProgressFinish::AndClear);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        loop {
+            let queued = crawl.frontier().progress().await.map_or(0, |p| p.queued);
+            bar.set_message(line(&crawl.progress(), queued));
+            bar.tick();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    } else {
+        loop {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            let queued = crawl.frontier().progress().await.map_or(0, |p| p.queued);
+            eprintln!("{}", line(&crawl.progress(), queued));
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! `copyhound crawl` and crawl jobs run by `copyhound worker`, as a user runs them, against a
+//! small site served on 127.0.0.1 by the test and a temp SQLite database.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod common;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use common::{Env, copyhound};
+use store::{
+    CrawlFrontier, CrawlId, CrawlStatus, Crawls, EvidenceReads, Page, Store, StoreSettings,
+};
+
+/// Pages of the site: `/` links to `/1.html`..`/5.html`, each of which links to the next (the
+/// last to `/`) and back to `/`.
+const PAGES: usize = 6;
+
+/// The test site, counting requests per path. Stops when dropped (and after two minutes).
+struct Site {
+    addr: SocketAddr,
+    hits: Arc<Mutex<HashMap<String, u32>>>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Site {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let hits = Arc::new(Mutex::new(HashMap::new()));
+        let app = Router::new().fallback(page).with_state(Arc::clone(&hits));
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = tokio::time::timeout(Duration::from_secs(120), rx).await;
+                })
+                .await;
+        });
+        Site {
+            addr,
+            hits,
+            _stop: tx,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Requests per page path (robots.txt and sitemap.xml left out).
+    fn page_hits(&self) -> HashMap<String, u32> {
+        self.hits
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _)| p.as_str() != "/robots.txt" && p.as_str() != "/sitemap.xml")
+            .map(|(p, n)| (p.clone(), *n))
+            .collect()
+    }
+}
+
+async fn page(State(hits): State<Arc<Mutex<HashMap<String, u32>>>>, req: Request) -> Response {
+    let path = req.uri().path().to_owned();
+    *hits.lock().unwrap().entry(path.clone()).or_default() += 1;
+    let n: usize = match path.as_str() {
+        "/" => 0,
+        p => match p
+            .strip_prefix('/')
+            .and_then(|p| p.strip_suffix(".html"))
+            .and_then(|n| n.parse().ok())
+        {
+            Some(n) if (1..PAGES).contains(&n) => n,
+            _ => return (StatusCode::NOT_FOUND, "not found").into_response(),
+        },
+    };
+    let links: String = if n == 0 {
+        (1..PAGES)
+            .map(|i| format!(r#"<li><a href="/{i}.html">第{i}章</a></li>"#))
+            .collect()
+    } else {
+        let next = if n + 1 < PAGES {
+            format!("/{}.html", n + 1)
+        } else {
+            "/".to_owned()
+        };
+        format!(r#"<a href="/">目录</a> <a href="{next}">下一章</a>"#)
+    };
+    Html(format!(
+        "<html><head><title>第{n}章</title></head><body><h1>第{n}章</h1>\
+         <div id=content><p>话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。</p>\
+         <p>及秦灭之后，楚、汉分争，又并入于汉。这是第{n}页。</p></div><ul>{links}</ul></body></html>"
+    ))
+    .into_response()
+}
+
+/// The binary with crawl settings fast enough for a test.
+fn crawl_cmd(env: &Env) -> Command {
+    let mut c = copyhound(&env.db);
+    c.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "10ms")
+        .env("COPYHOUND_CRAWLER__FETCH__TIMEOUT", "10s");
+    c
+}
+
+async fn output(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn ok(out: &Output) -> (String, String) {
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    (stdout, stderr)
+}
+
+fn summary(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// `copyhound crawl ARGS... --json`, which must succeed; its summary.
+async fn crawl_json(env: &Env, args: &[&str]) -> serde_json::Value {
+    let mut cmd = crawl_cmd(env);
+    cmd.arg("crawl").args(args).arg("--json");
+    let (stdout, _) = ok(&output(cmd).await);
+    summary(&stdout)
+}
+
+impl Site {
+    /// Every page of the site was fetched, none twice.
+    fn assert_each_page_once(&self) {
+        let hits = self.page_hits();
+        assert_eq!(hits.len(), PAGES, "{hits:?}");
+        assert!(hits.values().all(|n| *n == 1), "fetched twice: {hits:?}");
+    }
+}
+
+async fn open(env: &Env) -> Store {
+    Store::open(&env.db, &StoreSettings::default())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_local_site_is_crawled_and_stored_with_allow_private() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let s = crawl_json(&env, &[&site.url(), "--allow-private"]).await;
+    assert_eq!(s["status"], "done", "{s}");
+    assert_eq!(s["pages"], PAGES as u64, "{s}");
+    assert_eq!(s["queued"], 0, "{s}");
+    assert_eq!(s["errors"], serde_json::json!({}), "{s}");
+    // The sitemap the site does not have is skipped, not an error.
+    assert_eq!(s["skipped"]["no_sitemap"], 1, "{s}");
+    assert!(
+        s["bytes"].as_u64().unwrap() > 0 && s["seconds"].as_f64().is_some(),
+        "{s}"
+    );
+    site.assert_each_page_once();
+
+    let store = open(&env).await;
+    let id = CrawlId(s["crawl_id"].as_i64().unwrap());
+    let row = store.crawl(id).await.unwrap();
+    assert_eq!(row.status, CrawlStatus::Done);
+    assert_eq!(row.pages_fetched, PAGES as u64);
+    assert_eq!(row.bytes, s["bytes"].as_u64().unwrap());
+    let snapshots = store.snapshots(Page::all()).await.unwrap();
+    let page_rows: Vec<_> = snapshots
+        .iter()
+        .filter(|r| r.url.ends_with(".html"))
+        .collect();
+    assert_eq!(page_rows.len(), PAGES - 1);
+    let text = store.page_text(page_rows[0].id).await.unwrap();
+    assert!(text.body.contains("话说天下大势"), "{}", text.body);
+
+    // Without --json: the human summary.
+    let mut cmd = crawl_cmd(&env);
+    cmd.args(["crawl", &site.url(), "--allow-private", "--max-pages", "2"]);
+    let (stdout, _) = ok(&output(cmd).await);
+    assert!(stdout.contains("crawl 2: done"), "{stdout}");
+    assert!(stdout.contains("1 pages"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_addresses_are_refused_without_the_flag_and_bad_urls_too() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let mut cmd = crawl_cmd(&env);
+    cmd.args(["crawl", &site.url()]);
+    let out = output(cmd).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refused to fetch 127.0.0.1") && stderr.contains("--allow-private"),
+        "{stderr}"
+    );
+    assert!(site.page_hits().is_empty(), "fetched anyway");
+
+    for bad in ["not a url", "ftp://example.com/"] {
+        let mut cmd = crawl_cmd(&env);
+        cmd.args(["crawl", bad]);
+        let out = output(cmd).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains("invalid url"), "{stderr}");
+    }
+    let mut cmd = crawl_cmd(&env);
+    cmd.args(["crawl", "--resume", "42"]);
+    let out = output(cmd).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("crawl 42 not found"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_pages_is_honoured_and_a_crawl_resumes_without_refetching() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let s = crawl_json(&env, &[&site.url(), "--allow-private", "--max-pages", "3"]).await;
+    // The budget counts fetched urls: the sitemap probe is one of them.
+    assert_eq!(s["pages"], 2, "{s}");
+    assert_eq!(site.page_hits().len(), 2);
+    assert!(s["queued"].as_u64().unwrap() > 0, "{s}");
+    let id = s["crawl_id"].as_i64().unwrap().to_string();
+
+    let s = crawl_json(&env, &["--resume", &id, "--max-pages", "100"]).await;
+    assert_eq!(s["status"], "done", "{s}");
+    assert_eq!(s["pages"], (PAGES - 2) as u64, "{s}");
+    site.assert_each_page_once();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_stops_a_crawl_that_resumes_later() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let mut cmd = copyhound(&env.db);
+    // Slow enough to interrupt part-way.
+    cmd.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "400ms")
+        .args(["crawl", &site.url(), "--allow-private", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while site.page_hits().len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the crawl never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let (stdout, stderr) = ok(&out);
+    let s = summary(&stdout);
+    assert_eq!(s["status"], "queued", "{s}\n{stderr}");
+    assert!(stderr.contains("stopping"), "{stderr}");
+    let fetched = site.page_hits().len();
+    assert!(fetched < PAGES, "{fetched} pages before the stop");
+    let id = CrawlId(s["crawl_id"].as_i64().unwrap());
+    assert_eq!(
+        open(&env).await.crawl(id).await.unwrap().status,
+        CrawlStatus::Queued
+    );
+
+    let s = crawl_json(&env, &["--resume", &id.to_string()]).await;
+    assert_eq!(s["status"], "done", "{s}");
+    site.assert_each_page_once();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_share_a_queued_crawl() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let s = crawl_json(
+        &env,
+        &[
+            &site.url(),
+            "--allow-private",
+            "--enqueue",
+            "--runners",
+            "2",
+        ],
+    )
+    .await;
+    assert_eq!(s["status"], "queued");
+    let id = CrawlId(s["crawl_id"].as_i64().unwrap());
+    assert!(site.page_hits().is_empty(), "--enqueue crawled already");
+
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            crawl_cmd(&env)
+                .args(["worker", "--grace", "5", "--concurrency", "1"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let store = open(&env).await;
+    let start = Instant::now();
+    while store.crawl(id).await.unwrap().status != CrawlStatus::Done {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the crawl did not finish"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for w in workers {
+        Command::new("kill")
+            .args(["-INT", &w.id().to_string()])
+            .status()
+            .unwrap();
+        let out = tokio::task::spawn_blocking(move || w.wait_with_output().unwrap())
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    site.assert_each_page_once();
+    // Both runners added their pages to the crawl's totals.
+    assert_eq!(store.crawl(id).await.unwrap().pages_fetched, PAGES as u64);
+    let counts = store.frontier_counts(id).await.unwrap();
+    assert_eq!((counts.queued, counts.claimed), (0, 0), "{counts:?}");
+}

@@ -1,0 +1,365 @@
+//! [`Frontier`] and [`HostStateStore`] over the database: [`StoreFrontier`] keeps a crawl's
+//! URLs in the store's `frontier` table and [`StoreHostStates`] the per-host politeness
+//! state in `host_states`, so a crawl resumes after a restart and any number of worker
+//! processes share one crawl and one politeness budget per host. [`StoreCrawl`] wires both
+//! with a [`StoreSink`] for a crawl row of the store.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use store::{
+    CrawlFrontier, CrawlId, Crawls, FrontierClaim, FrontierId, FrontierLease, FrontierOutcome,
+    HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
+};
+use url::Url;
+
+use crate::crawl::{Crawl, CrawlSettings};
+use crate::error::{Error, Result};
+use crate::frontier::{
+    ChainPos, Claim, Claimed, Discovery, EntryId, EntryState, Frontier, FrontierEntry,
+    FrontierProgress,
+};
+use crate::politeness::{HostKey, HostState, HostStateStore, Lease, LeaseId};
+use crate::store_sink::StoreSink;
+
+fn backend(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
+    move |e| Error::Store {
+        doing,
+        source: Box::new(e),
+    }
+}
+
+/// A crawl's frontier in the store.
+///
+/// Each claim is leased for `lease`: a worker that dies mid-page loses its entries to the
+/// other workers once the lease runs out, and a late `complete` from it is ignored (the
+/// store fences claims by number). Pick a lease well above the longest page (fetch timeout
+/// plus the inline politeness wait).
+#[derive(Debug)]
+pub struct StoreFrontier<S> {
+    store: S,
+    crawl: CrawlId,
+    lease: Duration,
+    /// Claim numbers of the entries this process holds, for the store's fence.
+    held: Mutex<HashMap<EntryId, u32>>,
+}
+
+impl<S> StoreFrontier<S> {
+    /// The frontier of crawl `crawl` in `store`.
+    pub fn new(store: S, crawl: CrawlId, lease: Duration) -> Self {
+        Self {
+            store,
+            crawl,
+            lease,
+            held: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The crawl it belongs to.
+    pub fn crawl(&self) -> CrawlId {
+        self.crawl
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    fn take(&self, id: EntryId) -> Option<FrontierLease> {
+        let claim = self.held.lock().expect("held claims").remove(&id)?;
+        Some(FrontierLease {
+            id: FrontierId(id.0 as i64),
+            claim,
+        })
+    }
+}
+
+/// A store write for a claim that another worker has taken over since is not an error of
+/// this crawl: that worker finishes the entry.
+fn ignore_lost_claim(result: store::Result<()>, doing: &'static str) -> Result<()> {
+    match result {
+        Err(store::Error::Conflict(message)) => {
+            tracing::warn!(%message, "frontier claim lost; another worker owns the entry");
+            Ok(())
+        }
+        other => other.map_err(backend(doing)),
+    }
+}
+
+fn to_row(entry: FrontierEntry) -> NewFrontierEntry {
+    NewFrontierEntry {
+        url: entry.url.into(),
+        depth: entry.depth,
+        discovery: entry.discovery.as_str().to_owned(),
+        rank: i16::from(entry.discovery.rank()),
+        parent: entry.parent.map(Into::into),
+        chain: entry.chain.map(|c| (c.head.into(), c.index)),
+    }
+}
+
+fn from_row(row: &store::FrontierRecord) -> Option<FrontierEntry> {
+    let chain = match &row.chain {
+        Some((head, index)) => Some(ChainPos {
+            head: Url::parse(head).ok()?,
+            index: *index,
+        }),
+        None => None,
+    };
+    Some(FrontierEntry {
+        url: Url::parse(&row.url).ok()?,
+        depth: row.depth,
+        discovery: Discovery::parse(&row.discovery)?,
+        parent: row.parent.as_deref().and_then(|p| Url::parse(p).ok()),
+        chain,
+    })
+}
+
+impl<S> Frontier for StoreFrontier<S>
+where
+    S: CrawlFrontier + Send + Sync,
+{
+    async fn push(&self, entries: Vec<FrontierEntry>) -> Result<usize> {
+        let rows: Vec<NewFrontierEntry> = entries.into_iter().map(to_row).collect();
+        let added = self
+            .store
+            .push_frontier(self.crawl, &rows)
+            .await
+            .map_err(backend("adding urls to the frontier"))?;
+        Ok(added as usize)
+    }
+
+    async fn claim(&self) -> Result<Claim> {
+        let claim = self
+            .store
+            .claim_frontier(self.crawl, self.lease)
+            .await
+            .map_err(backend("claiming a frontier entry"))?;
+        match claim {
+            FrontierClaim::Entry(row) => {
+                let Some(entry) = from_row(&row) else {
+                    // Written by another build, or damaged: record it and move on.
+                    ignore_lost_claim(
+                        self.store
+                            .complete_frontier(
+                                row.lease,
+                                &FrontierOutcome::Failed("invalid_url".into()),
+                            )
+                            .await,
+                        "recording an unreadable frontier entry",
+                    )?;
+                    return Ok(Claim::Wait(Duration::ZERO));
+                };
+                let id = EntryId(row.lease.id.0 as u64);
+                self.held
+                    .lock()
+                    .expect("held claims")
+                    .insert(id, row.lease.claim);
+                Ok(Claim::Entry(Box::new(Claimed {
+                    id,
+                    entry,
+                    attempts: row.attempts,
+                })))
+            }
+            FrontierClaim::Wait(d) => Ok(Claim::Wait(d)),
+            FrontierClaim::Done => Ok(Claim::Done),
+        }
+    }
+
+    async fn complete(&self, id: EntryId, state: EntryState) -> Result<()> {
+        let Some(lease) = self.take(id) else {
+            return Ok(());
+        };
+        let outcome = match state {
+            EntryState::Fetched { status } => FrontierOutcome::Done { status },
+            EntryState::Skipped(why) => FrontierOutcome::Skipped(why),
+            EntryState::Failed(why) => FrontierOutcome::Failed(why),
+        };
+        ignore_lost_claim(
+            self.store.complete_frontier(lease, &outcome).await,
+            "completing a frontier entry",
+        )
+    }
+
+    async fn retry(&self, id: EntryId, not_before: DateTime<Utc>, counts: bool) -> Result<()> {
+        let Some(lease) = self.take(id) else {
+            return Ok(());
+        };
+        ignore_lost_claim(
+            self.store.retry_frontier(lease, not_before, counts).await,
+            "returning a frontier entry to the queue",
+        )
+    }
+
+    async fn progress(&self) -> Result<FrontierProgress> {
+        let c = self
+            .store
+            .frontier_counts(self.crawl)
+            .await
+            .map_err(backend("counting the frontier"))?;
+        Ok(FrontierProgress {
+            queued: c.queued,
+            in_flight: c.claimed,
+            finished: c.finished(),
+            claimed: c.pages_claimed,
+            dropped: 0,
+        })
+    }
+}
+
+/// Per-host politeness state in the store, shared by every process that crawls.
+#[derive(Clone, Debug)]
+pub struct StoreHostStates<S> {
+    store: S,
+}
+
+impl<S> StoreHostStates<S> {
+    pub fn new(store: S) -> Self {
+        Self { store }
+    }
+}
+
+impl From<HostStateRecord> for HostState {
+    fn from(r: HostStateRecord) -> Self {
+        Self {
+            next_allowed_at: r.next_allowed_at,
+            backoff_until: r.backoff_until,
+            consecutive_failures: r.consecutive_failures,
+            leases: r
+                .leases
+                .into_iter()
+                .map(|l| Lease {
+                    id: LeaseId(l.id),
+                    expires_at: l.expires_at,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<HostState> for HostStateRecord {
+    fn from(s: HostState) -> Self {
+        Self {
+            next_allowed_at: s.next_allowed_at,
+            backoff_until: s.backoff_until,
+            consecutive_failures: s.consecutive_failures,
+            leases: s
+                .leases
+                .into_iter()
+                .map(|l| HostLease {
+                    id: l.id.0,
+                    expires_at: l.expires_at,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<S> HostStateStore for StoreHostStates<S>
+where
+    S: HostStates + Send + Sync,
+{
+    async fn update<R, F>(&self, host: &HostKey, f: F) -> Result<R>
+    where
+        R: Send,
+        F: FnOnce(&mut HostState) -> R + Send,
+    {
+        self.store
+            .update_host_state(host.as_str(), |record| {
+                let mut state = HostState::from(std::mem::take(record));
+                let out = f(&mut state);
+                *record = state.into();
+                out
+            })
+            .await
+            .map_err(backend("updating a host's politeness state"))
+    }
+}
+
+/// A crawl whose frontier, host states and evidence all live in one store.
+pub type StoreCrawl<S> = Crawl<StoreFrontier<S>, StoreSink<S>, StoreHostStates<S>>;
+
+impl<S> StoreCrawl<S>
+where
+    S: Crawls
+        + CrawlFrontier
+        + HostStates
+        + store::EvidenceWrites
+        + store::EvidenceReads
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    /// Creates a crawl row for `seeds` with `settings` (kept as JSON, so any worker can run
+    /// it) and the page budget `settings.max_pages`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidUrl`] for a seed that is not http(s), [`Error::Store`] when the store
+    /// fails.
+    pub async fn create(store: &S, settings: &CrawlSettings, seeds: &[Url]) -> Result<CrawlId> {
+        let seeds = seeds
+            .iter()
+            .map(|s| {
+                crate::links::normalize(s)
+                    .map(String::from)
+                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let settings_json = serde_json::to_string(settings).map_err(|e| Error::InvalidSetting {
+            name: "crawler",
+            value: format!("{settings:?}"),
+            reason: e.to_string(),
+        })?;
+        store
+            .create_crawl(&NewCrawl {
+                seeds,
+                settings: settings_json,
+                max_pages: settings.max_pages,
+            })
+            .await
+            .map_err(backend("creating a crawl"))
+    }
+
+    /// The runner for stored crawl `id` with the settings and seeds it was created with (its
+    /// frontier claims last `settings.frontier_lease`).
+    /// Several runners (in one process or many) may run one crawl at once; a runner started
+    /// after another stopped resumes where it stopped.
+    ///
+    /// # Errors
+    /// [`Error::Store`] for an unknown crawl or a failing store, [`Error::InvalidSetting`]
+    /// when the stored settings cannot be read, and the errors of [`Crawl::new`].
+    pub async fn open(store: S, id: CrawlId) -> Result<Self> {
+        let row = store.crawl(id).await.map_err(backend("reading a crawl"))?;
+        let settings: CrawlSettings =
+            serde_json::from_str(&row.settings).map_err(|e| Error::InvalidSetting {
+                name: "crawls.settings",
+                value: format!("crawl {id}"),
+                reason: e.to_string(),
+            })?;
+        Self::open_with(store, id, settings).await
+    }
+
+    /// As [`StoreCrawl::open`], with `settings` instead of the stored ones (the page budget
+    /// stays the store's).
+    ///
+    /// # Errors
+    /// As [`StoreCrawl::open`].
+    pub async fn open_with(store: S, id: CrawlId, settings: CrawlSettings) -> Result<Self> {
+        let lease = settings.frontier_lease;
+        let row = store.crawl(id).await.map_err(backend("reading a crawl"))?;
+        let seeds = row
+            .seeds
+            .iter()
+            .map(|s| Url::parse(s).map_err(|e| Error::invalid_url(s, e.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        Crawl::new(
+            settings,
+            seeds,
+            StoreFrontier::new(store.clone(), id, lease),
+            StoreSink::new(store.clone()),
+            StoreHostStates::new(store),
+        )
+    }
+}

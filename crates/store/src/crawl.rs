@@ -1,0 +1,887 @@
+//! Crawls, their frontiers and per-host politeness state, kept in the database so a crawl
+//! resumes after a restart and many worker processes (on many machines) share one crawl and
+//! one politeness budget per host.
+//!
+//! - [`Crawls`]: a `crawls` row per crawl with its seeds, the crawler's settings (opaque
+//!   JSON), its page budget and status.
+//! - [`CrawlFrontier`]: one `frontier` row per normalised URL of a crawl. A push is
+//!   `INSERT ... ON CONFLICT DO NOTHING` on `(crawl_id, url_hash)`; a claim takes the next
+//!   due entry with a lease (`FOR UPDATE SKIP LOCKED` on Postgres, the single writer inside
+//!   `BEGIN IMMEDIATE` on SQLite) and, for an entry never claimed before, one unit of the
+//!   crawl's page budget in the same transaction. An entry whose lease runs out (its worker
+//!   died) goes back to the queue; each claim is fenced by its claim number, so a worker that
+//!   lost its lease cannot complete the entry.
+//! - [`HostStates`]: one `host_states` row per host, changed only by running a closure over
+//!   the decoded row under a row lock (`SELECT ... FOR UPDATE` on Postgres, a write
+//!   transaction on SQLite). The politeness rules themselves are the crawler's.
+//!
+//! The store knows nothing of HTTP: URLs, discovery kinds and settings are strings it keeps.
+
+use std::future::Future;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sha2::Digest;
+use tracing::instrument;
+
+use crate::db::{Backend, read_pool, write_pool, write_tx};
+use crate::evidence::upsert_site;
+use crate::queue::{from_millis, millis};
+use crate::{CrawlId, Error, FrontierId, Result, Store};
+
+/// Where a crawl is in its life (`crawls.status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CrawlStatus {
+    /// Created (or stopped part-way), waiting for a runner; its frontier is kept.
+    Queued,
+    /// A runner works on it.
+    Running,
+    /// Its frontier is exhausted or its budget spent.
+    Done,
+    /// It stopped on an error a retry may not fix.
+    Failed,
+    /// Given up by an operator.
+    Cancelled,
+}
+
+impl CrawlStatus {
+    /// The name kept in `crawls.status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CrawlStatus::Queued => "queued",
+            CrawlStatus::Running => "running",
+            CrawlStatus::Done => "done",
+            CrawlStatus::Failed => "failed",
+            CrawlStatus::Cancelled => "cancelled",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "queued" => CrawlStatus::Queued,
+            "running" => CrawlStatus::Running,
+            "done" => CrawlStatus::Done,
+            "failed" => CrawlStatus::Failed,
+            "cancelled" => CrawlStatus::Cancelled,
+            other => {
+                return Err(Error::InvalidInput(format!(
+                    "unknown crawl status {other:?} in the database"
+                )));
+            }
+        })
+    }
+}
+
+/// A crawl to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCrawl {
+    /// Seed URLs (at least one); the first one's origin is the crawl's site.
+    pub seeds: Vec<String>,
+    /// The crawler's settings as JSON; the store keeps them as given.
+    pub settings: String,
+    /// Distinct frontier entries that may be claimed; `None` for no limit.
+    pub max_pages: Option<u64>,
+}
+
+/// A stored crawl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlRecord {
+    pub id: CrawlId,
+    /// The `sites` row of the first seed's origin.
+    pub site_id: i64,
+    pub status: CrawlStatus,
+    pub seeds: Vec<String>,
+    /// The crawler's settings as JSON.
+    pub settings: String,
+    pub max_pages: Option<u64>,
+    /// Distinct frontier entries claimed so far (what `max_pages` bounds).
+    pub pages_claimed: u64,
+    /// Pages stored, entries failed for good and body bytes received, over all runs.
+    pub pages_fetched: u64,
+    pub pages_failed: u64,
+    pub bytes: u64,
+    /// Why it failed.
+    pub error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// Crawl rows.
+pub trait Crawls {
+    /// Creates a crawl in status `queued` (and the `sites` row of its first seed).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] without seeds.
+    fn create_crawl(&self, crawl: &NewCrawl) -> impl Future<Output = Result<CrawlId>> + Send;
+
+    /// One crawl.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn crawl(&self, id: CrawlId) -> impl Future<Output = Result<CrawlRecord>> + Send;
+
+    /// Moves a crawl to `status` (with `error` for `failed`). `running` sets `started_at` the
+    /// first time; `done`, `failed` and `cancelled` set `finished_at`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn set_crawl_status(
+        &self,
+        id: CrawlId,
+        status: CrawlStatus,
+        error: Option<&str>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Adds what one run of a crawl did to its totals (runners add theirs as they end).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn add_crawl_totals(
+        &self,
+        id: CrawlId,
+        pages: u64,
+        failed: u64,
+        bytes: u64,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Changes a crawl's page budget (e.g. to resume a crawl that spent it).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn set_crawl_budget(
+        &self,
+        id: CrawlId,
+        max_pages: Option<u64>,
+    ) -> impl Future<Output = Result<()>> + Send;
+}
+
+/// A URL to add to a crawl's frontier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFrontierEntry {
+    /// The normalised URL: the de-duplication key within the crawl.
+    pub url: String,
+    /// Link hops from a seed.
+    pub depth: u32,
+    /// How it was found (the crawler's name, e.g. `link`).
+    pub discovery: String,
+    /// Claim order within one depth, lowest first.
+    pub rank: i16,
+    /// The page it was found on.
+    pub parent: Option<String>,
+    /// First URL of a chapter split over several pages, and this page's place in it.
+    pub chain: Option<(String, u32)>,
+}
+
+/// A claimed frontier entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontierRecord {
+    /// Id and claim number: pass it to complete or retry.
+    pub lease: FrontierLease,
+    pub url: String,
+    pub depth: u32,
+    pub discovery: String,
+    pub parent: Option<String>,
+    pub chain: Option<(String, u32)>,
+    /// Failed attempts so far that counted.
+    pub attempts: u32,
+}
+
+/// The proof that a worker holds a frontier entry: its id and the claim it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FrontierLease {
+    pub id: FrontierId,
+    /// 1 for the first claim of the entry; later claims have higher numbers.
+    pub claim: u32,
+}
+
+/// What [`CrawlFrontier::claim_frontier`] gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontierClaim {
+    /// Work on this.
+    Entry(FrontierRecord),
+    /// Nothing is due now; ask again after at most this long (entries in flight may add
+    /// more, a retry becomes due, another worker holds the only candidates).
+    Wait(Duration),
+    /// Nothing queued (or the budget is spent) and nothing in flight: the crawl is over.
+    Done,
+}
+
+/// How a claimed entry ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrontierOutcome {
+    /// A response was stored, with this status.
+    Done { status: u16 },
+    /// Not used, for this reason.
+    Skipped(String),
+    /// Failed for good, with this error.
+    Failed(String),
+}
+
+/// Counts of a crawl's frontier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FrontierCounts {
+    /// Waiting, retries not yet due included.
+    pub queued: u64,
+    /// Claimed, lease not settled.
+    pub claimed: u64,
+    pub done: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    /// Distinct entries claimed so far (the crawl's spent page budget).
+    pub pages_claimed: u64,
+}
+
+impl FrontierCounts {
+    /// Entries that ended (done, failed or skipped).
+    pub fn finished(&self) -> u64 {
+        self.done + self.failed + self.skipped
+    }
+}
+
+/// A crawl's frontier, shared by every worker of the crawl.
+pub trait CrawlFrontier {
+    /// Adds the entries whose URL the crawl has not seen; returns how many were new.
+    ///
+    /// # Errors
+    /// [`Error::Backend`]; a foreign-key failure for an unknown crawl.
+    fn push_frontier(
+        &self,
+        crawl: CrawlId,
+        entries: &[NewFrontierEntry],
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Claims the next entry for `lease`: due retries (and entries whose lease expired) first,
+    /// by due time; then never-claimed entries by depth, rank and age, each taking one unit
+    /// of the page budget.
+    fn claim_frontier(
+        &self,
+        crawl: CrawlId,
+        lease: Duration,
+    ) -> impl Future<Output = Result<FrontierClaim>> + Send;
+
+    /// Records how a claimed entry ended.
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] when the claim is no longer held (it expired and was taken over).
+    fn complete_frontier(
+        &self,
+        lease: FrontierLease,
+        outcome: &FrontierOutcome,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Puts a claimed entry back, due at `not_before`; `counts` says whether this was a
+    /// failed attempt (it is not when the host was only busy).
+    ///
+    /// # Errors
+    /// [`Error::Conflict`] as for [`CrawlFrontier::complete_frontier`].
+    fn retry_frontier(
+        &self,
+        lease: FrontierLease,
+        not_before: DateTime<Utc>,
+        counts: bool,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Puts claimed entries whose lease ran out back in the queue; returns how many.
+    /// [`CrawlFrontier::claim_frontier`] does this too, so a crawl never waits on a dead
+    /// worker for longer than its lease.
+    fn reclaim_expired_frontier(&self, crawl: CrawlId) -> impl Future<Output = Result<u64>> + Send;
+
+    /// The crawl's frontier counts.
+    fn frontier_counts(
+        &self,
+        crawl: CrawlId,
+    ) -> impl Future<Output = Result<FrontierCounts>> + Send;
+}
+
+/// A fetch slot held on a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HostLease {
+    pub id: u64,
+    /// When it lapses if never released (Unix ms in the row).
+    #[serde(with = "chrono::serde::ts_milliseconds")]
+    pub expires_at: DateTime<Utc>,
+}
+
+/// One host's shared politeness state, as stored (the crawler's `HostState`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostStateRecord {
+    /// No fetch starts before this (delay since the last start).
+    pub next_allowed_at: Option<DateTime<Utc>>,
+    /// No fetch starts before this either (backoff or `Retry-After`).
+    pub backoff_until: Option<DateTime<Utc>>,
+    /// Failures since the last success.
+    pub consecutive_failures: u32,
+    /// Fetch slots in use.
+    pub leases: Vec<HostLease>,
+}
+
+/// Per-host state shared by every worker.
+pub trait HostStates {
+    /// Loads `host`'s row (a default one if absent), runs `f` on it and writes it back, all
+    /// under a row lock, so concurrent updates of one host from any process are serialised.
+    /// `f` must not block: it runs inside the transaction.
+    fn update_host_state<R, F>(&self, host: &str, f: F) -> impl Future<Output = Result<R>> + Send
+    where
+        R: Send,
+        F: FnOnce(&mut HostStateRecord) -> R + Send;
+
+    /// A host's row, if it has one.
+    fn host_state(
+        &self,
+        host: &str,
+    ) -> impl Future<Output = Result<Option<HostStateRecord>>> + Send;
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `id, site_id, status, seeds, settings, max_pages, pages_claimed, pages_fetched,
+/// pages_failed, bytes, error, created_at, started_at, finished_at` of a `crawls` row.
+type CrawlRow = (
+    i64,
+    i64,
+    String,
+    String,
+    String,
+    Option<i64>,
+    i64,
+    i32,
+    i32,
+    i64,
+    Option<String>,
+    DateTime<Utc>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+);
+
+fn crawl_from_row(r: CrawlRow) -> Result<CrawlRecord> {
+    let seeds = serde_json::from_str(&r.3)
+        .map_err(|e| Error::InvalidInput(format!("seeds of crawl {}: {e}", r.0)))?;
+    Ok(CrawlRecord {
+        id: CrawlId(r.0),
+        site_id: r.1,
+        status: CrawlStatus::parse(&r.2)?,
+        seeds,
+        settings: r.4,
+        max_pages: r.5.map(|n| n.max(0) as u64),
+        pages_claimed: r.6.max(0) as u64,
+        pages_fetched: r.7.max(0) as u64,
+        pages_failed: r.8.max(0) as u64,
+        bytes: r.9.max(0) as u64,
+        error: r.10,
+        created_at: r.11,
+        started_at: r.12,
+        finished_at: r.13,
+    })
+}
+
+fn budget(max_pages: Option<u64>) -> Option<i64> {
+    max_pages.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+impl Crawls for Store {
+    #[instrument(skip_all, fields(seeds = crawl.seeds.len()))]
+    async fn create_crawl(&self, crawl: &NewCrawl) -> Result<CrawlId> {
+        let Some(first) = crawl.seeds.first() else {
+            return Err(Error::InvalidInput(
+                "a crawl needs at least one seed".into(),
+            ));
+        };
+        let seeds = serde_json::to_string(&crawl.seeds)
+            .map_err(|e| Error::InvalidInput(format!("crawl seeds: {e}")))?;
+        let id = write_tx!(self, |tx| {
+            let site_id = upsert_site!(&mut *tx, first);
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO crawls (site_id, seeds, settings, max_pages, created_at) \
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            )
+            .bind(site_id)
+            .bind(&seeds)
+            .bind(&crawl.settings)
+            .bind(budget(crawl.max_pages))
+            .bind(Utc::now())
+            .fetch_one(&mut *tx)
+            .await?;
+            id
+        });
+        Ok(CrawlId(id))
+    }
+
+    async fn crawl(&self, id: CrawlId) -> Result<CrawlRecord> {
+        let row: Option<CrawlRow> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, \
+                 pages_fetched, pages_failed, bytes, error, created_at, started_at, finished_at \
+                 FROM crawls WHERE id = $1",
+            )
+            .bind(id.0)
+            .fetch_optional(pool)
+            .await?
+        });
+        crawl_from_row(row.ok_or_else(|| Error::not_found("crawl", id))?)
+    }
+
+    #[instrument(skip_all, fields(crawl = %id, status = status.as_str()))]
+    async fn set_crawl_status(
+        &self,
+        id: CrawlId,
+        status: CrawlStatus,
+        error: Option<&str>,
+    ) -> Result<()> {
+        let finished = matches!(
+            status,
+            CrawlStatus::Done | CrawlStatus::Failed | CrawlStatus::Cancelled
+        );
+        let now = Utc::now();
+        let n = write_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE crawls SET status = $2, error = $3, \
+                 started_at = CASE WHEN $4 AND started_at IS NULL THEN $5 ELSE started_at END, \
+                 finished_at = CASE WHEN $6 THEN $5 ELSE NULL END WHERE id = $1",
+            )
+            .bind(id.0)
+            .bind(status.as_str())
+            .bind(error)
+            .bind(status == CrawlStatus::Running)
+            .bind(now)
+            .bind(finished)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Error::found(n, "crawl", id)
+    }
+
+    async fn add_crawl_totals(
+        &self,
+        id: CrawlId,
+        pages: u64,
+        failed: u64,
+        bytes: u64,
+    ) -> Result<()> {
+        let count = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
+        let n = write_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE crawls SET pages_fetched = pages_fetched + $2, \
+                 pages_failed = pages_failed + $3, bytes = bytes + $4 WHERE id = $1",
+            )
+            .bind(id.0)
+            .bind(count(pages))
+            .bind(count(failed))
+            .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Error::found(n, "crawl", id)
+    }
+
+    async fn set_crawl_budget(&self, id: CrawlId, max_pages: Option<u64>) -> Result<()> {
+        let n = write_pool!(self, |pool| {
+            sqlx::query("UPDATE crawls SET max_pages = $2 WHERE id = $1")
+                .bind(id.0)
+                .bind(budget(max_pages))
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Error::found(n, "crawl", id)
+    }
+}
+
+/// How long a worker that found nothing claimable waits before asking again while others
+/// are still working on the crawl (their pages may add entries).
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+const RECLAIM_POSTGRES: &str = "UPDATE frontier SET state = 'queued', claimed_until = NULL, \
+     updated_at = $2 WHERE id IN (SELECT id FROM frontier WHERE crawl_id = $1 \
+     AND state = 'claimed' AND claimed_until <= $2 FOR UPDATE SKIP LOCKED)";
+const RECLAIM_SQLITE: &str = "UPDATE frontier SET state = 'queued', claimed_until = NULL, \
+     updated_at = $2 WHERE crawl_id = $1 AND state = 'claimed' AND claimed_until <= $2";
+
+const RETRY_CANDIDATE_POSTGRES: &str = "SELECT id FROM frontier WHERE crawl_id = $1 \
+     AND state = 'queued' AND claims > 0 AND not_before <= $2 ORDER BY not_before, id LIMIT 1 \
+     FOR UPDATE SKIP LOCKED";
+const RETRY_CANDIDATE_SQLITE: &str = "SELECT id FROM frontier WHERE crawl_id = $1 \
+     AND state = 'queued' AND claims > 0 AND not_before <= $2 ORDER BY not_before, id LIMIT 1";
+const FRESH_CANDIDATE_POSTGRES: &str = "SELECT id FROM frontier WHERE crawl_id = $1 \
+     AND state = 'queued' AND claims = 0 ORDER BY depth, claim_rank, id LIMIT 1 \
+     FOR UPDATE SKIP LOCKED";
+const FRESH_CANDIDATE_SQLITE: &str = "SELECT id FROM frontier WHERE crawl_id = $1 \
+     AND state = 'queued' AND claims = 0 ORDER BY depth, claim_rank, id LIMIT 1";
+
+/// `id, url, depth, discovery, parent, chain_head, chain_index, attempts, claims`.
+type ClaimedRow = (
+    i64,
+    String,
+    i32,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<i32>,
+    i32,
+    i32,
+);
+
+fn url_hash(url: &str) -> Vec<u8> {
+    sha2::Sha256::digest(url.as_bytes()).to_vec()
+}
+
+fn lease_end(now: i64, lease: Duration) -> i64 {
+    now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 4))
+}
+
+fn claim_lost(lease: FrontierLease) -> Error {
+    Error::Conflict(format!(
+        "frontier entry {} claim {} is no longer held: its lease expired and it was claimed again",
+        lease.id, lease.claim
+    ))
+}
+
+impl CrawlFrontier for Store {
+    #[instrument(skip_all, fields(crawl = %crawl, entries = entries.len()))]
+    async fn push_frontier(&self, crawl: CrawlId, entries: &[NewFrontierEntry]) -> Result<u64> {
+        if entries.is_empty() {
+            return Ok(0);
+        }
+        // Inserted in URL order: two runners pushing overlapping links (every page of a site
+        // shares its navigation) then take the unique-index locks in the same order, where
+        // any other order can deadlock on Postgres.
+        let mut sorted: Vec<&NewFrontierEntry> = entries.iter().collect();
+        sorted.sort_by(|a, b| a.url.cmp(&b.url));
+        sorted.dedup_by(|a, b| a.url == b.url);
+        let now = millis(Utc::now());
+        let added = write_tx!(self, |tx| {
+            let mut added = 0;
+            for e in &sorted {
+                let (head, index) = match &e.chain {
+                    Some((head, index)) => (Some(head.as_str()), Some(*index as i32)),
+                    None => (None, None),
+                };
+                added += sqlx::query(
+                    "INSERT INTO frontier (crawl_id, url, url_hash, depth, discovery, claim_rank, \
+                     parent, chain_head, chain_index, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) \
+                     ON CONFLICT (crawl_id, url_hash) DO NOTHING",
+                )
+                .bind(crawl.0)
+                .bind(&e.url)
+                .bind(url_hash(&e.url))
+                .bind(i32::try_from(e.depth).unwrap_or(i32::MAX))
+                .bind(&e.discovery)
+                .bind(e.rank)
+                .bind(&e.parent)
+                .bind(head)
+                .bind(index)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            }
+            added
+        });
+        Ok(added)
+    }
+
+    async fn claim_frontier(&self, crawl: CrawlId, lease: Duration) -> Result<FrontierClaim> {
+        let postgres = matches!(self.backend, Backend::Postgres(_));
+        let (reclaim, retry_sql, fresh_sql) = if postgres {
+            (
+                RECLAIM_POSTGRES,
+                RETRY_CANDIDATE_POSTGRES,
+                FRESH_CANDIDATE_POSTGRES,
+            )
+        } else {
+            (
+                RECLAIM_SQLITE,
+                RETRY_CANDIDATE_SQLITE,
+                FRESH_CANDIDATE_SQLITE,
+            )
+        };
+        let now = millis(Utc::now());
+        let claimed: Option<ClaimedRow> = write_tx!(self, |tx| {
+            sqlx::query(reclaim)
+                .bind(crawl.0)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            let mut id: Option<i64> = sqlx::query_scalar(retry_sql)
+                .bind(crawl.0)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if id.is_none() {
+                let fresh: Option<i64> = sqlx::query_scalar(fresh_sql)
+                    .bind(crawl.0)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if fresh.is_some() {
+                    // The budget row serialises first claims of one crawl; the lock is held
+                    // only to the end of this short transaction.
+                    let within_budget = sqlx::query(
+                        "UPDATE crawls SET pages_claimed = pages_claimed + 1 WHERE id = $1 \
+                         AND (max_pages IS NULL OR pages_claimed < max_pages)",
+                    )
+                    .bind(crawl.0)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+                        > 0;
+                    id = fresh.filter(|_| within_budget);
+                }
+            }
+            match id {
+                Some(id) => Some(
+                    sqlx::query_as(
+                        "UPDATE frontier SET state = 'claimed', claims = claims + 1, \
+                         claimed_until = $2, updated_at = $3 WHERE id = $1 RETURNING id, url, \
+                         depth, discovery, parent, chain_head, chain_index, attempts, claims",
+                    )
+                    .bind(id)
+                    .bind(lease_end(now, lease))
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await?,
+                ),
+                None => None,
+            }
+        });
+        if let Some((id, url, depth, discovery, parent, head, index, attempts, claims)) = claimed {
+            return Ok(FrontierClaim::Entry(FrontierRecord {
+                lease: FrontierLease {
+                    id: FrontierId(id),
+                    claim: claims.max(0) as u32,
+                },
+                url,
+                depth: depth.max(0) as u32,
+                discovery,
+                parent,
+                chain: head.zip(index.map(|i| i.max(0) as u32)),
+                attempts: attempts.max(0) as u32,
+            }));
+        }
+        // Nothing claimable: tell waiting from finished.
+        let (in_flight, next_retry, fresh, budget_left): (i64, Option<i64>, i64, bool) =
+            read_pool!(self, |pool| {
+                let (in_flight, next_retry, fresh): (i64, Option<i64>, i64) = sqlx::query_as(
+                    "SELECT \
+                     COALESCE(SUM(CASE WHEN state = 'claimed' THEN 1 ELSE 0 END), 0), \
+                     MIN(CASE WHEN claims > 0 AND state = 'queued' THEN not_before END), \
+                     COALESCE(SUM(CASE WHEN claims = 0 AND state = 'queued' THEN 1 ELSE 0 END), 0) \
+                     FROM frontier WHERE crawl_id = $1 AND state IN ('queued', 'claimed')",
+                )
+                .bind(crawl.0)
+                .fetch_one(pool)
+                .await?;
+                let budget_left: Option<bool> = sqlx::query_scalar(
+                    "SELECT max_pages IS NULL OR pages_claimed < max_pages FROM crawls \
+                     WHERE id = $1",
+                )
+                .bind(crawl.0)
+                .fetch_optional(pool)
+                .await?;
+                (in_flight, next_retry, fresh, budget_left.unwrap_or(false))
+            });
+        if in_flight > 0 || (fresh > 0 && budget_left) {
+            return Ok(FrontierClaim::Wait(IDLE_POLL));
+        }
+        if let Some(at) = next_retry {
+            let wait = u64::try_from(at - millis(Utc::now())).unwrap_or(0);
+            return Ok(FrontierClaim::Wait(
+                Duration::from_millis(wait).max(Duration::from_millis(1)),
+            ));
+        }
+        Ok(FrontierClaim::Done)
+    }
+
+    async fn complete_frontier(
+        &self,
+        lease: FrontierLease,
+        outcome: &FrontierOutcome,
+    ) -> Result<()> {
+        let (state, status, error) = match outcome {
+            FrontierOutcome::Done { status } => ("done", Some(i32::from(*status)), None),
+            FrontierOutcome::Skipped(why) => ("skipped", None, Some(why.as_str())),
+            FrontierOutcome::Failed(why) => ("failed", None, Some(why.as_str())),
+        };
+        let n = write_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE frontier SET state = $3, status = $4, \
+                 last_error = COALESCE($5, last_error), claimed_until = NULL, updated_at = $6 \
+                 WHERE id = $1 AND claims = $2 AND state = 'claimed'",
+            )
+            .bind(lease.id.0)
+            .bind(lease.claim as i32)
+            .bind(state)
+            .bind(status)
+            .bind(error)
+            .bind(millis(Utc::now()))
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if n == 0 {
+            return Err(claim_lost(lease));
+        }
+        Ok(())
+    }
+
+    async fn retry_frontier(
+        &self,
+        lease: FrontierLease,
+        not_before: DateTime<Utc>,
+        counts: bool,
+    ) -> Result<()> {
+        let n = write_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE frontier SET state = 'queued', not_before = $3, attempts = attempts + $4, \
+                 claimed_until = NULL, updated_at = $5 \
+                 WHERE id = $1 AND claims = $2 AND state = 'claimed'",
+            )
+            .bind(lease.id.0)
+            .bind(lease.claim as i32)
+            .bind(millis(not_before))
+            .bind(i32::from(counts))
+            .bind(millis(Utc::now()))
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if n == 0 {
+            return Err(claim_lost(lease));
+        }
+        Ok(())
+    }
+
+    async fn reclaim_expired_frontier(&self, crawl: CrawlId) -> Result<u64> {
+        let sql = match self.backend {
+            Backend::Postgres(_) => RECLAIM_POSTGRES,
+            Backend::Sqlite { .. } => RECLAIM_SQLITE,
+        };
+        let n = write_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(crawl.0)
+                .bind(millis(Utc::now()))
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(n)
+    }
+
+    async fn frontier_counts(&self, crawl: CrawlId) -> Result<FrontierCounts> {
+        let (rows, claimed): (Vec<(String, i64)>, Option<i64>) = read_pool!(self, |pool| {
+            let rows = sqlx::query_as(
+                "SELECT state, COUNT(*) FROM frontier WHERE crawl_id = $1 GROUP BY state",
+            )
+            .bind(crawl.0)
+            .fetch_all(pool)
+            .await?;
+            let claimed = sqlx::query_scalar("SELECT pages_claimed FROM crawls WHERE id = $1")
+                .bind(crawl.0)
+                .fetch_optional(pool)
+                .await?;
+            (rows, claimed)
+        });
+        let mut counts = FrontierCounts {
+            pages_claimed: claimed.unwrap_or(0).max(0) as u64,
+            ..FrontierCounts::default()
+        };
+        for (state, n) in rows {
+            let n = n.max(0) as u64;
+            match state.as_str() {
+                "queued" => counts.queued = n,
+                "claimed" => counts.claimed = n,
+                "done" => counts.done = n,
+                "failed" => counts.failed = n,
+                "skipped" => counts.skipped = n,
+                _ => {}
+            }
+        }
+        Ok(counts)
+    }
+}
+
+/// `next_allowed_at, backoff_until, consecutive_failures, leases` of a `host_states` row.
+type HostRow = (Option<i64>, Option<i64>, i32, String);
+
+fn host_from_row(
+    host: &str,
+    (next, backoff, failures, leases): HostRow,
+) -> Result<HostStateRecord> {
+    Ok(HostStateRecord {
+        next_allowed_at: next.map(from_millis),
+        backoff_until: backoff.map(from_millis),
+        consecutive_failures: failures.max(0) as u32,
+        leases: serde_json::from_str(&leases)
+            .map_err(|e| Error::InvalidInput(format!("leases of host {host:?}: {e}")))?,
+    })
+}
+
+impl HostStates for Store {
+    async fn update_host_state<R, F>(&self, host: &str, f: F) -> Result<R>
+    where
+        R: Send,
+        F: FnOnce(&mut HostStateRecord) -> R + Send,
+    {
+        let select = match self.backend {
+            Backend::Postgres(_) => {
+                "SELECT next_allowed_at, backoff_until, consecutive_failures, leases \
+                 FROM host_states WHERE host = $1 FOR UPDATE"
+            }
+            Backend::Sqlite { .. } => {
+                "SELECT next_allowed_at, backoff_until, consecutive_failures, leases \
+                 FROM host_states WHERE host = $1"
+            }
+        };
+        let now = millis(Utc::now());
+        let out = write_tx!(self, |tx| {
+            sqlx::query(
+                "INSERT INTO host_states (host, updated_at) VALUES ($1, $2) \
+                 ON CONFLICT (host) DO NOTHING",
+            )
+            .bind(host)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            let row: HostRow = sqlx::query_as(select)
+                .bind(host)
+                .fetch_one(&mut *tx)
+                .await?;
+            let mut state = host_from_row(host, row)?;
+            let out = f(&mut state);
+            let leases = serde_json::to_string(&state.leases)
+                .map_err(|e| Error::InvalidInput(format!("leases of host {host:?}: {e}")))?;
+            sqlx::query(
+                "UPDATE host_states SET next_allowed_at = $2, backoff_until = $3, \
+                 consecutive_failures = $4, leases = $5, in_flight = $6, updated_at = $7 \
+                 WHERE host = $1",
+            )
+            .bind(host)
+            .bind(state.next_allowed_at.map(millis))
+            .bind(state.backoff_until.map(millis))
+            .bind(i32::try_from(state.consecutive_failures).unwrap_or(i32::MAX))
+            .bind(&leases)
+            .bind(i32::try_from(state.leases.len()).unwrap_or(i32::MAX))
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            out
+        });
+        Ok(out)
+    }
+
+    async fn host_state(&self, host: &str) -> Result<Option<HostStateRecord>> {
+        let row: Option<HostRow> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT next_allowed_at, backoff_until, consecutive_failures, leases \
+                 FROM host_states WHERE host = $1",
+            )
+            .bind(host)
+            .fetch_optional(pool)
+            .await?
+        });
+        row.map(|r| host_from_row(host, r)).transpose()
+    }
+}
