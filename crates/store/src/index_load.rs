@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use sqlx::AssertSqlSafe;
 use tracing::instrument;
 
 use crate::db::read_pool;
@@ -36,6 +37,20 @@ pub trait IndexLoads {
         &self,
         page: Page<ChapterId>,
     ) -> impl Future<Output = Result<Vec<IndexEntry>>> + Send;
+
+    /// The entries of one work's chapters by ascending chapter id (none when the work is
+    /// gone): what a running index adds when the change log says the work was added.
+    fn work_index_entries(
+        &self,
+        work: WorkId,
+    ) -> impl Future<Output = Result<Vec<IndexEntry>>> + Send;
+}
+
+/// Which entries to read.
+#[derive(Debug, Clone, Copy)]
+enum Entries {
+    Page { after: i64, limit: i64 },
+    Work(WorkId),
 }
 
 #[derive(sqlx::FromRow)]
@@ -51,16 +66,39 @@ impl IndexLoads for Store {
     async fn index_entries(&self, page: Page<ChapterId>) -> Result<Vec<IndexEntry>> {
         let after = page.after.map_or(0, |id| id.0);
         let limit = page.limit.map_or(i64::MAX, i64::from);
+        self.entries(Entries::Page { after, limit }).await
+    }
+
+    #[instrument(skip(self))]
+    async fn work_index_entries(&self, work: WorkId) -> Result<Vec<IndexEntry>> {
+        self.entries(Entries::Work(work)).await
+    }
+}
+
+impl Store {
+    async fn entries(&self, which: Entries) -> Result<Vec<IndexEntry>> {
+        const SELECT: &str = "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.summary \
+             FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id";
         let rows: Vec<EntryRow> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.summary \
-                 FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id \
-                 WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2",
-            )
-            .bind(after)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?
+            match which {
+                Entries::Page { after, limit } => {
+                    sqlx::query_as(AssertSqlSafe(format!(
+                        "{SELECT} WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2"
+                    )))
+                    .bind(after)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?
+                }
+                Entries::Work(work) => {
+                    sqlx::query_as(AssertSqlSafe(format!(
+                        "{SELECT} WHERE c.work_id = $1 ORDER BY f.chapter_id"
+                    )))
+                    .bind(work)
+                    .fetch_all(pool)
+                    .await?
+                }
+            }
         });
         let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
             return Ok(Vec::new());

@@ -29,17 +29,20 @@
 //! # Ok(()) }
 //! ```
 
+mod changes;
 mod db;
 mod error;
 mod evidence;
 mod ids;
 mod index_load;
+mod matches;
 pub mod queue;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
 mod works;
 
+pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
@@ -47,6 +50,7 @@ pub use evidence::{
 };
 pub use ids::{ChapterId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};
+pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, Job, JobContext, JobError, JobFilter, JobQueue, JobRecord,
     JobStatus, Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, Worker, WorkerReport,

@@ -58,6 +58,12 @@ pub enum Job {
         /// Author.
         author: Option<String>,
     },
+    /// Match a stored page's main text (its `page_texts` row) against the registered works
+    /// and store the result as the snapshot's matches (replacing an earlier result).
+    MatchSnapshot {
+        /// The fetched page.
+        snapshot: crate::ids::SnapshotId,
+    },
 }
 
 /// The queue a job goes to when [`NewJob::queue`] is not called.
