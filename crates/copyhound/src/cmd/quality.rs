@@ -372,8 +372,8 @@ struct Rendered {
 
 const LAYOUTS: [&str; 4] = ["div-br", "p-article", "table", "biquge"];
 
-/// Renders page number `n` of its case: layout and encoding rotate with `n` (layouts every
-/// page, encodings every fourth, so each case gets every combination).
+/// Renders page number `n` of its case: layout and encoding rotate with `n`, so that a case
+/// of eight pages already has every layout and every encoding of its script.
 fn render(page: &PiratePage, n: usize) -> Rendered {
     let chinese = is_chinese(&page.text);
     let options: &[(&'static Encoding, bool)] = if !chinese {
@@ -384,7 +384,8 @@ fn render(page: &PiratePage, n: usize) -> Rendered {
         &[(BIG5, true), (BIG5, false), (UTF_8, true)]
     };
     let layout = LAYOUTS[n % LAYOUTS.len()];
-    let (encoding, meta) = options[(n / LAYOUTS.len()) % options.len()];
+    // Shifted by one every round of layouts, so that each layout meets every encoding.
+    let (encoding, meta) = options[(n + n / LAYOUTS.len()) % options.len()];
     let lines: Vec<String> = page
         .text
         .lines()
