@@ -240,26 +240,69 @@ impl LiveIndex {
     }
 }
 
+/// Chapter texts shared by the pages of one run (`check` over a directory: pages of one
+/// novel name the same candidates again and again), so each is read from the store once.
+/// Bounded: when it holds more than [`TextCache::MAX_BYTES`] of text it starts over.
+/// Chapters never change once stored (a re-import is a new work), so a cached text is never
+/// stale; a deleted chapter is simply no longer a candidate once the index dropped it.
+#[derive(Debug, Default)]
+pub struct TextCache {
+    inner: std::sync::Mutex<(HashMap<matcher::ChapterId, Arc<Chapter>>, usize)>,
+}
+
+impl TextCache {
+    /// Text bytes kept at most.
+    pub const MAX_BYTES: usize = 256 << 20;
+
+    fn get(&self, id: matcher::ChapterId) -> Option<Arc<Chapter>> {
+        let inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        inner.0.get(&id).cloned()
+    }
+
+    fn put(&self, id: matcher::ChapterId, chapter: Arc<Chapter>) {
+        let mut inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if inner.1 + chapter.body.len() > Self::MAX_BYTES {
+            *inner = (HashMap::new(), 0);
+        }
+        inner.1 += chapter.body.len();
+        inner.0.insert(id, chapter);
+    }
+}
+
 /// Chapter texts read from the store ahead of verification: the matcher's queries are
 /// synchronous, so the few candidates' chapters are fetched first, then matched.
 #[derive(Debug, Default)]
 pub struct StoreTexts {
-    chapters: HashMap<matcher::ChapterId, Chapter>,
+    chapters: HashMap<matcher::ChapterId, Arc<Chapter>>,
 }
 
 impl StoreTexts {
-    /// Reads the chapters `ids` (those no longer stored are left out; the matcher skips them).
+    /// Reads the chapters `ids`, from `cache` when it has them (those no longer stored are
+    /// left out; the matcher skips them).
     ///
     /// # Errors
     /// A database failure.
     pub async fn load(
         store: &impl WorkReads,
         ids: impl IntoIterator<Item = matcher::ChapterId>,
+        cache: &TextCache,
     ) -> Result<Self> {
         let mut chapters = HashMap::new();
         for id in ids {
+            if let Some(chapter) = cache.get(id) {
+                chapters.insert(id, chapter);
+                continue;
+            }
             match store.chapter(store::ChapterId(id.0)).await {
                 Ok(chapter) => {
+                    let chapter = Arc::new(chapter);
+                    cache.put(id, Arc::clone(&chapter));
                     chapters.insert(id, chapter);
                 }
                 Err(store::Error::NotFound { .. }) => {}
@@ -271,7 +314,7 @@ impl StoreTexts {
 
     /// A chapter read by [`StoreTexts::load`].
     pub fn chapter(&self, id: matcher::ChapterId) -> Option<&Chapter> {
-        self.chapters.get(&id)
+        self.chapters.get(&id).map(AsRef::as_ref)
     }
 }
 
@@ -298,6 +341,7 @@ pub fn find(
     store: &(impl WorkReads + Sync),
     text: &str,
     runtime: &tokio::runtime::Handle,
+    cache: &TextCache,
 ) -> Result<(Vec<matcher::Match>, StoreTexts)> {
     let page = matcher.page(text);
     let candidates = matcher
@@ -306,6 +350,7 @@ pub fn find(
     let texts = runtime.block_on(StoreTexts::load(
         store,
         candidates.iter().map(|c| c.chapter),
+        cache,
     ))?;
     // Verify the candidates already looked up (`check_page` would look them up again).
     let verified = candidates
@@ -336,7 +381,9 @@ pub async fn match_snapshot(
     let runtime = tokio::runtime::Handle::current();
     let matches = tokio::task::spawn_blocking(move || {
         let matcher = live_index.matcher();
-        find(&matcher, &blocking_store, &page.body, &runtime).map(|(matches, _)| matches)
+        // One page: nothing to share a cache with.
+        let cache = TextCache::default();
+        find(&matcher, &blocking_store, &page.body, &runtime, &cache).map(|(matches, _)| matches)
     })
     .await
     .context("matching a page failed")??;
@@ -402,7 +449,8 @@ mod tests {
     async fn found(live: &LiveIndex, store: &store::Store, text: &str) -> Vec<i64> {
         let (live, store, text) = (live.matcher(), store.clone(), text.to_owned());
         let runtime = tokio::runtime::Handle::current();
-        tokio::task::block_in_place(|| find(&live, &store, &text, &runtime))
+        let cache = TextCache::default();
+        tokio::task::block_in_place(|| find(&live, &store, &text, &runtime, &cache))
             .unwrap()
             .0
             .iter()

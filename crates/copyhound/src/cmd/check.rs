@@ -21,7 +21,7 @@ use serde::Serialize;
 use store::{Store, WorkReads};
 use url::Url;
 
-use crate::matching::{StoreTexts, find, load_matcher};
+use crate::matching::{StoreTexts, TextCache, find, load_matcher};
 use crate::settings::Settings;
 
 /// Options of `check`.
@@ -234,6 +234,7 @@ pub(crate) struct Checker {
     matcher: Arc<Matcher>,
     store: Store,
     fetcher: Fetcher,
+    texts: Arc<TextCache>,
 }
 
 impl Checker {
@@ -251,6 +252,7 @@ impl Checker {
             matcher,
             store,
             fetcher,
+            texts: Arc::default(),
         })
     }
 
@@ -301,7 +303,7 @@ impl Checker {
                     Err(e) => return Ok(Err(e)),
                 },
             };
-            let (matches, texts) = find(&self.matcher, &self.store, &text, &runtime)?;
+            let (matches, texts) = find(&self.matcher, &self.store, &text, &runtime, &self.texts)?;
             Ok(Ok(Checked {
                 text,
                 matches,
