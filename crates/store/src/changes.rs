@@ -128,7 +128,16 @@ pub(crate) trait LogChange {
     ) -> impl Future<Output = Result<()>> + Send;
 }
 
-const INSERT: &str = "INSERT INTO work_changes (work_id, kind) VALUES ($1, $2)";
+/// Inserts the row on either backend's connection.
+macro_rules! insert_change {
+    ($conn:expr, $work_id:expr, $kind:expr) => {
+        sqlx::query("INSERT INTO work_changes (work_id, kind) VALUES ($1, $2)")
+            .bind($work_id)
+            .bind($kind.as_str())
+            .execute($conn)
+            .await?
+    };
+}
 
 impl LogChange for sqlx::PgConnection {
     async fn log_change(&mut self, work_id: i64, kind: WorkChangeKind) -> Result<()> {
@@ -136,22 +145,14 @@ impl LogChange for sqlx::PgConnection {
         sqlx::query("LOCK TABLE work_changes IN SHARE ROW EXCLUSIVE MODE")
             .execute(&mut *self)
             .await?;
-        sqlx::query(INSERT)
-            .bind(work_id)
-            .bind(kind.as_str())
-            .execute(&mut *self)
-            .await?;
+        insert_change!(&mut *self, work_id, kind);
         Ok(())
     }
 }
 
 impl LogChange for sqlx::SqliteConnection {
     async fn log_change(&mut self, work_id: i64, kind: WorkChangeKind) -> Result<()> {
-        sqlx::query(INSERT)
-            .bind(work_id)
-            .bind(kind.as_str())
-            .execute(&mut *self)
-            .await?;
+        insert_change!(&mut *self, work_id, kind);
         Ok(())
     }
 }
