@@ -6,10 +6,10 @@ use std::future::Future;
 use sqlx::AssertSqlSafe;
 use tracing::instrument;
 
-use crate::db::read_pool;
+use crate::db::{Backend, read_pool};
 use crate::ids::{ChapterId, WorkId};
 use crate::works::{Page, Posting, PostingKind};
-use crate::{Result, Store};
+use crate::{Error, Result, Store};
 
 /// One chapter's fingerprint as the matcher's index takes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,17 +103,7 @@ impl Store {
         let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
             return Ok(Vec::new());
         };
-        // One range query for the page's postings instead of one query a chapter.
-        let postings: Vec<(ChapterId, i16, i64, i32)> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT chapter_id, kind, hash, pos FROM winnow_postings \
-                 WHERE chapter_id >= $1 AND chapter_id <= $2 ORDER BY chapter_id, kind, pos, hash",
-            )
-            .bind(first.chapter_id)
-            .bind(last.chapter_id)
-            .fetch_all(pool)
-            .await?
-        });
+        let postings = self.postings_in(first.chapter_id, last.chapter_id).await?;
         let mut entries: Vec<IndexEntry> = rows
             .into_iter()
             .map(|r| IndexEntry {
@@ -126,7 +116,7 @@ impl Store {
             })
             .collect();
         let mut i = 0;
-        for (chapter, kind, hash, pos) in postings {
+        for (chapter, kind, list) in postings {
             while i < entries.len() && entries[i].chapter_id < chapter {
                 i += 1;
             }
@@ -134,16 +124,81 @@ impl Store {
                 // A chapter in the id range without a fingerprint row.
                 continue;
             };
-            let posting = Posting {
-                hash: hash as u64,
-                pos: pos as u32,
-            };
             if kind == PostingKind::Pinyin.code() {
-                entry.pinyin_winnow.push(posting);
+                entry.pinyin_winnow = list;
             } else {
-                entry.text_winnow.push(posting);
+                entry.text_winnow = list;
             }
         }
         Ok(entries)
+    }
+
+    /// The postings of the chapters `first..=last`, one row per chapter and kind, by chapter
+    /// and kind, each list by position (then hash). Aggregated in the database: a row per
+    /// posting (hundreds per chapter) cost a round trip through sqlx-sqlite's worker thread
+    /// each, most of a large load's time.
+    async fn postings_in(
+        &self,
+        first: ChapterId,
+        last: ChapterId,
+    ) -> Result<Vec<(ChapterId, i16, Vec<Posting>)>> {
+        let lists = |hashes: Vec<i64>, positions: Vec<i32>| -> Vec<Posting> {
+            hashes
+                .into_iter()
+                .zip(positions)
+                .map(|(hash, pos)| Posting {
+                    hash: hash as u64,
+                    pos: pos as u32,
+                })
+                .collect()
+        };
+        Ok(match &self.backend {
+            Backend::Postgres(pool) => {
+                let rows: Vec<(ChapterId, i16, Vec<i64>, Vec<i32>)> = sqlx::query_as(
+                    "SELECT chapter_id, kind, array_agg(hash ORDER BY pos, hash), \
+                     array_agg(pos ORDER BY pos, hash) FROM winnow_postings \
+                     WHERE chapter_id >= $1 AND chapter_id <= $2 \
+                     GROUP BY chapter_id, kind ORDER BY chapter_id, kind",
+                )
+                .bind(first)
+                .bind(last)
+                .fetch_all(pool)
+                .await?;
+                rows.into_iter()
+                    .map(|(c, k, h, p)| (c, k, lists(h, p)))
+                    .collect()
+            }
+            Backend::Sqlite { reader, .. } => {
+                // "hash pos,hash pos,..." in one text per chapter and kind.
+                let rows: Vec<(ChapterId, i16, String)> = sqlx::query_as(
+                    "SELECT chapter_id, kind, group_concat(hash || ' ' || pos, ',' ORDER BY pos, hash) \
+                     FROM winnow_postings WHERE chapter_id >= $1 AND chapter_id <= $2 \
+                     GROUP BY chapter_id, kind ORDER BY chapter_id, kind",
+                )
+                .bind(first)
+                .bind(last)
+                .fetch_all(reader)
+                .await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for (chapter, kind, text) in rows {
+                    let mut list = Vec::with_capacity(text.len() / 24);
+                    for pair in text.split(',') {
+                        let parsed = pair.split_once(' ').and_then(|(h, p)| {
+                            Some(Posting {
+                                hash: h.parse::<i64>().ok()? as u64,
+                                pos: p.parse::<u32>().ok()?,
+                            })
+                        });
+                        list.push(parsed.ok_or_else(|| {
+                            Error::InvalidInput(format!(
+                                "unreadable posting {pair:?} of chapter {chapter}"
+                            ))
+                        })?);
+                    }
+                    out.push((chapter, kind, list));
+                }
+                out
+            }
+        })
     }
 }

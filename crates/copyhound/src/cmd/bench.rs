@@ -46,7 +46,7 @@ pub struct MatchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Pages checked at once; default: the number of cores.
+    /// Pages checked at once; default: twice the number of cores.
     #[arg(long)]
     jobs: Option<usize>,
 }
@@ -159,7 +159,7 @@ async fn time_matching(
     let load_seconds = started.elapsed().as_secs_f64();
     let chapters_indexed = matcher.index().len();
     let checker = super::check::Checker::new(matcher, store.clone(), false)?;
-    let jobs = args.jobs.unwrap_or_else(super::check::cores);
+    let jobs = args.jobs.unwrap_or_else(super::check::default_jobs);
     let (pages, mut bytes, mut matches) = (inputs.len(), 0, 0);
     let started = Instant::now();
     checker

@@ -1,7 +1,7 @@
 //! `copyhound check PATH|DIR|URL...`: match local files, directories of pages or single pages
 //! on the web against the registered works, without crawling or recording anything.
 //!
-//! Pages are checked on all cores (`--jobs`, default the number of cores): each page is read,
+//! Pages are checked on all cores (`--jobs`, default twice the number of cores): each page is read,
 //! decoded, extracted, fingerprinted and verified on a blocking thread, a bounded number at
 //! once, and the results are printed in input order (directories in path order), whatever
 //! order they finish in. A summary line with pages per second goes to stderr at the end.
@@ -38,7 +38,7 @@ pub struct CheckArgs {
     /// network); refused by default, as the crawler refuses them.
     #[arg(long)]
     allow_private: bool,
-    /// Pages checked at once; default: the number of cores.
+    /// Pages checked at once; default: twice the number of cores.
     #[arg(long)]
     jobs: Option<usize>,
 }
@@ -96,7 +96,7 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
     let color = !args.json && std::io::stdout().is_terminal();
     let mut titles: HashMap<i64, String> = HashMap::new();
     let checker = Checker::new(Arc::clone(&matcher), store.clone(), args.allow_private)?;
-    let jobs = args.jobs.unwrap_or_else(cores);
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
     let started = Instant::now();
     let (mut failed, mut pages, mut matches) = (0, 0, 0);
     let total = inputs.len();
@@ -174,6 +174,13 @@ async fn print_checked(
         }
     }
     Ok(())
+}
+
+/// Pages checked at once by default: twice the cores, so that a core whose page waits for
+/// the store (or the network) has another page to work on (measured: 2 at once on 2 cores
+/// left a fifth of the time idle).
+pub(crate) fn default_jobs() -> usize {
+    2 * cores()
 }
 
 /// The number of cores (1 when unknown).

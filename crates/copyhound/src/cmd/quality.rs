@@ -58,7 +58,7 @@ pub struct QualityArgs {
     /// (created; pages and store of an earlier run are replaced). Default: a temporary one.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Pages checked at once; default: the number of cores.
+    /// Pages checked at once; default: twice the number of cores.
     #[arg(long)]
     jobs: Option<usize>,
     /// Print one JSON object instead of the table.
@@ -196,7 +196,7 @@ async fn bench(
     store: &Store,
     out: &Path,
 ) -> Result<(QualityReport, usize, Vec<PathBuf>)> {
-    let jobs = args.jobs.unwrap_or_else(super::check::cores);
+    let jobs = args.jobs.unwrap_or_else(super::check::default_jobs);
     let ids = register(corpus, settings, store, jobs).await?;
     let by_store: HashMap<i64, ChapterId> = ids.iter().map(|(c, s)| (*s, *c)).collect();
     let pages = pirate_pages(corpus, args.pages, args.seed);
