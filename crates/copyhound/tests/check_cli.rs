@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::Env;
 
 /// 老残游记's contents and first two chapters (public domain; see the import crate's
@@ -96,9 +98,8 @@ fn a_pirated_text_file_reports_the_copied_chapter() {
     assert!(stdout.contains("page:"), "{stdout}");
 }
 
-#[test]
-fn a_pirated_gbk_html_page_reports_the_copied_chapter() {
-    let env = registered();
+/// Chapter 2 pirated as a GBK HTML page (meta charset, navigation, an ad in the footer).
+fn pirated_gbk_html() -> Vec<u8> {
     let paragraphs: String = pirated_chapter_two()
         .iter()
         .map(|p| format!("<p>{p}</p>\n"))
@@ -111,8 +112,142 @@ fn a_pirated_gbk_html_page_reports_the_copied_chapter() {
     );
     let (bytes, _, unmappable) = encoding_rs::GBK.encode(&html);
     assert!(!unmappable);
-    let page = env.file("pirate.html", &bytes);
+    bytes.into_owned()
+}
+
+#[test]
+fn a_pirated_gbk_html_page_reports_the_copied_chapter() {
+    let env = registered();
+    let page = env.file("pirate.html", &pirated_gbk_html());
     assert_chapter_two(&check_json(&env, &page), &page);
+}
+
+#[test]
+fn a_directory_is_checked_recursively_in_path_order_with_a_summary() {
+    let env = registered();
+    std::fs::create_dir_all(env.dir.path().join("site/b")).unwrap();
+    let html = env.file("site/b/pirate.html", &pirated_gbk_html());
+    let text = env.file("site/a.txt", pirated_chapter_two().join("\n").as_bytes());
+    env.file("site/b/other.txt", UNRELATED.as_bytes());
+    env.file("site/notes.md", b"not a page");
+    let dir = env.dir.path().join("site");
+    for jobs in ["1", "3"] {
+        let out = env.run(&["check", "--json", "--jobs", jobs, dir.to_str().unwrap()]);
+        assert!(out.status.success());
+        let matches: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(matches.len(), 2, "{matches:?}");
+        // a.txt sorts before b/other.txt and b/pirate.html.
+        assert_chapter_two(&matches[..1], &text);
+        assert_chapter_two(&matches[1..], &html);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("checked 3 pages") && stderr.contains("pages/s"),
+            "{stderr}"
+        );
+    }
+}
+
+/// A real HTTP server on 127.0.0.1 (ephemeral port) serving `page` as GBK HTML at
+/// `/book/2.html`, on its own thread; it stops when dropped, and after two minutes in any
+/// case.
+struct PirateSite {
+    addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl PirateSite {
+    fn start(page: Vec<u8>) -> Self {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new().route(
+                    "/book/2.html",
+                    axum::routing::get(move || async move {
+                        (
+                            [(axum::http::header::CONTENT_TYPE, "text/html; charset=gbk")],
+                            page,
+                        )
+                    }),
+                );
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = tokio::time::timeout(Duration::from_secs(120), stopped).await;
+                    })
+                    .await
+                    .unwrap();
+            });
+        });
+        let addr = addr_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        PirateSite {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/book/2.html", self.addr)
+    }
+}
+
+impl Drop for PirateSite {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_url_on_this_machine_is_checked_with_allow_private() {
+    let env = registered();
+    let site = PirateSite::start(pirated_gbk_html());
+    let url = site.url();
+    let out = env.run(&["check", "--json", "--allow-private", &url]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let matches: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(matches.len(), 1, "{matches:?}");
+    assert_eq!(matches[0]["input"], url.as_str());
+    assert_eq!(matches[0]["chapter_index"], 2);
+    assert!(matches[0]["coverage"].as_f64().unwrap() > 0.9);
+}
+
+#[test]
+fn a_url_on_this_machine_is_refused_without_allow_private() {
+    let env = registered();
+    let site = PirateSite::start(pirated_gbk_html());
+    let out = env.run(&["check", "--json", &site.url()]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("refused to fetch 127.0.0.1"), "{stderr}");
+    assert!(stderr.contains("--allow-private"), "{stderr}");
+    assert!(
+        stderr.contains("1 of 1 inputs could not be read"),
+        "{stderr}"
+    );
 }
 
 #[test]

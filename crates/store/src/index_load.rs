@@ -3,12 +3,13 @@
 
 use std::future::Future;
 
+use sqlx::AssertSqlSafe;
 use tracing::instrument;
 
-use crate::db::read_pool;
+use crate::db::{Backend, read_pool};
 use crate::ids::{ChapterId, WorkId};
 use crate::works::{Page, Posting, PostingKind};
-use crate::{Result, Store};
+use crate::{Error, Result, Store};
 
 /// One chapter's fingerprint as the matcher's index takes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +37,20 @@ pub trait IndexLoads {
         &self,
         page: Page<ChapterId>,
     ) -> impl Future<Output = Result<Vec<IndexEntry>>> + Send;
+
+    /// The entries of one work's chapters by ascending chapter id (none when the work is
+    /// gone): what a running index adds when the change log says the work was added.
+    fn work_index_entries(
+        &self,
+        work: WorkId,
+    ) -> impl Future<Output = Result<Vec<IndexEntry>>> + Send;
+}
+
+/// Which entries to read.
+#[derive(Debug, Clone, Copy)]
+enum Entries {
+    Page { after: i64, limit: i64 },
+    Work(WorkId),
 }
 
 #[derive(sqlx::FromRow)]
@@ -51,31 +66,44 @@ impl IndexLoads for Store {
     async fn index_entries(&self, page: Page<ChapterId>) -> Result<Vec<IndexEntry>> {
         let after = page.after.map_or(0, |id| id.0);
         let limit = page.limit.map_or(i64::MAX, i64::from);
+        self.entries(Entries::Page { after, limit }).await
+    }
+
+    #[instrument(skip(self))]
+    async fn work_index_entries(&self, work: WorkId) -> Result<Vec<IndexEntry>> {
+        self.entries(Entries::Work(work)).await
+    }
+}
+
+impl Store {
+    async fn entries(&self, which: Entries) -> Result<Vec<IndexEntry>> {
+        const SELECT: &str = "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.summary \
+             FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id";
         let rows: Vec<EntryRow> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.summary \
-                 FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id \
-                 WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2",
-            )
-            .bind(after)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?
+            match which {
+                Entries::Page { after, limit } => {
+                    sqlx::query_as(AssertSqlSafe(format!(
+                        "{SELECT} WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2"
+                    )))
+                    .bind(after)
+                    .bind(limit)
+                    .fetch_all(pool)
+                    .await?
+                }
+                Entries::Work(work) => {
+                    sqlx::query_as(AssertSqlSafe(format!(
+                        "{SELECT} WHERE c.work_id = $1 ORDER BY f.chapter_id"
+                    )))
+                    .bind(work)
+                    .fetch_all(pool)
+                    .await?
+                }
+            }
         });
         let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
             return Ok(Vec::new());
         };
-        // One range query for the page's postings instead of one query a chapter.
-        let postings: Vec<(ChapterId, i16, i64, i32)> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT chapter_id, kind, hash, pos FROM winnow_postings \
-                 WHERE chapter_id >= $1 AND chapter_id <= $2 ORDER BY chapter_id, kind, pos, hash",
-            )
-            .bind(first.chapter_id)
-            .bind(last.chapter_id)
-            .fetch_all(pool)
-            .await?
-        });
+        let postings = self.postings_in(first.chapter_id, last.chapter_id).await?;
         let mut entries: Vec<IndexEntry> = rows
             .into_iter()
             .map(|r| IndexEntry {
@@ -88,7 +116,7 @@ impl IndexLoads for Store {
             })
             .collect();
         let mut i = 0;
-        for (chapter, kind, hash, pos) in postings {
+        for (chapter, kind, list) in postings {
             while i < entries.len() && entries[i].chapter_id < chapter {
                 i += 1;
             }
@@ -96,16 +124,81 @@ impl IndexLoads for Store {
                 // A chapter in the id range without a fingerprint row.
                 continue;
             };
-            let posting = Posting {
-                hash: hash as u64,
-                pos: pos as u32,
-            };
             if kind == PostingKind::Pinyin.code() {
-                entry.pinyin_winnow.push(posting);
+                entry.pinyin_winnow = list;
             } else {
-                entry.text_winnow.push(posting);
+                entry.text_winnow = list;
             }
         }
         Ok(entries)
+    }
+
+    /// The postings of the chapters `first..=last`, one row per chapter and kind, by chapter
+    /// and kind, each list by position (then hash). Aggregated in the database: a row per
+    /// posting (hundreds per chapter) cost a round trip through sqlx-sqlite's worker thread
+    /// each, most of a large load's time.
+    async fn postings_in(
+        &self,
+        first: ChapterId,
+        last: ChapterId,
+    ) -> Result<Vec<(ChapterId, i16, Vec<Posting>)>> {
+        let lists = |hashes: Vec<i64>, positions: Vec<i32>| -> Vec<Posting> {
+            hashes
+                .into_iter()
+                .zip(positions)
+                .map(|(hash, pos)| Posting {
+                    hash: hash as u64,
+                    pos: pos as u32,
+                })
+                .collect()
+        };
+        Ok(match &self.backend {
+            Backend::Postgres(pool) => {
+                let rows: Vec<(ChapterId, i16, Vec<i64>, Vec<i32>)> = sqlx::query_as(
+                    "SELECT chapter_id, kind, array_agg(hash ORDER BY pos, hash), \
+                     array_agg(pos ORDER BY pos, hash) FROM winnow_postings \
+                     WHERE chapter_id >= $1 AND chapter_id <= $2 \
+                     GROUP BY chapter_id, kind ORDER BY chapter_id, kind",
+                )
+                .bind(first)
+                .bind(last)
+                .fetch_all(pool)
+                .await?;
+                rows.into_iter()
+                    .map(|(c, k, h, p)| (c, k, lists(h, p)))
+                    .collect()
+            }
+            Backend::Sqlite { reader, .. } => {
+                // "hash pos,hash pos,..." in one text per chapter and kind.
+                let rows: Vec<(ChapterId, i16, String)> = sqlx::query_as(
+                    "SELECT chapter_id, kind, group_concat(hash || ' ' || pos, ',' ORDER BY pos, hash) \
+                     FROM winnow_postings WHERE chapter_id >= $1 AND chapter_id <= $2 \
+                     GROUP BY chapter_id, kind ORDER BY chapter_id, kind",
+                )
+                .bind(first)
+                .bind(last)
+                .fetch_all(reader)
+                .await?;
+                let mut out = Vec::with_capacity(rows.len());
+                for (chapter, kind, text) in rows {
+                    let mut list = Vec::with_capacity(text.len() / 24);
+                    for pair in text.split(',') {
+                        let parsed = pair.split_once(' ').and_then(|(h, p)| {
+                            Some(Posting {
+                                hash: h.parse::<i64>().ok()? as u64,
+                                pos: p.parse::<u32>().ok()?,
+                            })
+                        });
+                        list.push(parsed.ok_or_else(|| {
+                            Error::InvalidInput(format!(
+                                "unreadable posting {pair:?} of chapter {chapter}"
+                            ))
+                        })?);
+                    }
+                    out.push((chapter, kind, list));
+                }
+                out
+            }
+        })
     }
 }

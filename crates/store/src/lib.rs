@@ -31,18 +31,21 @@
 //! # Ok(()) }
 //! ```
 
+mod changes;
 mod crawl;
 mod db;
 mod error;
 mod evidence;
 mod ids;
 mod index_load;
+mod matches;
 pub mod queue;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
 mod works;
 
+pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use crawl::{
     CrawlFrontier, CrawlRecord, CrawlStatus, Crawls, FrontierClaim, FrontierCounts, FrontierLease,
     FrontierOutcome, FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl,
@@ -55,6 +58,7 @@ pub use evidence::{
 };
 pub use ids::{ChapterId, CrawlId, FrontierId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};
+pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, Job, JobContext, JobError, JobFilter, JobQueue, JobRecord,
     JobStatus, Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, Worker, WorkerReport,

@@ -11,7 +11,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use tracing::instrument;
 
-use crate::db::{read_pool, write_pool, write_tx};
+use crate::changes::{LogChange, WorkChangeKind};
+use crate::db::{read_pool, write_tx};
 use crate::ids::{ChapterId, WorkId};
 use crate::{Error, Result, Store};
 
@@ -567,20 +568,23 @@ impl WorkWrites for Store {
                 .await?;
             tx.insert_fingerprints(&ids, &work.chapters).await?;
             tx.insert_postings(&ids, &work.chapters).await?;
+            tx.log_change(work_id, WorkChangeKind::Added).await?;
             Ok(WorkInsert::Created(WorkId(work_id)))
         })
     }
 
     #[instrument(skip_all, fields(work = %id))]
     async fn delete_work(&self, id: WorkId) -> Result<()> {
-        let deleted = write_pool!(self, |pool| {
-            sqlx::query("DELETE FROM works WHERE id = $1")
+        write_tx!(self, |tx| {
+            let deleted = sqlx::query("DELETE FROM works WHERE id = $1")
                 .bind(id)
-                .execute(pool)
+                .execute(&mut *tx)
                 .await?
-                .rows_affected()
-        });
-        Error::found(deleted, "work", id)
+                .rows_affected();
+            Error::found(deleted, "work", id)?;
+            tx.log_change(id.0, WorkChangeKind::Removed).await?;
+            Ok(())
+        })
     }
 }
 

@@ -5,9 +5,10 @@
 //! fingerprint kind and once for the whole bundle, on N threads, and prints documents and
 //! megabytes (10^6 bytes of UTF-8 input) per second.
 //!
-//! `bench match --input DIR` loads the index from `--database`, reads every `.txt` and
-//! `.html` page under DIR as `check` does, then times matching them (candidates, chapter
-//! reads from the store, verification) and prints pages and megabytes of main text a second.
+//! `bench match --input DIR` loads the index from `--database`, then times `check`'s pipeline
+//! over every `.txt` and `.html` page under DIR (reading, decoding, extraction, candidates,
+//! chapter reads from the store, verification; `--jobs` pages at once) and prints pages and
+//! megabytes of main text a second.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,12 @@ pub enum BenchCommand {
     Fingerprint(FingerprintArgs),
     /// `check` throughput over a directory of pages, against the registered works.
     Match(MatchArgs),
+    /// Recall and precision of `check` over generated pirate pages (every evasion, HTML in
+    /// several layouts and encodings) and negatives, against works registered in a fresh
+    /// store.
+    Quality(super::quality::QualityArgs),
+    /// The matcher's start-up load from a SQLite store filled with synthetic chapters.
+    Load(super::bench_load::LoadArgs),
 }
 
 /// Options of `bench match`.
@@ -39,6 +46,9 @@ pub struct MatchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Pages checked at once; default: twice the number of cores.
+    #[arg(long)]
+    jobs: Option<usize>,
 }
 
 /// Options of `bench fingerprint`.
@@ -88,23 +98,13 @@ pub fn run(command: BenchCommand, database: &str, settings: &Settings) -> Result
         BenchCommand::Match(args) => {
             tokio::runtime::Runtime::new()?.block_on(match_pages(args, database, settings))
         }
-    }
-}
-
-fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_pages(&path, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e, "txt" | "html" | "htm"))
-        {
-            out.push(path);
+        BenchCommand::Load(args) => {
+            tokio::runtime::Runtime::new()?.block_on(super::bench_load::run(args, settings))
+        }
+        BenchCommand::Quality(args) => {
+            tokio::runtime::Runtime::new()?.block_on(super::quality::run(args, settings))
         }
     }
-    Ok(())
 }
 
 /// What `bench match` measured.
@@ -116,63 +116,17 @@ struct MatchFigures {
     main_text_bytes: usize,
     matches: usize,
     seconds: f64,
+    jobs: usize,
     pages_per_second: f64,
     mb_per_second: f64,
 }
 
 async fn match_pages(args: MatchArgs, database: &str, settings: &Settings) -> Result<()> {
-    let mut paths = Vec::new();
-    collect_pages(&args.input, &mut paths)?;
-    paths.sort();
-    if paths.is_empty() {
-        bail!("no .txt or .html pages under {}", args.input.display());
-    }
-    let mut texts = Vec::with_capacity(paths.len());
-    let mut no_fetcher = None;
-    for path in &paths {
-        let input = path.to_string_lossy();
-        texts.push(super::check::read_input(&input, &mut no_fetcher).await?);
-    }
+    let inputs = super::check::expand_inputs(&[args.input.to_string_lossy().into_owned()])?;
     let store = super::open_store(database).await?;
-    let fingerprinter = std::sync::Arc::new(
-        Fingerprinter::new(settings.fingerprint.clone())
-            .context("while setting up the fingerprinter ([fingerprint] settings)")?,
-    );
-    let started = Instant::now();
-    let loaded =
-        crate::matching::load_matcher(&store, settings.matcher.clone(), fingerprinter).await;
-    let load_seconds = started.elapsed().as_secs_f64();
-    let (matcher, report) = match loaded {
-        Ok(l) => l,
-        Err(e) => {
-            store.close().await;
-            return Err(e);
-        }
-    };
-    let started = Instant::now();
-    let mut matches = 0;
-    for text in &texts {
-        match crate::matching::find(&matcher, &store, text).await {
-            Ok((found, _)) => matches += found.len(),
-            Err(e) => {
-                store.close().await;
-                return Err(e);
-            }
-        }
-    }
-    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    let result = time_matching(&store, inputs, &args, settings).await;
     store.close().await;
-    let bytes: usize = texts.iter().map(String::len).sum();
-    let figures = MatchFigures {
-        chapters_indexed: report.chapters,
-        load_seconds,
-        pages: texts.len(),
-        main_text_bytes: bytes,
-        matches,
-        seconds,
-        pages_per_second: texts.len() as f64 / seconds,
-        mb_per_second: bytes as f64 / 1e6 / seconds,
-    };
+    let figures = result?;
     if args.json {
         println!("{}", serde_json::to_string(&figures)?);
     } else {
@@ -181,16 +135,54 @@ async fn match_pages(args: MatchArgs, database: &str, settings: &Settings) -> Re
             figures.chapters_indexed, figures.load_seconds
         );
         println!(
-            "match: {} pages ({:.2} MB of main text), {} matches in {:.2} s: {:.1} pages/s, {:.2} MB/s (one thread)",
+            "match: {} pages ({:.2} MB of main text), {} matches in {:.2} s: {:.1} pages/s, {:.2} MB/s ({} at once)",
             figures.pages,
-            bytes as f64 / 1e6,
+            figures.main_text_bytes as f64 / 1e6,
             figures.matches,
             figures.seconds,
             figures.pages_per_second,
-            figures.mb_per_second
+            figures.mb_per_second,
+            figures.jobs
         );
     }
     Ok(())
+}
+
+async fn time_matching(
+    store: &store::Store,
+    inputs: Vec<String>,
+    args: &MatchArgs,
+    settings: &Settings,
+) -> Result<MatchFigures> {
+    let started = Instant::now();
+    let matcher = std::sync::Arc::new(super::check::load(store, settings, true).await?);
+    let load_seconds = started.elapsed().as_secs_f64();
+    let chapters_indexed = matcher.index().len();
+    let checker =
+        super::check::Checker::new(matcher, store.clone(), crawler::FetchSettings::default())?;
+    let jobs = args.jobs.unwrap_or_else(super::check::default_jobs);
+    let (pages, mut bytes, mut matches) = (inputs.len(), 0, 0);
+    let started = Instant::now();
+    checker
+        .run(inputs, jobs, async |input, checked| {
+            let checked = checked.with_context(|| format!("while reading {input}"))?;
+            bytes += checked.text.len();
+            matches += checked.matches.len();
+            Ok(())
+        })
+        .await?;
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    Ok(MatchFigures {
+        chapters_indexed,
+        load_seconds,
+        pages,
+        main_text_bytes: bytes,
+        matches,
+        seconds,
+        jobs,
+        pages_per_second: pages as f64 / seconds,
+        mb_per_second: bytes as f64 / 1e6 / seconds,
+    })
 }
 
 /// Splits `text` into chapters of about `target` bytes, cutting only at line ends.

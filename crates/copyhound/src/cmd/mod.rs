@@ -1,9 +1,11 @@
 //! One module per subcommand, and what the database commands share.
 
 pub mod bench;
+pub mod bench_load;
 pub mod check;
 pub mod crawl;
 pub mod migrate;
+pub mod quality;
 pub mod snapshots;
 pub mod worker;
 pub mod works;

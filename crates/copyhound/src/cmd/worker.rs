@@ -2,6 +2,7 @@
 //! jobs finish for a grace period and give the rest back to the queue.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -10,7 +11,11 @@ use crawler::StoreCrawl;
 use import::{ImportOptions, ImportSettings, Importer};
 use store::{CrawlStatus, Crawls, Job, JobContext, JobError, Worker, WorkerSettings};
 
+use crate::matching::{LiveIndex, match_snapshot};
 use crate::settings::Settings;
+
+/// How often a loaded matcher index applies the work change log between jobs.
+const REFRESH_EVERY: Duration = Duration::from_secs(30);
 
 /// Options of `worker`.
 #[derive(Debug, Args)]
@@ -35,6 +40,7 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
         ..ImportSettings::default()
     })
     .context("while setting up the importer")?;
+    let matcher_settings = (settings.fingerprint.clone(), settings.matcher.clone());
     let settings = WorkerSettings {
         queue: args.queue,
         concurrency: args.concurrency,
@@ -48,15 +54,46 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
         super::masked(database)
     );
     let handler_store = store.clone();
+    let index = Arc::new(MatchIndex {
+        live: tokio::sync::OnceCell::new(),
+        settings: matcher_settings,
+    });
+    // Between jobs too, so the first match job after a quiet spell has little to apply.
+    let refresher = {
+        let (index, store) = (Arc::clone(&index), store.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(REFRESH_EVERY);
+            loop {
+                tick.tick().await;
+                let Some(live) = index.live.get() else {
+                    continue;
+                };
+                match live.refresh(&store).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(
+                        applied = n,
+                        since_load = live.changes_applied(),
+                        full_loads = live.full_loads(),
+                        "matcher index refreshed"
+                    ),
+                    Err(e) => {
+                        tracing::warn!(error = %format!("{e:#}"), "matcher index refresh failed");
+                    }
+                }
+            }
+        })
+    };
     let report = Worker::new(store.clone(), settings)
         .run(
             move |job: Job, ctx: JobContext| {
-                let (store, importer) = (handler_store.clone(), importer.clone());
-                async move { handle(&store, &importer, job, ctx).await }
+                let (store, importer, index) =
+                    (handler_store.clone(), importer.clone(), Arc::clone(&index));
+                async move { handle(&store, &importer, &index, job, ctx).await }
             },
             shutdown_signal(),
         )
         .await;
+    refresher.abort();
     eprintln!(
         "worker stopped: {} completed, {} retried, {} dead, {} released",
         report.completed, report.retried, report.dead, report.released
@@ -65,13 +102,58 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     Ok(())
 }
 
+/// The matcher index of the match jobs: loaded by the first one, then kept current through
+/// the work change log (each job refreshes it first; nothing is reloaded).
+struct MatchIndex {
+    live: tokio::sync::OnceCell<Arc<LiveIndex>>,
+    settings: (fingerprint::FingerprintSettings, matcher::MatcherSettings),
+}
+
+impl MatchIndex {
+    async fn get(&self, store: &store::Store) -> Result<&Arc<LiveIndex>> {
+        self.live
+            .get_or_try_init(|| async {
+                let fingerprinter = Arc::new(
+                    fingerprint::Fingerprinter::new(self.settings.0.clone())
+                        .context("while setting up the fingerprinter ([fingerprint] settings)")?,
+                );
+                let live = LiveIndex::load(store, self.settings.1.clone(), fingerprinter).await?;
+                tracing::info!(chapters = live.loaded.chapters, "matcher index loaded");
+                Ok(Arc::new(live))
+            })
+            .await
+    }
+}
+
 async fn handle(
     store: &store::Store,
     importer: &Importer,
+    index: &MatchIndex,
     job: Job,
     ctx: JobContext,
 ) -> Result<(), JobError> {
     match job {
+        // Idempotent: the snapshot's matches are replaced as a whole.
+        Job::MatchSnapshot { snapshot } => {
+            let live = index
+                .get(store)
+                .await
+                .map_err(|e| JobError::retry(format!("{e:#}")))?;
+            match match_snapshot(store, live, snapshot).await {
+                Ok(_) => Ok(()),
+                Err(e)
+                    if e.chain().any(|c| {
+                        matches!(
+                            c.downcast_ref::<store::Error>(),
+                            Some(store::Error::NotFound { .. })
+                        )
+                    }) =>
+                {
+                    Err(JobError::permanent(format!("{e:#}")))
+                }
+                Err(e) => Err(JobError::retry(format!("{e:#}"))),
+            }
+        }
         // Idempotent: a second run finds the work by its content hash and writes nothing.
         Job::ImportWork {
             path,

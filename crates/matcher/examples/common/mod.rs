@@ -9,30 +9,6 @@ use std::time::Duration;
 use matcher::MatcherSettings;
 use matcher::quality::Corpus;
 
-/// Registered novels (every fourth chapter held out) of the quality and scale runs.
-/// `hongloumeng_hant` is left out: another edition of a registered novel is neither a copy nor
-/// a stranger.
-pub const REGISTERED: &[&str] = &[
-    "zh/sanguoyanyi.txt",
-    "zh/xiyouji.txt",
-    "zh/hongloumeng.txt",
-    "zh/shuihuquanzhuan.txt",
-    "zh/laocanyouji.txt",
-    "zh/rulinwaishi_hant.txt",
-    "zh/jinghuayuan_hant.txt",
-    "en/pride_and_prejudice.txt",
-    "en/alice_in_wonderland.txt",
-    "en/moby_dick.txt",
-];
-
-/// Novels that are never registered (negatives).
-pub const FOREIGN: &[&str] = &[
-    "zh/fengshenyanyi_hant.txt",
-    "zh/liaozhaizhiyi_hant.txt",
-    "en/frankenstein.txt",
-    "en/adventures_of_sherlock_holmes.txt",
-];
-
 /// The value after `name` on the command line, parsed, or `default`.
 pub fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
     args.iter()
@@ -65,24 +41,9 @@ pub fn corpus_dir(args: &[String]) -> Option<PathBuf> {
     }
 }
 
-/// The corpus of [`REGISTERED`] and [`FOREIGN`] novels cut into chapters of about
-/// `chapter_bytes`.
+/// The corpus under `dir` (see [`Corpus::load`]) cut into chapters of about `chapter_bytes`.
 pub fn load_corpus(dir: &Path, chapter_bytes: usize) -> Corpus {
-    let mut corpus = Corpus::new();
-    for (files, registered) in [(REGISTERED, true), (FOREIGN, false)] {
-        for file in files {
-            let path = dir.join(file);
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-            let title = file.trim_end_matches(".txt");
-            if registered {
-                corpus.add_registered(title, &text, chapter_bytes);
-            } else {
-                corpus.add_foreign(title, &text, chapter_bytes);
-            }
-        }
-    }
-    corpus
+    Corpus::load(dir, chapter_bytes).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The `q`-quantile (0..=1) of sorted durations.

@@ -69,6 +69,12 @@ pub enum Job {
         #[serde(default)]
         runner: u32,
     },
+    /// Match a stored page's main text (its `page_texts` row) against the registered works
+    /// and store the result as the snapshot's matches (replacing an earlier result).
+    MatchSnapshot {
+        /// The fetched page.
+        snapshot: crate::ids::SnapshotId,
+    },
 }
 
 /// The queue a job goes to when [`NewJob::queue`] is not called.

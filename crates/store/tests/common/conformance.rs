@@ -606,6 +606,52 @@ pub async fn index_entries_carry_every_posting_page_by_page(db: &TestDb) {
     );
 }
 
+pub async fn work_changes_log_inserts_and_deletes_in_order(db: &TestDb) {
+    use store::{IndexLoads, WorkChangeKind, WorkChanges};
+    let s = &db.store;
+    assert_eq!(s.last_change().await.unwrap(), 0);
+    assert!(s.changes_since(0, 10).await.unwrap().is_empty());
+    let one = created(s.insert_work(&sample_work("one", 60)).await.unwrap());
+    let two = created(s.insert_work(&sample_work("two", 61)).await.unwrap());
+    // A re-import writes nothing, so logs nothing.
+    let again = s.insert_work(&sample_work("one again", 60)).await.unwrap();
+    assert_eq!(again, WorkInsert::Existing(one));
+    s.delete_work(one).await.unwrap();
+    // A failed delete logs nothing either.
+    assert!(s.delete_work(one).await.is_err());
+    let changes = s.changes_since(0, 10).await.unwrap();
+    let seen: Vec<_> = changes.iter().map(|c| (c.work_id, c.kind)).collect();
+    assert_eq!(
+        seen,
+        vec![
+            (one, WorkChangeKind::Added),
+            (two, WorkChangeKind::Added),
+            (one, WorkChangeKind::Removed)
+        ]
+    );
+    assert!(changes.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert_eq!(s.last_change().await.unwrap(), changes[2].seq);
+    // Paged by sequence number.
+    let rest = s.changes_since(changes[0].seq, 1).await.unwrap();
+    assert_eq!(rest, vec![changes[1].clone()]);
+    assert!(
+        s.changes_since(changes[2].seq, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // A work's index entries: all its chapters with their postings; none once it is gone.
+    let entries = s.work_index_entries(two).await.unwrap();
+    assert_eq!(entries.len(), 3);
+    assert!(entries.iter().all(|e| e.work_id == two));
+    let work = sample_work("two", 61);
+    for (entry, chapter) in entries.iter().zip(&work.chapters) {
+        assert_eq!(entry.text_winnow, chapter.fingerprint.text_winnow);
+        assert_eq!(entry.pinyin_winnow, chapter.fingerprint.pinyin_winnow);
+    }
+    assert!(s.work_index_entries(one).await.unwrap().is_empty());
+}
+
 // ---------------------------------------------------------------------------------------
 // the queue, one call at a time
 

@@ -1,0 +1,98 @@
+//! `copyhound bench quality` on the sample compiled into the binary (public-domain chapters
+//! kept in `crates/matcher/tests/data`): every evasion as HTML pages in several layouts and
+//! encodings, negatives, all through `check`'s pipeline, and the quality targets met. Then
+//! `check` itself over the pages it wrote.
+
+mod common;
+
+use common::Env;
+
+#[test]
+fn pirate_pages_through_check_meet_the_quality_targets() {
+    let env = Env::new();
+    let out_dir = env.dir.path().join("quality");
+    let out = env.run(&[
+        "bench",
+        "quality",
+        "--json",
+        "--pages",
+        "8",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        figures["missed_targets"],
+        serde_json::json!([]),
+        "{figures:#}"
+    );
+    assert!(figures["recall"].as_f64().unwrap() >= 0.98, "{figures:#}");
+    assert!(
+        figures["precision"].as_f64().unwrap() >= 0.99,
+        "{figures:#}"
+    );
+    assert_eq!(figures["negative_pages_with_matches"], 0, "{figures:#}");
+    let cases = figures["cases"].as_array().unwrap();
+    // Every evasion and every negative has pages.
+    assert_eq!(cases.len(), 11, "{figures:#}");
+    for case in cases {
+        assert!(case["pages"].as_u64().unwrap() >= 4, "{case}");
+        if case["evasion"].as_bool().unwrap() {
+            assert!(case["recall"].as_f64().unwrap() >= 0.95, "{case}");
+            assert_eq!(case["right_chapter"].as_f64().unwrap(), 1.0, "{case}");
+        } else {
+            assert_eq!(case["pages_with_matches"], 0, "{case}");
+        }
+    }
+
+    // The pages are there, in every layout and encoding, described in expected.jsonl.
+    let expected = std::fs::read_to_string(out_dir.join("expected.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = expected
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len() as u64, figures["pages"].as_u64().unwrap());
+    for want in ["div-br", "p-article", "table", "biquge"] {
+        assert!(lines.iter().any(|l| l["layout"] == want), "no {want} page");
+    }
+    for want in ["UTF-8", "GBK", "gb18030", "Big5", "windows-1252"] {
+        assert!(
+            lines.iter().any(|l| l["encoding"] == want),
+            "no {want} page"
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["encoding"] == "GBK" && l["meta_charset"] == false)
+    );
+
+    // `check` over the verbatim pages, as the bench told us to run it, finds what they copy.
+    let db = format!("sqlite://{}", out_dir.join("quality.db").display());
+    let verbatim = out_dir.join("pages/verbatim");
+    let out = common::copyhound(&db)
+        .args(["check", "--json", verbatim.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let reported: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for line in lines.iter().filter(|l| l["case"] == "verbatim") {
+        let file = out_dir.join(line["file"].as_str().unwrap());
+        let found: Vec<&serde_json::Value> = reported
+            .iter()
+            .filter(|r| r["input"] == file.to_str().unwrap())
+            .map(|r| &r["chapter_id"])
+            .collect();
+        let want: Vec<&serde_json::Value> =
+            line["chapter_ids"].as_array().unwrap().iter().collect();
+        assert_eq!(found, want, "{file:?}");
+    }
+}
