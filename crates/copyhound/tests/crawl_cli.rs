@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,8 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use common::{Env, copyhound};
 use store::{
-    CrawlFrontier, CrawlId, CrawlStatus, Crawls, EvidenceReads, Page, Store, StoreSettings,
+    CrawlFrontier, CrawlId, CrawlStatus, Crawls, EvidenceReads, JobFilter, JobQueue, JobStatus,
+    Page, Store, StoreSettings,
 };
 
 /// Pages of the site: `/` links to `/1.html`..`/5.html`, each of which links to the next (the
@@ -301,17 +302,49 @@ async fn two_workers_share_a_queued_crawl() {
     let id = CrawlId(s["crawl_id"].as_i64().unwrap());
     assert!(site.page_hits().is_empty(), "--enqueue crawled already");
 
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
-            crawl_cmd(&env)
-                .args(["worker", "--grace", "5", "--concurrency", "1"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let workers: Vec<_> = (0..2).map(|_| spawn_worker(crawl_cmd(&env), 5)).collect();
     let store = open(&env).await;
+    wait_until_done(&store, id).await;
+    for w in workers {
+        stop_worker(w, "-INT").await;
+    }
+    site.assert_each_page_once();
+    // Both runners added their pages to the crawl's totals.
+    assert_eq!(store.crawl(id).await.unwrap().pages_fetched, PAGES as u64);
+    let counts = store.frontier_counts(id).await.unwrap();
+    assert_eq!((counts.queued, counts.claimed), (0, 0), "{counts:?}");
+}
+
+/// `copyhound worker` serving one job at a time, given `grace` seconds at shutdown.
+fn spawn_worker(mut cmd: Command, grace: u32) -> Child {
+    cmd.args([
+        "worker",
+        "--grace",
+        &grace.to_string(),
+        "--concurrency",
+        "1",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
+}
+
+/// Sends `signal` to a worker and waits for it to exit successfully; its stderr.
+async fn stop_worker(worker: Child, signal: &str) -> String {
+    Command::new("kill")
+        .args([signal, &worker.id().to_string()])
+        .status()
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || worker.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
+async fn wait_until_done(store: &Store, id: CrawlId) {
     let start = Instant::now();
     while store.crawl(id).await.unwrap().status != CrawlStatus::Done {
         assert!(
@@ -320,23 +353,58 @@ async fn two_workers_share_a_queued_crawl() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    for w in workers {
-        Command::new("kill")
-            .args(["-INT", &w.id().to_string()])
-            .status()
-            .unwrap();
-        let out = tokio::task::spawn_blocking(move || w.wait_with_output().unwrap())
-            .await
-            .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_worker_hands_its_crawl_back_at_once() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let s = crawl_json(&env, &[&site.url(), "--allow-private", "--enqueue"]).await;
+    let id = CrawlId(s["crawl_id"].as_i64().unwrap());
+
+    // Slow enough to interrupt part-way, and a grace period longer than the test allows: the
+    // crawl must stop on the shutdown signal, not wait the grace period out.
+    let mut slow = crawl_cmd(&env);
+    slow.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "400ms");
+    let worker = spawn_worker(slow, 300);
+    let start = Instant::now();
+    while site.page_hits().len() < 2 {
         assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            start.elapsed() < Duration::from_secs(30),
+            "the crawl never started"
         );
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    let stopping = Instant::now();
+    let stderr = stop_worker(worker, "-TERM").await;
+    assert!(
+        stopping.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        stopping.elapsed()
+    );
+    assert!(stderr.contains("1 released"), "{stderr}");
+    assert!(
+        site.page_hits().len() < PAGES,
+        "the whole site was crawled before the stop"
+    );
+
+    let store = open(&env).await;
+    assert_eq!(store.crawl(id).await.unwrap().status, CrawlStatus::Queued);
+    let jobs = store
+        .jobs(&JobFilter::Kind("Crawl".into()), Page::first(10))
+        .await
+        .unwrap();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    // Handed back, not failed: the attempt is not used up.
+    assert_eq!(
+        (jobs[0].status, jobs[0].attempts),
+        (JobStatus::Queued, 0),
+        "{jobs:?}"
+    );
+
+    // Another worker finishes the crawl without fetching anything twice.
+    let worker = spawn_worker(crawl_cmd(&env), 5);
+    wait_until_done(&store, id).await;
+    stop_worker(worker, "-INT").await;
     site.assert_each_page_once();
-    // Both runners added their pages to the crawl's totals.
-    assert_eq!(store.crawl(id).await.unwrap().pages_fetched, PAGES as u64);
-    let counts = store.frontier_counts(id).await.unwrap();
-    assert_eq!((counts.queued, counts.claimed), (0, 0), "{counts:?}");
 }

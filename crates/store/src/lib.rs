@@ -61,8 +61,8 @@ pub use index_load::{IndexEntry, IndexLoads};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, Job, JobContext, JobError, JobFilter, JobQueue, JobRecord,
-    JobStatus, Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, Worker, WorkerReport,
-    WorkerSettings,
+    JobStatus, Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker,
+    WorkerReport, WorkerSettings,
 };
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{

@@ -205,13 +205,38 @@ async fn run_crawl(
         .await
         .map_err(|e| JobError::retry(e.to_string()))?;
     tracing::info!(crawl = %id, runner, attempt = ctx.lease.attempt, "crawl runner started");
-    match crawl.run().await {
+    // On the worker's shutdown the crawl stops after the pages in flight; the URLs it had
+    // claimed go back to the frontier and the job back to the queue, to resume later.
+    let run = crawl.run();
+    let mut run = std::pin::pin!(run);
+    let mut interrupted = false;
+    let result = loop {
+        tokio::select! {
+            r = &mut run => break r,
+            () = ctx.shutdown.requested(), if !interrupted => {
+                interrupted = true;
+                crawl.stop();
+            }
+        }
+    };
+    match result {
         Ok(report) => {
-            tracing::info!(crawl = %id, runner, pages = report.pages, "crawl runner finished");
+            tracing::info!(crawl = %id, runner, pages = report.pages, interrupted,
+                           "crawl runner finished");
             store
                 .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
                 .await
                 .map_err(|e| JobError::retry(e.to_string()))?;
+            if interrupted {
+                store
+                    .set_crawl_status(id, CrawlStatus::Queued, None)
+                    .await
+                    .map_err(|e| JobError::retry(e.to_string()))?;
+                return Err(JobError::interrupted(format!(
+                    "crawl {id} stopped for a worker shutdown after {} pages",
+                    report.pages
+                )));
+            }
             store
                 .set_crawl_status(id, CrawlStatus::Done, None)
                 .await

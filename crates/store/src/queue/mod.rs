@@ -42,7 +42,9 @@ use crate::works::Page;
 use crate::{Error, Result, Store};
 
 pub use schedule::{Schedule, Schedules};
-pub use worker::{Backoff, JobContext, JobError, Worker, WorkerReport, WorkerSettings};
+pub use worker::{
+    Backoff, JobContext, JobError, ShutdownSignal, Worker, WorkerReport, WorkerSettings,
+};
 
 /// The jobs copyhound runs, named by what they do. Handlers must be idempotent: a job whose
 /// worker died runs again.

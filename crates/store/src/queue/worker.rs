@@ -101,7 +101,7 @@ impl Default for WorkerSettings {
 }
 
 /// What a handler knows about the job it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct JobContext {
     /// The job and attempt.
     pub lease: Lease,
@@ -109,13 +109,48 @@ pub struct JobContext {
     pub max_attempts: u32,
     /// The job's kind.
     pub kind: String,
+    /// Set when the worker starts shutting down: a long job (a crawl) stops at a safe point
+    /// and returns [`JobError::interrupted`] to be handed back without using an attempt.
+    pub shutdown: ShutdownSignal,
+}
+
+/// Whether the worker running a job is shutting down.
+#[derive(Debug, Clone)]
+pub struct ShutdownSignal(watch::Receiver<bool>);
+
+impl ShutdownSignal {
+    /// A signal and the sender that raises it (for running a handler outside a [`Worker`]).
+    pub fn new() -> (watch::Sender<bool>, Self) {
+        let (tx, rx) = watch::channel(false);
+        (tx, ShutdownSignal(rx))
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_requested(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolves when shutdown begins (never, if the worker is gone without raising it).
+    pub async fn requested(&self) {
+        let mut rx = self.0.clone();
+        if rx.wait_for(|stop| *stop).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// A failed attempt, as a handler reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobError {
     message: String,
-    permanent: bool,
+    kind: FailureKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FailureKind {
+    Retry,
+    Permanent,
+    Interrupted,
 }
 
 impl JobError {
@@ -123,7 +158,7 @@ impl JobError {
     pub fn retry(message: impl Into<String>) -> Self {
         JobError {
             message: message.into(),
-            permanent: false,
+            kind: FailureKind::Retry,
         }
     }
 
@@ -131,7 +166,16 @@ impl JobError {
     pub fn permanent(message: impl Into<String>) -> Self {
         JobError {
             message: message.into(),
-            permanent: true,
+            kind: FailureKind::Permanent,
+        }
+    }
+
+    /// Not a failure: the job stopped because its worker is shutting down
+    /// ([`JobContext::shutdown`]) and goes back to the queue at once without using an attempt.
+    pub fn interrupted(message: impl Into<String>) -> Self {
+        JobError {
+            message: message.into(),
+            kind: FailureKind::Interrupted,
         }
     }
 
@@ -142,7 +186,12 @@ impl JobError {
 
     /// Whether the job goes dead without retrying.
     pub fn is_permanent(&self) -> bool {
-        self.permanent
+        self.kind == FailureKind::Permanent
+    }
+
+    /// Whether the job stopped for a shutdown and is to be handed back.
+    pub fn is_interrupted(&self) -> bool {
+        self.kind == FailureKind::Interrupted
     }
 }
 
@@ -231,6 +280,7 @@ where
         let s = Arc::new(self.settings);
         let handler = Arc::new(handler);
         let (cancel_tx, cancel_rx) = watch::channel(false);
+        let (stopping_tx, stopping) = ShutdownSignal::new();
         let mut tasks: JoinSet<Outcome> = JoinSet::new();
         let mut report = WorkerReport::default();
         let mut shutdown = pin!(shutdown);
@@ -280,6 +330,7 @@ where
                             job,
                             Arc::clone(&s),
                             cancel_rx.clone(),
+                            stopping.clone(),
                         ));
                     }
                     continue;
@@ -301,6 +352,7 @@ where
 
         info!(worker = %s.name, running = tasks.len(), grace = ?s.shutdown_grace,
               "worker stopping: letting running jobs finish");
+        let _ = stopping_tx.send(true);
         let grace = sleep(s.shutdown_grace);
         let mut grace = pin!(grace);
         loop {
@@ -352,6 +404,7 @@ async fn run_job<Q, J, H, Fut>(
     job: ClaimedJob,
     s: Arc<WorkerSettings>,
     mut cancel: watch::Receiver<bool>,
+    shutdown: ShutdownSignal,
 ) -> Outcome
 where
     Q: JobQueue + Send + Sync + 'static,
@@ -373,6 +426,7 @@ where
             lease,
             max_attempts: job.max_attempts,
             kind: job.kind.clone(),
+            shutdown,
         };
         let mut running = tokio::spawn((handler)(value, ctx).in_current_span());
         let mut beat = tokio::time::interval_at(Instant::now() + s.heartbeat, s.heartbeat);
@@ -391,10 +445,7 @@ where
                 Ok(()) = cancel.changed() => {
                     running.abort();
                     let _ = running.await;
-                    return match persist(deadline, || queue.release(lease)).await {
-                        Ok(()) => { info!("released at shutdown"); Outcome::Released }
-                        Err(e) => { warn!(error = %e, "release failed; the lease will expire"); Outcome::Lost }
-                    };
+                    return release(&queue, lease, deadline).await;
                 }
             }
         };
@@ -407,6 +458,10 @@ where
                         Outcome::Lost
                     }
                 };
+            }
+            Ok(Err(e)) if e.is_interrupted() => {
+                info!(reason = %e.message(), "job stopped for the shutdown");
+                return release(&queue, lease, deadline).await;
             }
             Ok(Err(e)) => e,
             Err(join) => JobError::retry(match join.try_into_panic() {
@@ -424,6 +479,19 @@ where
     }
     .instrument(span)
     .await
+}
+
+async fn release<Q: JobQueue>(queue: &Q, lease: Lease, deadline: Instant) -> Outcome {
+    match persist(deadline, || queue.release(lease)).await {
+        Ok(()) => {
+            info!("released at shutdown");
+            Outcome::Released
+        }
+        Err(e) => {
+            warn!(error = %e, "release failed; the lease will expire");
+            Outcome::Lost
+        }
+    }
 }
 
 async fn settle_failure<Q: JobQueue>(
@@ -508,5 +576,8 @@ mod tests {
         assert_eq!(e.message(), "outer: inner");
         assert!(!e.is_permanent());
         assert!(JobError::permanent("bad").is_permanent());
+        let stopped = JobError::interrupted("shutting down");
+        assert!(stopped.is_interrupted() && !stopped.is_permanent());
+        assert!(!e.is_interrupted());
     }
 }

@@ -1161,6 +1161,46 @@ pub async fn shutdown_finishes_or_releases_running_jobs(db: &TestDb) {
     assert_eq!((rec.status, rec.attempts), (JobStatus::Queued, 0));
 }
 
+pub async fn long_jobs_see_the_shutdown_and_hand_themselves_back(db: &TestDb) {
+    let s = &db.store;
+    let started = Arc::new(AtomicBool::new(false));
+    let handler = {
+        let started = Arc::clone(&started);
+        move |_: TestJob, ctx: store::JobContext| {
+            let started = Arc::clone(&started);
+            async move {
+                assert!(!ctx.shutdown.is_requested());
+                started.store(true, Ordering::SeqCst);
+                ctx.shutdown.requested().await;
+                assert!(ctx.shutdown.is_requested());
+                Err(JobError::interrupted("stopped at a safe point"))
+            }
+        }
+    };
+    let id = s.enqueue(&job(&TestJob::Hang)).await.unwrap().id();
+    // A grace period far longer than the test: the job must stop on the signal, not on the
+    // grace period's cancellation.
+    let settings = WorkerSettings {
+        shutdown_grace: Duration::from_secs(600),
+        ..fast_settings("signalled")
+    };
+    let w = spawn_worker(s, settings, handler);
+    wait_for("the job to start", Duration::from_secs(10), || {
+        let started = Arc::clone(&started);
+        async move { started.load(Ordering::SeqCst) }
+    })
+    .await;
+    let t = Instant::now();
+    let report = w.stop().await;
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(
+        (report.completed, report.released, report.retried),
+        (0, 1, 0)
+    );
+    let rec = s.job(id).await.unwrap();
+    assert_eq!((rec.status, rec.attempts), (JobStatus::Queued, 0));
+}
+
 pub async fn a_panicking_handler_is_retried(db: &TestDb) {
     let s = &db.store;
     let id = s.enqueue(&job(&TestJob::Ping)).await.unwrap().id();

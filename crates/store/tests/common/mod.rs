@@ -35,6 +35,7 @@ macro_rules! conformance_suite {
             an_always_failing_job_ends_dead_with_its_error,
             bad_payloads_and_permanent_errors_go_dead_at_once,
             shutdown_finishes_or_releases_running_jobs,
+            long_jobs_see_the_shutdown_and_hand_themselves_back,
             a_panicking_handler_is_retried,
             schedules_enqueue_each_fire_time_once,
             counts_listing_and_purging,
