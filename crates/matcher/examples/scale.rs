@@ -27,9 +27,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{
-    Counting, arg, corpus_dir, heap_now, heap_peak, load_corpus, quantile, reset_peak, settings,
-};
+use common::{arg, corpus_dir, load_corpus, quantile, settings};
 use fingerprint::hash::fmix64;
 use fingerprint::{ChapterFingerprint, FingerprintSettings, Fingerprinter};
 use matcher::quality::{
@@ -38,9 +36,10 @@ use matcher::quality::{
 };
 use matcher::simhash::{SimHashIndex, SimHashLayout};
 use matcher::{ChapterEntry, ChapterId, ChapterSource, IndexBuilder, Matcher, MemorySource};
+use testkit::{heap_now, heap_peak, reset_peak};
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: testkit::CountingAlloc = testkit::CountingAlloc;
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)

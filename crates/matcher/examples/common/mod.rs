@@ -1,9 +1,7 @@
-//! Shared by the examples: reading the project corpus, a counting allocator, percentiles.
+//! Shared by the examples: reading the project corpus, percentiles, settings from arguments.
 #![allow(dead_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use matcher::MatcherSettings;
@@ -52,57 +50,6 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
         return Duration::ZERO;
     }
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
-
-/// Counts live and peak heap bytes of the process it is installed in.
-pub struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-/// Live heap bytes.
-pub fn heap_now() -> usize {
-    CURRENT.load(Ordering::Relaxed)
-}
-
-/// Peak heap bytes since the last [`reset_peak`].
-pub fn heap_peak() -> usize {
-    PEAK.load(Ordering::Relaxed)
-}
-
-/// Starts a new peak measurement from the live bytes.
-pub fn reset_peak() {
-    PEAK.store(heap_now(), Ordering::Relaxed);
-}
-
-// SAFETY: delegates to the system allocator and only counts sizes.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = CURRENT.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size > layout.size() {
-                let grow = new_size - layout.size();
-                let now = CURRENT.fetch_add(grow, Ordering::Relaxed) + grow;
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
 }
 
 /// The default settings with `--text-sample N` and `--pinyin-sample N` applied.
