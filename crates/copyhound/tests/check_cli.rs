@@ -306,3 +306,26 @@ fn bench_match_times_a_directory_of_pages() {
     assert_eq!(figures["matches"], 1);
     assert_eq!(figures["chapters_indexed"], 2);
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_run_quietly() {
+    // `copyhound check DIR | head -1`: once the reader has closed the pipe, the run ends
+    // with success instead of a panic on the broken pipe.
+    let env = registered();
+    std::fs::create_dir_all(env.dir.path().join("pages")).unwrap();
+    for i in 0..20 {
+        env.file(&format!("pages/{i:02}.txt"), UNRELATED.as_bytes());
+    }
+    let mut child = common::copyhound(&env.db)
+        .args(["check", env.dir.path().join("pages").to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the binary has loaded its index, so its first write finds no reader.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -7,7 +7,8 @@
 //! order they finish in. A summary line with pages per second goes to stderr at the end.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::IsTerminal;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -103,7 +104,7 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
     let started = Instant::now();
     let (mut failed, mut pages, mut matches) = (0, 0, 0);
     let total = inputs.len();
-    checker
+    let run = checker
         .run(inputs, jobs, async |input, checked| {
             let checked = match checked {
                 Ok(checked) => checked,
@@ -117,7 +118,13 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
             matches += checked.matches.len();
             print_checked(store, &input, &checked, &mut titles, args.json, color).await
         })
-        .await?;
+        .await;
+    if let Err(e) = run {
+        return match e.downcast_ref::<StdoutClosed>() {
+            Some(_) => Ok(()),
+            None => Err(e),
+        };
+    }
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "checked {pages} pages in {seconds:.2} s ({:.0} pages/s, {jobs} at once): {matches} matches",
@@ -137,8 +144,9 @@ async fn print_checked(
     json: bool,
     color: bool,
 ) -> Result<()> {
+    let mut out = String::new();
     if checked.matches.is_empty() && !json {
-        println!("{input}: no registered work found");
+        writeln!(out, "{input}: no registered work found")?;
     }
     for m in &checked.matches {
         let Some(chapter) = checked.texts.chapter(m.chapter) else {
@@ -171,12 +179,30 @@ async fn print_checked(
             spans: &m.spans,
         };
         if json {
-            println!("{}", serde_json::to_string(&reported)?);
+            writeln!(out, "{}", serde_json::to_string(&reported)?)?;
         } else {
-            print_match(&reported, m, &checked.text, &chapter.body, color);
+            write_match(&mut out, &reported, m, &checked.text, &chapter.body, color)?;
         }
     }
-    Ok(())
+    write_stdout(&out)
+}
+
+/// Standard output was closed by its reader (`copyhound check DIR | head`): not an error,
+/// the run just ends early.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+struct StdoutClosed;
+
+/// Writes `text` to standard output; [`StdoutClosed`] when the reader has gone.
+fn write_stdout(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        other => Ok(other.context("while writing to standard output")?),
+    }
 }
 
 /// Pages checked at once by default: twice the cores, so that a core whose page waits for
@@ -372,8 +398,16 @@ fn main_text(html: &str, url: &Url) -> String {
 const CONTEXT_CHARS: usize = 12;
 const PASSAGE_END_CHARS: usize = 40;
 
-fn print_match(r: &Reported<'_>, m: &Match, page: &str, chapter: &str, color: bool) {
-    println!(
+fn write_match(
+    out: &mut String,
+    r: &Reported<'_>,
+    m: &Match,
+    page: &str,
+    chapter: &str,
+    color: bool,
+) -> std::fmt::Result {
+    writeln!(
+        out,
         "{}: work {} «{}», chapter {} «{}»: score {:.2}, coverage {:.2}, {} of {} chars matched",
         r.input,
         r.work_id,
@@ -384,15 +418,21 @@ fn print_match(r: &Reported<'_>, m: &Match, page: &str, chapter: &str, color: bo
         r.coverage,
         m.matched_chars,
         m.chapter_chars
-    );
+    )?;
     for span in &m.spans {
-        println!(
+        writeln!(
+            out,
             "  page bytes {}..{} = chapter bytes {}..{} ({} chars)",
             span.page.start, span.page.end, span.chapter.start, span.chapter.end, span.chars
-        );
-        println!("    page:    {}", excerpt(page, &span.page, color));
-        println!("    chapter: {}", excerpt(chapter, &span.chapter, color));
+        )?;
+        writeln!(out, "    page:    {}", excerpt(page, &span.page, color))?;
+        writeln!(
+            out,
+            "    chapter: {}",
+            excerpt(chapter, &span.chapter, color)
+        )?;
     }
+    Ok(())
 }
 
 /// The passage `range` of `text` on one line with a little context, its middle elided when
