@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use store::{
     BackendKind, CrawlFrontier, CrawlId, CrawlStatus, Crawls, Enqueued, Error, EvidenceReads,
     EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome, HostStates, JobError,
-    JobFilter, JobQueue, JobStatus, NewChapter, NewFingerprint, NewJob, NewWork, Page, Posting,
-    PostingKind, Retry, Schedules, SourceFormat, Store, StoreSettings, WorkFilter, WorkInsert,
-    WorkReads, WorkWrites, Worker, WorkerReport, WorkerSettings,
+    JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites, NewChapter, NewFingerprint, NewJob,
+    NewWork, Page, Posting, PostingKind, Retry, Schedules, SourceFormat, Store, StoreSettings,
+    WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker, WorkerReport, WorkerSettings,
 };
 use tokio::sync::watch;
 
@@ -1970,4 +1970,62 @@ pub async fn concurrent_pushes_of_shared_links_all_succeed(db: &TestDb) {
         .collect();
     assert_eq!(added, distinct.len() as u64);
     assert_eq!(db.store.frontier_counts(crawl).await.unwrap().queued, added);
+}
+
+// ---------------------------------------------------------------------------------------
+// matches
+
+pub async fn a_pages_matches_are_replaced_as_a_whole(db: &TestDb) {
+    let s = &db.store;
+    let work = created(s.insert_work(&sample_work("红楼梦", 41)).await.unwrap());
+    let chapters = s.chapters(work).await.unwrap();
+    let (snapshot, _) = s
+        .insert_snapshot(
+            &new_snapshot("http://盗版.example/1.html", 41, None),
+            Some(&b"p"[..]),
+        )
+        .await
+        .unwrap();
+    assert!(s.matches_of(snapshot).await.unwrap().is_empty());
+
+    let found = |chapter: usize, score: f64| store::NewMatch {
+        chapter_id: chapters[chapter].id,
+        work_id: work,
+        method: "winnow".into(),
+        score,
+        coverage: score / 2.0,
+        matched_chars: 1200 + chapter as u32,
+        passages: r#"[{"page":[0,30],"chapter":[3,33],"chars":10}]"#.into(),
+    };
+    s.replace_matches(snapshot, &[found(1, 0.9), found(0, 0.5)])
+        .await
+        .unwrap();
+    let stored = s.matches_of(snapshot).await.unwrap();
+    // By chapter, whatever the order given.
+    let got: Vec<_> = stored.iter().map(|m| m.found.clone()).collect();
+    assert_eq!(got, vec![found(0, 0.5), found(1, 0.9)]);
+    assert!(
+        stored
+            .iter()
+            .all(|m| m.snapshot_id == snapshot && m.case_id.is_none())
+    );
+    let first_id = stored[0].id;
+
+    // A re-check: chapter 0 scored again (same row, new figures), chapter 1 gone, 2 new.
+    s.replace_matches(snapshot, &[found(0, 0.7), found(2, 0.4)])
+        .await
+        .unwrap();
+    let stored = s.matches_of(snapshot).await.unwrap();
+    let got: Vec<_> = stored.iter().map(|m| m.found.clone()).collect();
+    assert_eq!(got, vec![found(0, 0.7), found(2, 0.4)]);
+    assert_eq!(stored[0].id, first_id, "an updated match keeps its row");
+
+    // Nothing found any more: no match left.
+    s.replace_matches(snapshot, &[]).await.unwrap();
+    assert!(s.matches_of(snapshot).await.unwrap().is_empty());
+
+    // A match of a deleted work goes with it.
+    s.replace_matches(snapshot, &[found(1, 0.9)]).await.unwrap();
+    s.delete_work(work).await.unwrap();
+    assert!(s.matches_of(snapshot).await.unwrap().is_empty());
 }

@@ -49,6 +49,7 @@ macro_rules! conformance_suite {
             evidence_bodies_are_stored_once,
             the_latest_validated_response_is_found_by_either_url,
             page_texts_are_stored_and_replaced,
+            a_pages_matches_are_replaced_as_a_whole,
         );
     };
 }
