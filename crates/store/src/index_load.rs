@@ -123,7 +123,7 @@ impl Store {
             .map(|r| r.chapter_id);
         let range = range
             .next()
-            .map(|first| (first, range.last().unwrap_or(first)));
+            .map(|first| (first, range.next_back().unwrap_or(first)));
         let mut entries = Vec::with_capacity(rows.len());
         for r in rows {
             let (text_winnow, pinyin_winnow) = match &r.postings {
