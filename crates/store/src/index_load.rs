@@ -3,8 +3,9 @@
 //!
 //! The postings come packed in the fingerprint's row (`fingerprints.postings`, see
 //! `crate::packed`): one row per chapter. Only chapters written before that column existed
-//! (NULL) have theirs aggregated from `winnow_postings`, a row per posting, about five
-//! times slower.
+//! (NULL) have theirs aggregated from `winnow_postings`, a row per posting: about ten times
+//! slower (measured with `copyhound bench load` on SQLite, 100,000 chapters: ~3,000
+//! chapters/s aggregated, ~35,000 packed).
 
 use std::future::Future;
 
