@@ -12,7 +12,8 @@ use store::{
     Chapter, IndexEntry, IndexLoads, Page, Posting, WorkChangeKind, WorkChanges, WorkReads,
 };
 
-/// Chapters per index-load query: two queries a page, a few MB of postings each.
+/// Chapters per index-load query: one query a page (two for chapters stored before
+/// postings were packed), a few MB of postings each.
 const LOAD_PAGE: u32 = 500;
 
 /// How the load went.

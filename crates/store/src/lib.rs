@@ -39,6 +39,7 @@ mod evidence;
 mod ids;
 mod index_load;
 mod matches;
+mod packed;
 pub mod queue;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -14,6 +14,7 @@ use tracing::instrument;
 use crate::changes::{LogChange, WorkChangeKind};
 use crate::db::{read_pool, write_tx};
 use crate::ids::{ChapterId, WorkId};
+use crate::packed;
 use crate::{Error, Result, Store};
 
 /// The file format a work was imported from.
@@ -603,7 +604,8 @@ trait BulkSql {
         lengths: &[i32],
     ) -> impl Future<Output = Result<Vec<i64>>> + Send;
 
-    /// Inserts the chapters' fingerprint summaries.
+    /// Inserts the chapters' fingerprint summaries, each with its postings packed
+    /// (`crate::packed`) for the index load.
     fn insert_fingerprints(
         &mut self,
         ids: &[i64],
@@ -689,16 +691,20 @@ impl BulkSql for sqlx::PgConnection {
         let chars: Vec<i32> = fps().map(|f| f.chars as i32).collect();
         let simhashes: Vec<i64> = fps().map(|f| f.simhash as i64).collect();
         let summaries: Vec<&[u8]> = fps().map(|f| f.summary.as_slice()).collect();
+        let packed: Vec<Vec<u8>> = fps()
+            .map(|f| packed::encode(&f.text_winnow, &f.pinyin_winnow))
+            .collect();
         sqlx::query(
-            "INSERT INTO fingerprints (chapter_id, normalizer_version, chars, simhash, summary) \
-             SELECT * FROM UNNEST($1::BIGINT[], $2::INTEGER[], $3::INTEGER[], $4::BIGINT[], \
-             $5::BYTEA[])",
+            "INSERT INTO fingerprints (chapter_id, normalizer_version, chars, simhash, summary, \
+             postings) SELECT * FROM UNNEST($1::BIGINT[], $2::INTEGER[], $3::INTEGER[], \
+             $4::BIGINT[], $5::BYTEA[], $6::BYTEA[])",
         )
         .bind(ids)
         .bind(versions)
         .bind(chars)
         .bind(simhashes)
         .bind(summaries)
+        .bind(packed)
         .execute(&mut *self)
         .await?;
         Ok(())
@@ -789,13 +795,14 @@ impl BulkSql for sqlx::SqliteConnection {
             let fp = &ch.fingerprint;
             sqlx::query(
                 "INSERT INTO fingerprints (chapter_id, normalizer_version, chars, simhash, \
-                 summary) VALUES ($1, $2, $3, $4, $5)",
+                 summary, postings) VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .bind(id)
             .bind(fp.normalizer_version as i32)
             .bind(fp.chars as i32)
             .bind(fp.simhash as i64)
             .bind(&fp.summary)
+            .bind(packed::encode(&fp.text_winnow, &fp.pinyin_winnow))
             .execute(&mut *self)
             .await?;
         }

@@ -606,6 +606,86 @@ pub async fn index_entries_carry_every_posting_page_by_page(db: &TestDb) {
     );
 }
 
+pub async fn packed_postings_load_as_the_rows_do(db: &TestDb) {
+    use store::IndexLoads;
+    let s = &db.store;
+    let p = |pos, hash| Posting { hash, pos };
+    // Out of order, a duplicate, ties on position with hashes either side of the sign bit:
+    // the rows come back `ORDER BY pos, hash` on a signed BIGINT.
+    let mut odd = sample_work("odd", 70);
+    odd.chapters[0].fingerprint.text_winnow = vec![
+        p(9, 5),
+        p(2, (1 << 63) | 7),
+        p(2, 3),
+        p(2, u64::MAX),
+        p(0, 1),
+        p(2, 3),
+    ];
+    odd.chapters[0].fingerprint.pinyin_winnow.reverse();
+    let first = created(s.insert_work(&odd).await.unwrap());
+    let second = created(s.insert_work(&sample_work("plain", 71)).await.unwrap());
+    let packed = s.index_entries(Page::all()).await.unwrap();
+    assert_eq!(packed.len(), 6);
+    assert_eq!(
+        packed[0].text_winnow,
+        [
+            p(0, 1),
+            p(2, (1 << 63) | 7),
+            p(2, u64::MAX),
+            p(2, 3),
+            p(2, 3),
+            p(9, 5)
+        ]
+    );
+    let mut pinyin = odd.chapters[0].fingerprint.pinyin_winnow.clone();
+    pinyin.reverse();
+    assert_eq!(packed[0].pinyin_winnow, pinyin);
+    let packed_work = s.work_index_entries(second).await.unwrap();
+    assert_eq!(packed_work, packed[3..]);
+
+    // Chapters stored before the packed column (NULL) read from the rows, beside packed
+    // ones on the same page.
+    db.execute(
+        "UPDATE fingerprints SET postings = NULL \
+         WHERE chapter_id IN (SELECT id FROM chapters WHERE ordinal = 2)",
+    )
+    .await;
+    let mixed = every_page(
+        2,
+        |e: &store::IndexEntry| e.chapter_id,
+        |page| async move { s.index_entries(page).await.unwrap() },
+    )
+    .await;
+    assert_eq!(mixed, packed);
+    db.execute("UPDATE fingerprints SET postings = NULL").await;
+    assert_eq!(s.index_entries(Page::all()).await.unwrap(), packed);
+    assert_eq!(s.work_index_entries(second).await.unwrap(), packed_work);
+
+    // A corrupt value (version 1, then a count with nothing behind it) is an error naming
+    // the chapter, for the page and for the work.
+    let chapter = packed[1].chapter_id;
+    let corrupt = match db.kind() {
+        BackendKind::Postgres => "'\\x0105'::BYTEA",
+        BackendKind::Sqlite => "X'0105'",
+    };
+    db.execute(&format!(
+        "UPDATE fingerprints SET postings = {corrupt} WHERE chapter_id = {chapter}"
+    ))
+    .await;
+    for result in [
+        s.index_entries(Page::all()).await,
+        s.work_index_entries(first).await,
+    ] {
+        match result {
+            Err(Error::InvalidInput(msg)) => {
+                assert!(msg.contains(&format!("chapter {chapter}")), "{msg}");
+            }
+            other => panic!("corrupt packed postings loaded: {other:?}"),
+        }
+    }
+    assert_eq!(s.work_index_entries(second).await.unwrap(), packed_work);
+}
+
 pub async fn work_changes_log_inserts_and_deletes_in_order(db: &TestDb) {
     use store::{IndexLoads, WorkChangeKind, WorkChanges};
     let s = &db.store;

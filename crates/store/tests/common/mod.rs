@@ -22,6 +22,7 @@ macro_rules! conformance_suite {
             postings_are_found_by_hash,
             fingerprints_are_paged_for_index_loads,
             index_entries_carry_every_posting_page_by_page,
+            packed_postings_load_as_the_rows_do,
             work_changes_log_inserts_and_deletes_in_order,
             jobs_go_from_queued_to_done,
             dedupe_keys_hold_while_a_job_is_live,
