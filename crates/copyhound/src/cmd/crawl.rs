@@ -224,8 +224,9 @@ async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool
     let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let on_signal = tokio::spawn({
         let (crawl, stopped) = (crawl.clone(), stopped.clone());
+        let signal = super::worker::shutdown_signal_quiet();
         async move {
-            super::worker::shutdown_signal_quiet().await;
+            signal.await;
             stopped.store(true, std::sync::atomic::Ordering::Relaxed);
             eprintln!("stopping: finishing the pages in flight");
             crawl.stop();

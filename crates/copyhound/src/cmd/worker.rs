@@ -33,6 +33,9 @@ pub struct WorkerArgs {
 
 /// Runs the worker against the database at `database` until a shutdown signal.
 pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Result<()> {
+    // Before anything slow (the store, the dictionaries): a Ctrl-C during start-up then
+    // stops the worker cleanly instead of killing it.
+    let shutdown = shutdown_signal();
     let store = super::open_store(database).await?;
     // The configured fingerprint parameters: the matcher compares with the same ones.
     let importer = Importer::new(ImportSettings {
@@ -90,7 +93,7 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
                     (handler_store.clone(), importer.clone(), Arc::clone(&index));
                 async move { handle(&store, &importer, &index, job, ctx).await }
             },
-            shutdown_signal(),
+            shutdown,
         )
         .await;
     refresher.abort();
@@ -256,29 +259,43 @@ async fn run_crawl(
 }
 
 /// Resolves on Ctrl-C or SIGTERM, saying so.
-async fn shutdown_signal() {
-    shutdown_signal_quiet().await;
-    eprintln!("shutting down: letting running jobs finish");
+/// [`shutdown_signal_quiet`], saying so when it comes.
+fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    let signal = shutdown_signal_quiet();
+    async move {
+        signal.await;
+        eprintln!("shutting down: letting running jobs finish");
+    }
 }
 
-/// Resolves on Ctrl-C or, on Unix, SIGTERM (what `docker stop` and systemd send).
-pub async fn shutdown_signal_quiet() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Listens for Ctrl-C and, on Unix, SIGTERM (what `docker stop` and systemd send) from the
+/// moment it is called, so that a signal arriving while the command is still starting up is
+/// caught rather than killing the process; the returned future resolves on the first one.
+/// Must be called inside the runtime.
+pub fn shutdown_signal_quiet() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listeners = signal(SignalKind::interrupt()).and_then(|interrupt| {
+            signal(SignalKind::terminate()).map(|terminate| (interrupt, terminate))
+        });
+        async move {
+            match listeners {
+                Ok((mut interrupt, mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only");
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            Err(_) => std::future::pending().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -1695,11 +1695,12 @@ pub async fn expired_frontier_leases_come_back_and_are_fenced(db: &TestDb) {
     s.push_frontier(crawl, &[entry("http://a.example/1", 0, 2)])
         .await
         .unwrap();
-    let dead = claim_entry(s, crawl, Duration::from_millis(100))
-        .await
-        .unwrap();
+    // A lease long enough that a loaded machine cannot let it run out before the first
+    // reclaim below (100 ms did, once).
+    let lease = Duration::from_secs(2);
+    let dead = claim_entry(s, crawl, lease).await.unwrap();
     assert_eq!(s.reclaim_expired_frontier(crawl).await.unwrap(), 0);
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    tokio::time::sleep(lease + Duration::from_millis(100)).await;
     assert_eq!(s.reclaim_expired_frontier(crawl).await.unwrap(), 1);
     assert_eq!(s.frontier_counts(crawl).await.unwrap().queued, 1);
     let live = claim_entry(s, crawl, Duration::from_secs(60))
