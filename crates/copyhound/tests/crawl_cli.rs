@@ -137,6 +137,18 @@ async fn crawl_json(env: &Env, args: &[&str]) -> serde_json::Value {
 }
 
 impl Site {
+    /// Waits until `n` pages were fetched (a crawl under way, to interrupt).
+    async fn wait_for_pages(&self, n: usize) {
+        let start = Instant::now();
+        while self.page_hits().len() < n {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the crawl never started"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Every page of the site was fetched, none twice.
     fn assert_each_page_once(&self) {
         let hits = self.page_hits();
@@ -250,14 +262,7 @@ async fn ctrl_c_stops_a_crawl_that_resumes_later() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    while site.page_hits().len() < 2 {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the crawl never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    site.wait_for_pages(2).await;
     let interrupted = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -367,14 +372,7 @@ async fn a_stopping_worker_hands_its_crawl_back_at_once() {
     let mut slow = crawl_cmd(&env);
     slow.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "400ms");
     let worker = spawn_worker(slow, 300);
-    let start = Instant::now();
-    while site.page_hits().len() < 2 {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the crawl never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    site.wait_for_pages(2).await;
     let stopping = Instant::now();
     let stderr = stop_worker(worker, "-TERM").await;
     assert!(
