@@ -87,6 +87,8 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`... | head`): it has what it wanted.
+        Err(e) if e.is::<cmd::StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -104,7 +104,7 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
     let started = Instant::now();
     let (mut failed, mut pages, mut matches) = (0, 0, 0);
     let total = inputs.len();
-    let run = checker
+    checker
         .run(inputs, jobs, async |input, checked| {
             let checked = match checked {
                 Ok(checked) => checked,
@@ -118,13 +118,7 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
             matches += checked.matches.len();
             print_checked(store, &input, &checked, &mut titles, args.json, color).await
         })
-        .await;
-    if let Err(e) = run {
-        return match e.downcast_ref::<StdoutClosed>() {
-            Some(_) => Ok(()),
-            None => Err(e),
-        };
-    }
+        .await?;
     let seconds = started.elapsed().as_secs_f64();
     eprintln!(
         "checked {pages} pages in {seconds:.2} s ({:.0} pages/s, {jobs} at once): {matches} matches",
@@ -184,25 +178,7 @@ async fn print_checked(
             write_match(&mut out, &reported, m, &checked.text, &chapter.body, color)?;
         }
     }
-    write_stdout(&out)
-}
-
-/// Standard output was closed by its reader (`copyhound check DIR | head`): not an error,
-/// the run just ends early.
-#[derive(Debug, thiserror::Error)]
-#[error("standard output was closed")]
-struct StdoutClosed;
-
-/// Writes `text` to standard output; [`StdoutClosed`] when the reader has gone.
-fn write_stdout(text: &str) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
-        other => Ok(other.context("while writing to standard output")?),
-    }
+    super::write_stdout(&out)
 }
 
 /// Pages checked at once by default: twice the cores, so that a core whose page waits for

@@ -10,6 +10,8 @@ pub mod snapshots;
 pub mod worker;
 pub mod works;
 
+use std::io::{ErrorKind, Write as _};
+
 use anyhow::{Context, Result};
 use store::{Store, StoreSettings};
 
@@ -28,4 +30,22 @@ pub async fn open_store(url: &str) -> Result<Store> {
                 masked(url)
             )
         })
+}
+
+/// Standard output was closed by its reader (`copyhound check DIR | head`): not an error;
+/// the command ends early and `main` exits with success.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+pub struct StdoutClosed;
+
+/// Writes `text` to standard output; [`StdoutClosed`] when the reader has gone.
+pub fn write_stdout(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        other => Ok(other.context("while writing to standard output")?),
+    }
 }
