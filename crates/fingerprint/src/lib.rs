@@ -388,10 +388,10 @@ impl Fingerprinter {
     }
 
     fn simhash_spaced(&self, spaced: &str) -> u64 {
-        let mut weighted = Vec::with_capacity(512);
+        let mut acc = simhash::SimHasher::new();
         self.segmenter
-            .for_each_weighted(spaced, |w, x| weighted.push((w, x)));
-        simhash::simhash(weighted)
+            .for_each_term(spaced, |_, hash, _, weight| acc.add(hash, weight));
+        acc.finish()
     }
 
     /// Winnowing of the normalised text of `text`.

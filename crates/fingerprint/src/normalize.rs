@@ -38,18 +38,22 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::{canonical_combining_class, decompose_canonical};
 
 /// Table entry: the character is dropped (whitespace, punctuation, symbols, controls).
-const DROP: u32 = 0x11_0000;
+const DROP: u32 = 0xD800;
 /// Table entry: the character expands to several output characters; take the exact path.
-const MULTI: u32 = 0x11_0001;
+const MULTI: u32 = 0xD801;
 /// Table entry: the character may combine with the character before it under NFKC.
-const JOINER: u32 = 0x11_0002;
+const JOINER: u32 = 0xD802;
 
 /// The longest run (in bytes of normalised text, 4096 Chinese characters) handed to word
 /// segmentation without a space: an artificial break bounds the memory of dictionary lookups
 /// on text without punctuation, or whose breaks all fall between Han characters.
 pub const MAX_SEGMENT_BYTES: usize = 3 * 4096;
 
-static TABLE: LazyLock<Box<[u32]>> = LazyLock::new(build_table);
+/// Per BMP character: the one character it normalises to, or [`DROP`], [`MULTI`] or
+/// [`JOINER`] (surrogate code points, which are never characters). `u16` entries keep the
+/// table at 128 KiB, half what `u32` would take from the cache the segmenter needs; the rare
+/// character that normalises to one outside the BMP is [`MULTI`].
+static TABLE: LazyLock<Box<[u16]>> = LazyLock::new(build_table);
 
 /// Characters with canonical combining class 0 that still compose with the preceding
 /// character (the second element of a canonical composition, e.g. some Indic vowel signs).
@@ -114,15 +118,15 @@ fn fold(c: char, out: &mut impl FnMut(char)) {
     }
 }
 
-fn build_table() -> Box<[u32]> {
-    let mut table = vec![DROP; 0x1_0000].into_boxed_slice();
+fn build_table() -> Box<[u16]> {
+    let mut table = vec![DROP as u16; 0x1_0000].into_boxed_slice();
     let mut buf = String::new();
     for cp in 0..0x1_0000u32 {
         let Some(c) = char::from_u32(cp) else {
             continue;
         };
         if is_joiner(c) {
-            table[cp as usize] = JOINER;
+            table[cp as usize] = JOINER as u16;
             continue;
         }
         buf.clear();
@@ -138,9 +142,9 @@ fn build_table() -> Box<[u32]> {
             });
         }
         table[cp as usize] = match (n, outputs[0]) {
-            (0, _) => DROP,
-            (1, Some(o)) => o as u32,
-            _ => MULTI,
+            (0, _) => DROP as u16,
+            (1, Some(o)) => u16::try_from(o as u32).unwrap_or(MULTI as u16),
+            _ => MULTI as u16,
         };
     }
     table
@@ -174,13 +178,13 @@ trait Sink {
 }
 
 fn run<S: Sink>(text: &str, sink: &mut S) {
-    let table: &[u32] = &TABLE;
+    let table: &[u16] = &TABLE;
     // The previous starter: its byte offset in `text`, and the output length before it.
     let mut prev: Option<(usize, usize, usize)> = None;
     let mut iter = text.char_indices().peekable();
     while let Some((pos, c)) = iter.next() {
         let entry = if (c as u32) < 0x1_0000 {
-            table[c as usize]
+            u32::from(table[c as usize])
         } else {
             MULTI
         };
@@ -226,6 +230,100 @@ fn run<S: Sink>(text: &str, sink: &mut S) {
             }
         }
     }
+}
+
+/// The character starting at byte `i` of valid UTF-8 `bytes`, and its length in bytes.
+#[inline(always)]
+fn decode(bytes: &[u8], i: usize) -> (u32, usize) {
+    let b0 = u32::from(bytes[i]);
+    let cont = |k: usize| u32::from(bytes[i + k]) & 0x3F;
+    if b0 < 0x80 {
+        (b0, 1)
+    } else if b0 < 0xE0 {
+        (((b0 & 0x1F) << 6) | cont(1), 2)
+    } else if b0 < 0xF0 {
+        (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
+    } else {
+        (
+            ((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
+            4,
+        )
+    }
+}
+
+/// [`run`] for [`Compact`], the fingerprinting hot path, with the same output (a property test
+/// checks). Most characters normalise to themselves (Chinese text, lower-case Latin): those
+/// are not pushed one by one but copied a run at a time when a character that changes, or a
+/// dropped one, ends the run; and UTF-8 is decoded by hand from the bytes, the lead byte
+/// deciding the length, without the validity checks a `&str` makes unnecessary.
+fn run_compact(text: &str, out: &mut Compact) {
+    let table: &[u16] = &TABLE;
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    // The pending run of characters that normalise to themselves: where it starts in `text`,
+    // and how many characters it holds.
+    let mut run_start = 0;
+    let mut run_chars = 0;
+    // The previous starter, as in `run`: its byte offset in `text`, and the output length
+    // (bytes, characters) before it, counting the pending run.
+    let mut prev: Option<(usize, usize, usize)> = None;
+    while pos < bytes.len() {
+        let (c, len) = decode(bytes, pos);
+        let entry = if c < 0x1_0000 {
+            u32::from(table[c as usize])
+        } else {
+            MULTI
+        };
+        if entry == c {
+            prev = Some((
+                pos,
+                out.text.len() + (pos - run_start),
+                out.chars + run_chars,
+            ));
+            run_chars += 1;
+            pos += len;
+            continue;
+        }
+        out.text.push_str(&text[run_start..pos]);
+        out.chars += run_chars;
+        run_chars = 0;
+        match entry {
+            DROP => {
+                out.mark_break();
+                prev = None;
+                pos += len;
+            }
+            JOINER => {
+                let (start, before_bytes, before_chars) =
+                    prev.unwrap_or((pos, out.len_bytes(), out.len_chars()));
+                out.truncate(before_bytes, before_chars);
+                let mut end = pos + len;
+                while end < bytes.len() {
+                    let (next, next_len) = decode(bytes, end);
+                    if !char::from_u32(next).is_some_and(is_joiner) {
+                        break;
+                    }
+                    end += next_len;
+                }
+                normalize_cluster(&text[start..end], &mut |o| out.push(o, 0));
+                prev = Some((start, before_bytes, before_chars));
+                pos = end;
+            }
+            MULTI => {
+                prev = Some((pos, out.len_bytes(), out.len_chars()));
+                normalize_cluster(&text[pos..pos + len], &mut |o| out.push(o, 0));
+                pos += len;
+            }
+            mapped => {
+                prev = Some((pos, out.len_bytes(), out.len_chars()));
+                out.push(char::from_u32(mapped).unwrap_or('\u{FFFD}'), 0);
+                pos += len;
+            }
+        }
+        run_start = pos;
+    }
+    out.text.push_str(&text[run_start..]);
+    out.chars += run_chars;
 }
 
 /// Normalised text together with the map back to the original text.
@@ -417,7 +515,7 @@ impl Compact {
         self.breaks.clear();
         self.chars = 0;
         self.text.reserve(text.len());
-        run(text, self);
+        run_compact(text, self);
     }
 
     /// The normalised text with a single space at every break that separates words, the

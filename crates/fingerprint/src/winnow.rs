@@ -35,12 +35,17 @@ pub struct Winnow {
 ///
 /// Keeps the last `w` hashes in a ring and the current choice; the window is rescanned only
 /// when the chosen k-gram leaves it (for random hashes about every `w/2` pushes), so a push
-/// costs about two comparisons on average.
+/// costs about two comparisons on average. The ring's write position wraps by comparison,
+/// not by `% w`: a division per push (and per rescanned slot) used to cost more than all the
+/// rest of winnowing.
 #[derive(Debug, Clone)]
 pub struct Winnower {
     w: usize,
     /// The last `w` pushed (hash, position) pairs; slot `i % w` holds push `i`.
     ring: Vec<(u64, u32)>,
+    /// The slot the next push goes to (`pushed % w`); once `w` pushes have been made it holds
+    /// the oldest pair of the window.
+    slot: usize,
     /// The current choice: push index and hash.
     selected: Option<(usize, u64)>,
     pushed: usize,
@@ -57,6 +62,7 @@ impl Winnower {
         Winnower {
             w,
             ring: vec![(0, 0); w],
+            slot: 0,
             selected: None,
             pushed: 0,
             out: Vec::new(),
@@ -67,8 +73,11 @@ impl Winnower {
     #[inline]
     pub fn push(&mut self, hash: u64, pos: u32) {
         let i = self.pushed;
-        let slot = i % self.w;
-        self.ring[slot] = (hash, pos);
+        self.ring[self.slot] = (hash, pos);
+        self.slot += 1;
+        if self.slot == self.w {
+            self.slot = 0;
+        }
         self.pushed += 1;
         if self.pushed < self.w {
             return;
@@ -86,14 +95,19 @@ impl Winnower {
         }
     }
 
-    /// Records the rightmost minimum of the window that starts at push `oldest`.
+    /// Records the rightmost minimum of the window that starts at push `oldest`: the whole
+    /// ring once it is full (from the oldest slot on, wrapping), else the pushes so far.
     fn rescan(&mut self, oldest: usize) {
-        let end = self.pushed.min(oldest + self.w);
+        let (older, newer) = if self.pushed >= self.w {
+            let (newer, older) = self.ring.split_at(self.slot);
+            (older, newer)
+        } else {
+            (&self.ring[..self.pushed], &self.ring[..0])
+        };
         let mut best: Option<(usize, u64, u32)> = None;
-        for i in oldest..end {
-            let (h, p) = self.ring[i % self.w];
+        for (i, &(h, p)) in older.iter().chain(newer).enumerate() {
             if best.is_none_or(|(_, bh, _)| h <= bh) {
-                best = Some((i, h, p));
+                best = Some((oldest + i, h, p));
             }
         }
         if let Some((i, h, p)) = best {

@@ -118,6 +118,26 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// The hot-path normaliser (no offsets, runs copied whole, UTF-8 decoded by hand) gives
+    /// exactly what the offset-keeping one does, on text mixing every path: identity runs,
+    /// mapped characters (upper case, traditional, full-width), drops, multi-character
+    /// expansions, combining marks and jamo that re-run the previous character, astral
+    /// characters.
+    #[test]
+    fn compact_normalisation_equals_the_exact_path(
+        text in "[a-zA-Z09 ,.\n天地後來說話ＡＢ１e\u{0301}\u{0308}\u{1100}\u{1161}\u{11A8}한ﬁ①😀𠀀\u{200B}\u{0BC6}\u{0BBE}İß]{0,200}"
+    ) {
+        let exact = fingerprint::normalize(&text);
+        let compact = fingerprint::normalize_compact(&text);
+        prop_assert_eq!(compact.text.as_str(), exact.text());
+        prop_assert_eq!(compact.breaks.as_slice(), exact.breaks());
+        prop_assert_eq!(compact.chars, exact.char_len());
+    }
+}
+
 fn fingerprinter() -> &'static Fingerprinter {
     static F: std::sync::OnceLock<Fingerprinter> = std::sync::OnceLock::new();
     F.get_or_init(|| Fingerprinter::new(FingerprintSettings::default()).unwrap())
