@@ -33,13 +33,16 @@ fn bench_fingerprint_json_has_every_kind() {
     assert!(v["bytes"].as_u64().unwrap() > 250_000);
     assert_eq!(v["threads"], 2);
     for kind in [
+        "normalize",
         "minhash",
         "simhash",
         "winnow",
+        "winnow_normalized",
         "pinyin_winnow",
         "sentences",
         "dna",
         "all",
+        "jieba_cut",
     ] {
         let k = &v["kinds"][kind];
         assert!(k["docs_per_s"].as_f64().unwrap() > 0.0, "{kind}");
