@@ -2,28 +2,13 @@
 //! whole bundle: a steady loop to profile (`perf record`, `valgrind --tool=callgrind`).
 //! `cargo run --release -p fingerprint --example bundle_loop -- ../shared/corpus/zh 5`
 
+mod common;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let dir = args.next().unwrap_or_else(|| "../shared/corpus/zh".into());
     let rounds: usize = args.next().map_or(3, |s| s.parse().expect("rounds"));
-    let mut docs = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {dir}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    paths.sort();
-    for path in paths {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut chapter = String::new();
-        for line in text.split_inclusive('\n') {
-            chapter.push_str(line);
-            if chapter.len() >= 8192 {
-                docs.push(std::mem::take(&mut chapter));
-            }
-        }
-        docs.push(chapter);
-    }
+    let docs = common::chapters(&dir);
     let fp = fingerprint::Fingerprinter::new(Default::default()).unwrap();
     let mb = docs.iter().map(String::len).sum::<usize>() as f64 / 1e6;
     for _ in 0..rounds {

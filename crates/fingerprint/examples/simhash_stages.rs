@@ -2,6 +2,8 @@
 //! directory of UTF-8 `.txt` files cut into ~8 KB chapters. A profiling aid:
 //! `cargo run --release -p fingerprint --example simhash_stages -- ../shared/corpus/zh`.
 
+mod common;
+
 use std::time::Instant;
 
 use fingerprint::{FingerprintSettings, Fingerprinter, normalize_compact};
@@ -10,24 +12,7 @@ fn main() {
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "../shared/corpus/zh".into());
-    let mut docs = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {dir}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    paths.sort();
-    for path in paths {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut chapter = String::new();
-        for line in text.split_inclusive('\n') {
-            chapter.push_str(line);
-            if chapter.len() >= 8192 {
-                docs.push(std::mem::take(&mut chapter));
-            }
-        }
-        docs.push(chapter);
-    }
+    let docs = common::chapters(&dir);
     let mb = docs.iter().map(String::len).sum::<usize>() as f64 / 1e6;
     let fp = Fingerprinter::new(FingerprintSettings::default()).unwrap();
     let stage = |name: &str, f: &dyn Fn(&str) -> usize| {
