@@ -348,10 +348,11 @@ impl Fingerprinter {
             if let Some(wh) = wh {
                 text_winnow.push(wh, i + 1 - s.winnow_k as u32);
             }
-            if let Some(ph) = pgrams.push(pinyin::symbol(c) as u64) {
+            let (symbol, initial) = pinyin::symbol_and_initial(c);
+            if let Some(ph) = pgrams.push(u64::from(symbol)) {
                 pinyin_winnow.push(ph, i + 1 - s.pinyin_k as u32);
             }
-            if let Some(l) = pinyin::initial(c) {
+            if let Some(l) = initial {
                 initials.push(l);
             }
         }

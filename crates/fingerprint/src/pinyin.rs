@@ -37,6 +37,8 @@ struct Tables {
     syllables: Vec<&'static str>,
     /// Per code point in `TABLE_START..TABLE_END`: syllable id (0 = not a Han character).
     ids: Box<[u16]>,
+    /// First letter of each syllable, by id (`initials[0]` unused).
+    initials: Vec<u8>,
 }
 
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
@@ -54,7 +56,14 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
                 .map_or(0, |i| (i + 1) as u16)
         })
         .collect();
-    Tables { syllables, ids }
+    let initials = std::iter::once(0)
+        .chain(syllables.iter().map(|s| s.as_bytes()[0]))
+        .collect();
+    Tables {
+        syllables,
+        ids,
+        initials,
+    }
 });
 
 /// Builds the syllable table now (about 10 ms) instead of on first use.
@@ -91,13 +100,23 @@ pub fn syllable(c: char) -> Option<&'static str> {
 }
 
 /// The initial letter (`b'a'..=b'z'`) of a character: the first letter of its pinyin for Han
-/// characters, the letter itself for ASCII letters, `None` otherwise.
+/// characters, the letter itself (lower-cased) for ASCII letters, `None` otherwise.
 #[inline]
 pub fn initial(c: char) -> Option<u8> {
-    match syllable(c) {
-        Some(s) => s.as_bytes().first().copied(),
-        None if c.is_ascii_alphabetic() => Some(c.to_ascii_lowercase() as u8),
-        None => None,
+    symbol_and_initial(c).1
+}
+
+/// [`symbol`] and [`initial`] of one character with one table lookup (the fingerprinter's
+/// single pass needs both).
+#[inline]
+pub fn symbol_and_initial(c: char) -> (u32, Option<u8>) {
+    match syllable_id(c) {
+        0 => (
+            NON_HAN_OFFSET + c as u32,
+            c.is_ascii_alphabetic()
+                .then(|| c.to_ascii_lowercase() as u8),
+        ),
+        id => (u32::from(id), Some(TABLES.initials[usize::from(id)])),
     }
 }
 

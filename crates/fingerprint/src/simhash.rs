@@ -28,21 +28,23 @@ pub fn token_hash(token: &str) -> u64 {
 ///
 /// Bit `i` of the result is set when the tokens whose hash sets it carry more than half of
 /// all weight. Instead of adding every token's weight into 64 per-bit sums, the accumulator
-/// adds it into one of 256 sums per byte of the hash (8 additions a token instead of 64) and
-/// folds those into per-bit sums once, in [`SimHasher::finish`]. The sums are `u64`: callers
-/// keep the sum of all weights below 2^63 (the segmenter's TF × IDF weights stay below 2^56
-/// for any text of fewer than 2^32 words).
+/// adds it into one of 16 sums per 4-bit digit of the hash (16 additions a token instead of
+/// 64) and folds those into per-bit sums once, in [`SimHasher::finish`]. Nibbles rather than
+/// bytes: a chapter has a few hundred distinct words, and 256 sums per byte would cost more
+/// to clear and fold (16 KiB) than they save. The sums are `u64`: callers keep the sum of all
+/// weights below 2^63 (the segmenter's TF × IDF weights stay below 2^56 for any text of fewer
+/// than 2^32 words).
 #[derive(Debug, Clone)]
 pub struct SimHasher {
-    /// `by_byte[p][v]`: total weight of the tokens whose hash has byte `p` equal to `v`.
-    by_byte: Box<[[u64; 256]; 8]>,
+    /// `by_nibble[p][v]`: total weight of the tokens whose hash has nibble `p` equal to `v`.
+    by_nibble: [[u64; 16]; 16],
     total: u64,
 }
 
 impl Default for SimHasher {
     fn default() -> Self {
         SimHasher {
-            by_byte: Box::new([[0; 256]; 8]),
+            by_nibble: [[0; 16]; 16],
             total: 0,
         }
     }
@@ -58,8 +60,8 @@ impl SimHasher {
     #[inline]
     pub fn add(&mut self, hash: u64, weight: u64) {
         self.total += weight;
-        for (p, sums) in self.by_byte.iter_mut().enumerate() {
-            sums[(hash >> (8 * p)) as u8 as usize] += weight;
+        for (p, sums) in self.by_nibble.iter_mut().enumerate() {
+            sums[(hash >> (4 * p)) as usize & 15] += weight;
         }
     }
 
@@ -67,18 +69,13 @@ impl SimHasher {
     /// nothing was added).
     pub fn finish(&self) -> u64 {
         let mut fp = 0u64;
-        for (p, sums) in self.by_byte.iter().enumerate() {
-            for bit in 0..8 {
-                // The weight of every byte value with this bit set: the upper half of each
-                // block of 2^(bit+1) values.
-                let half = 1 << bit;
-                let set: u64 = sums
-                    .chunks_exact(2 * half)
-                    .map(|block| block[half..].iter().sum::<u64>())
-                    .sum();
+        for (p, sums) in self.by_nibble.iter().enumerate() {
+            for bit in 0..4 {
+                // The weight of every nibble value with this bit set.
+                let set: u64 = (0..16).filter(|v| v >> bit & 1 == 1).map(|v| sums[v]).sum();
                 // set > total − set, without overflow: set ≤ total < 2^63.
                 if set > self.total - set {
-                    fp |= 1 << (8 * p + bit);
+                    fp |= 1 << (4 * p + bit);
                 }
             }
         }
@@ -182,7 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn byte_sums_equal_per_bit_sums() {
+    fn nibble_sums_equal_per_bit_sums() {
         // The by-definition accumulator: one sum per bit.
         let mut state = 0x1234_5678_9abc_def0u64;
         let mut next = || {
