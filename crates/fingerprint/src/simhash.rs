@@ -34,20 +34,11 @@ pub fn token_hash(token: &str) -> u64 {
 /// to clear and fold (16 KiB) than they save. The sums are `u64`: callers keep the sum of all
 /// weights below 2^63 (the segmenter's TF × IDF weights stay below 2^56 for any text of fewer
 /// than 2^32 words).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SimHasher {
     /// `by_nibble[p][v]`: total weight of the tokens whose hash has nibble `p` equal to `v`.
     by_nibble: [[u64; 16]; 16],
     total: u64,
-}
-
-impl Default for SimHasher {
-    fn default() -> Self {
-        SimHasher {
-            by_nibble: [[0; 16]; 16],
-            total: 0,
-        }
-    }
 }
 
 impl SimHasher {
