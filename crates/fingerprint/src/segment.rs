@@ -10,6 +10,9 @@
 //!   IDF table for other languages, so the documented fallback weight of a word is
 //!   `tf × (1 + ln(chars)) / total`: longer words are rarer (Zipf's law of abbreviation), which
 //!   ranks content words above function words the way an IDF would, without a corpus.
+//! * IDFs are kept in fixed point (2^-20 steps), so SimHash can sum weights as integers,
+//!   exactly and in any order ([`Segmenter::for_each_term`]); words are told apart by their
+//!   64-bit [`token_hash`], in the term counts and in the IDF table alike.
 //! * Stop words are dropped in both cases: jieba's default list (English function words), a
 //!   short list of Chinese function words, and whatever [`SegmentSettings::stop_words`] adds;
 //!   so are tokens shorter than [`SegmentSettings::min_token_chars`].
@@ -430,8 +433,8 @@ impl Segmenter {
         }
         // Every word's IDF first, then the callbacks: the table is megabytes, so a lookup is
         // often a cache miss, and a loop of nothing but independent lookups lets the
-        // processor wait for many at once (measured: SimHash 13% faster than looking up
-        // inside the loop that weighs).
+        // processor wait for many at once. (Measured: the lookups cost 13% of SimHash's time
+        // made inside the loop that weighs, 7% made here.)
         let mut weighed = Vec::with_capacity(terms.len);
         for term in terms.iter() {
             if self.stop_words.contains(term.hash) {
