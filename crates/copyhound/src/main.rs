@@ -79,10 +79,7 @@ fn main() -> ExitCode {
             Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
             Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
-            Command::Config => {
-                print!("{}", toml::to_string(&settings)?);
-                Ok(())
-            }
+            Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),
         }
     });
     match result {

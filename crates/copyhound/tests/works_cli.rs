@@ -40,6 +40,19 @@ fn arg(p: &Path) -> &str {
 }
 
 #[test]
+fn listings_end_quietly_when_their_reader_goes_away() {
+    // `copyhound works list --json | head -1`: a closed pipe used to panic in `println!`.
+    let env = Env::new();
+    let file = env.file("老残游记.txt", SAMPLE.as_bytes());
+    ok(env.run(&["works", "import", arg(&file)]));
+    env.run_unread(&["works", "list", "--json"]);
+    env.run_unread(&["works", "list"]);
+    env.run_unread(&["works", "show", "1"]);
+    env.run_unread(&["migrate", "--status"]);
+    env.run_unread(&["config"]);
+}
+
+#[test]
 fn import_list_and_show_a_gbk_novel() {
     let env = Env::new();
     let (gbk, _, _) = encoding_rs::GBK.encode(SAMPLE);

@@ -15,6 +15,7 @@
 //! chapter reads from the store, verification; `--jobs` pages at once) and prints pages and
 //! megabytes of main text a second.
 
+use super::outln;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -133,13 +134,14 @@ async fn match_pages(args: MatchArgs, database: &str, settings: &Settings) -> Re
     store.close().await;
     let figures = result?;
     if args.json {
-        println!("{}", serde_json::to_string(&figures)?);
+        outln!("{}", serde_json::to_string(&figures)?);
     } else {
-        println!(
+        outln!(
             "index: {} chapters loaded in {:.2} s",
-            figures.chapters_indexed, figures.load_seconds
+            figures.chapters_indexed,
+            figures.load_seconds
         );
-        println!(
+        outln!(
             "match: {} pages ({:.2} MB of main text), {} matches in {:.2} s: {:.1} pages/s, {:.2} MB/s ({} at once)",
             figures.pages,
             figures.main_text_bytes as f64 / 1e6,
@@ -438,7 +440,7 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
         .collect();
     let min_time = Duration::from_secs_f64(args.seconds);
     if !args.json {
-        println!(
+        outln!(
             "fingerprinting {} documents, {:.1} MB, on {} thread(s); kinds measured in turn \
              until each has run {}s",
             docs.len(),
@@ -467,7 +469,7 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
     let results = measure_interleaved(&jobs, args.threads, min_time);
     let mut kinds = serde_json::Map::new();
     if !args.json {
-        println!("{:<18} {:>10} {:>10}", "kind", "docs/s", "MB/s");
+        outln!("{:<18} {:>10} {:>10}", "kind", "docs/s", "MB/s");
     }
     for (kind, t) in KINDS.iter().zip(&results) {
         if !args.json {
@@ -476,7 +478,7 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
                 Kind::JiebaCut => "  (reference: jieba-rs cut alone, no fingerprint)",
                 _ => "",
             };
-            println!(
+            outln!(
                 "{:<18} {:>10.0} {:>10.1}{note}",
                 kind.name(),
                 t.docs_per_s,
@@ -492,7 +494,7 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
             threads: args.threads,
             kinds,
         };
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?);
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! the same positions, hashes of its own but for the phrasing several real chapters share).
 //! Their bodies are a short placeholder: the load reads fingerprints and postings only.
 
+use super::outln;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -81,16 +82,16 @@ pub async fn run(args: LoadArgs, settings: &Settings) -> Result<()> {
         .map(|m| m.len())
         .sum();
     if args.json {
-        println!("{}", serde_json::to_string(&figures)?);
+        outln!("{}", serde_json::to_string(&figures)?);
     } else {
-        println!(
+        outln!(
             "store: {} chapters ({} added in {:.1} s), {:.2} GB on disk",
             figures.chapters_stored,
             figures.chapters_added,
             figures.fill_seconds,
             figures.db_bytes as f64 / 1e9
         );
-        println!(
+        outln!(
             "load: {} chapters ({} skipped) in {:.2} s: {:.0} chapters/s; resident memory {:.0} MiB",
             figures.chapters_loaded,
             figures.skipped,

@@ -2,6 +2,7 @@
 //! frontier, per-host politeness and evidence in the database, so a stopped crawl resumes with
 //! `--resume CRAWL_ID` and `copyhound worker`s on several machines can share it.
 
+use super::outln;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -147,12 +148,12 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
                 .context("while queueing the crawl")?;
         }
         if args.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"crawl_id": id.0, "status": "queued"})
             );
         } else {
-            println!(
+            outln!(
                 "crawl {id} queued for {} worker(s); run `copyhound worker` to crawl it",
                 args.runners.max(1)
             );
@@ -257,12 +258,12 @@ async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool
     store.set_crawl_status(id, status, None).await?;
     let summary = Summary::new(id, status, &report);
     if json {
-        println!("{}", serde_json::to_string(&summary)?);
+        outln!("{}", serde_json::to_string(&summary)?);
     } else {
-        println!("crawl {id}: {}", status.as_str());
-        println!("{report}");
+        outln!("crawl {id}: {}", status.as_str());
+        outln!("{report}");
         if status == CrawlStatus::Queued {
-            println!("resume with: copyhound crawl --resume {id}");
+            outln!("resume with: copyhound crawl --resume {id}");
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! `copyhound migrate`: apply the embedded migrations (the other commands do it at start too).
 
+use super::outln;
 use anyhow::{Context, Result};
 use clap::Args;
 use store::{Store, StoreSettings};
@@ -32,9 +33,9 @@ pub async fn run(args: MigrateArgs, database: &str) -> Result<()> {
             (false, true) => "applied now",
             (false, false) => "pending",
         };
-        println!("{} {:<24} {state}", m.version, m.description);
+        outln!("{} {:<24} {state}", m.version, m.description);
     }
-    println!(
+    outln!(
         "{} database {url} is {}",
         store.kind(),
         if after.iter().all(|m| m.applied) {

@@ -38,6 +38,18 @@ pub async fn open_store(url: &str) -> Result<Store> {
 #[error("standard output was closed")]
 pub struct StdoutClosed;
 
+/// `println!` for commands: writes through [`write_stdout`] and returns [`StdoutClosed`] from
+/// the calling function (with `?`) when the reader has gone, where `println!` would panic.
+macro_rules! outln {
+    () => {
+        $crate::cmd::write_stdout("\n")?
+    };
+    ($($arg:tt)*) => {
+        $crate::cmd::write_stdout(&format!("{}\n", format_args!($($arg)*)))?
+    };
+}
+pub(crate) use outln;
+
 /// Writes `text` to standard output; [`StdoutClosed`] when the reader has gone.
 pub fn write_stdout(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();

@@ -19,6 +19,7 @@
 //! (`DIR/expected.jsonl`) and the store (`DIR/quality.db`) are kept, so that
 //! `copyhound --database sqlite://DIR/quality.db check DIR/pages` can be run over them.
 
+use super::{outln, write_stdout};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -532,32 +533,32 @@ fn print(
             pages_per_second: report.pages_per_second(),
             out: args.out.clone(),
         };
-        println!("{}", serde_json::to_string(&figures)?);
+        outln!("{}", serde_json::to_string(&figures)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{registered} chapters registered; {} HTML pages through `check`\n",
         paths.len()
     );
-    print!("{report}");
+    write_stdout(&report.to_string())?;
     if missed.is_empty() {
-        println!(
+        outln!(
             "\ntargets met: recall ≥ 0.98 overall and ≥ 0.95 per evasion, precision ≥ 0.99, no quotation reported, right chapters"
         );
     } else {
-        println!("\ntargets missed:");
+        outln!("\ntargets missed:");
         for m in &missed {
-            println!("- {m}");
+            outln!("- {m}");
         }
     }
     if !report.failures.is_empty() {
-        println!("\nfailures ({} in all):", report.failures.len());
+        outln!("\nfailures ({} in all):", report.failures.len());
         for f in report.failures.iter().take(args.failures) {
-            println!("- {f}");
+            outln!("- {f}");
         }
     }
     if let Some(out) = &args.out {
-        println!(
+        outln!(
             "\npages in {0}/pages; check them again with\n  copyhound --database sqlite://{0}/quality.db check {0}/pages",
             out.display()
         );

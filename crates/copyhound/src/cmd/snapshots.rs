@@ -1,5 +1,6 @@
 //! `copyhound snapshots export --warc FILE`: write the stored crawl evidence as WARC.
 
+use super::outln;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -61,7 +62,7 @@ pub async fn run(command: SnapshotsCommand, database: &str) -> Result<()> {
     let bytes = warc.bytes_written();
     warc.finish()
         .with_context(|| format!("while finishing {}", args.warc.display()))?;
-    println!(
+    outln!(
         "exported {count} snapshots ({bytes} bytes) to {}",
         args.warc.display()
     );

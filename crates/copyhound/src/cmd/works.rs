@@ -1,5 +1,6 @@
 //! `copyhound works ...`: register the works under protection and look at them.
 
+use super::outln;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -103,7 +104,7 @@ async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<
             .await;
         progress.finish();
         match outcome {
-            Ok(report) => println!("{}", describe(&report)),
+            Ok(report) => outln!("{}", describe(&report)),
             Err(e) => {
                 failed += 1;
                 eprintln!("error: {}: {e}", path.display());
@@ -218,22 +219,27 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
                 chars: w.chars,
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&listed)?);
+        outln!("{}", serde_json::to_string_pretty(&listed)?);
         return Ok(());
     }
     if works.is_empty() {
-        println!("no works yet: add one with `copyhound works import FILE`");
+        outln!("no works yet: add one with `copyhound works import FILE`");
         return Ok(());
     }
-    println!(
+    outln!(
         "{:>6}  {:>8}  {:>10}  TITLE / AUTHOR",
-        "ID", "CHAPTERS", "CHARS"
+        "ID",
+        "CHAPTERS",
+        "CHARS"
     );
     for w in works {
         let author = w.author.map_or_else(String::new, |a| format!(" / {a}"));
-        println!(
+        outln!(
             "{:>6}  {:>8}  {:>10}  {}{author}",
-            w.id, w.chapters, w.chars, w.title
+            w.id,
+            w.chapters,
+            w.chars,
+            w.title
         );
     }
     Ok(())
@@ -261,12 +267,12 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
             work: &work,
             chapter_list: &chapters,
         };
-        println!("{}", serde_json::to_string_pretty(&shown)?);
+        outln!("{}", serde_json::to_string_pretty(&shown)?);
         return Ok(());
     }
-    println!("work {}: {}", work.id, work.title);
+    outln!("work {}: {}", work.id, work.title);
     if let Some(author) = &work.author {
-        println!("author:        {author}");
+        outln!("author:        {author}");
     }
     let source = [
         work.source_name.as_deref(),
@@ -274,24 +280,24 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
         work.source_encoding.as_deref(),
     ];
     let source: Vec<&str> = source.into_iter().flatten().collect();
-    println!("source:        {}", source.join(", "));
-    println!(
+    outln!("source:        {}", source.join(", "));
+    outln!(
         "registered:    {}",
         work.created_at.format("%Y-%m-%d %H:%M:%S UTC")
     );
-    println!("chapters:      {}", work.chapters);
-    println!("chars:         {}", work.chars);
-    println!("front matter:  {} chars", work.front_matter.chars().count());
+    outln!("chapters:      {}", work.chapters);
+    outln!("chars:         {}", work.chars);
+    outln!("front matter:  {} chars", work.front_matter.chars().count());
     let hash: String = work
         .content_hash
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    println!("content hash:  {hash}");
-    println!();
-    println!("{:>5}  {:>7}  TITLE", "#", "CHARS");
+    outln!("content hash:  {hash}");
+    outln!();
+    outln!("{:>5}  {:>7}  TITLE", "#", "CHARS");
     for c in &chapters {
-        println!("{:>5}  {:>7}  {}", c.ordinal, c.chars, c.title);
+        outln!("{:>5}  {:>7}  {}", c.ordinal, c.chars, c.title);
     }
     Ok(())
 }
