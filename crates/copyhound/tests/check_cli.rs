@@ -316,7 +316,5 @@ fn a_reader_that_goes_away_ends_the_run_quietly() {
     for i in 0..20 {
         env.file(&format!("pages/{i:02}.txt"), UNRELATED.as_bytes());
     }
-    common::run_unread(
-        common::copyhound(&env.db).args(["check", env.dir.path().join("pages").to_str().unwrap()]),
-    );
+    env.run_unread(&["check", env.dir.path().join("pages").to_str().unwrap()]);
 }

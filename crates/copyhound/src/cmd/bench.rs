@@ -15,7 +15,6 @@
 //! chapter reads from the store, verification; `--jobs` pages at once) and prints pages and
 //! megabytes of main text a second.
 
-use super::outln;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,6 +25,7 @@ use clap::{Args, Subcommand};
 use fingerprint::Fingerprinter;
 use serde::Serialize;
 
+use super::outln;
 use crate::settings::Settings;
 
 /// What to measure.

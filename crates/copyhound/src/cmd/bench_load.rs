@@ -9,7 +9,6 @@
 //! the same positions, hashes of its own but for the phrasing several real chapters share).
 //! Their bodies are a short placeholder: the load reads fingerprints and postings only.
 
-use super::outln;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,6 +23,7 @@ use store::{
     WorkWrites,
 };
 
+use super::outln;
 use crate::settings::Settings;
 
 /// Options of `bench load`.

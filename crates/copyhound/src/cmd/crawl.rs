@@ -2,7 +2,6 @@
 //! frontier, per-host politeness and evidence in the database, so a stopped crawl resumes with
 //! `--resume CRAWL_ID` and `copyhound worker`s on several machines can share it.
 
-use super::outln;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -16,6 +15,7 @@ use serde::Serialize;
 use store::{CrawlFrontier, CrawlId, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
 use url::Url;
 
+use super::outln;
 use crate::settings::Settings;
 
 /// Options of `crawl`.

@@ -1,9 +1,10 @@
 //! `copyhound migrate`: apply the embedded migrations (the other commands do it at start too).
 
-use super::outln;
 use anyhow::{Context, Result};
 use clap::Args;
 use store::{Store, StoreSettings};
+
+use super::outln;
 
 /// Options of `migrate`.
 #[derive(Debug, Args)]

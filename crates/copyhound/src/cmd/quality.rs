@@ -19,7 +19,6 @@
 //! (`DIR/expected.jsonl`) and the store (`DIR/quality.db`) are kept, so that
 //! `copyhound --database sqlite://DIR/quality.db check DIR/pages` can be run over them.
 
-use super::{outln, write_stdout};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,6 +34,7 @@ use matcher::quality::{Case, Corpus, PiratePage, QualityReport, fingerprint_all,
 use serde::Serialize;
 use store::{NewChapter, NewWork, SourceFormat, Store, StoreSettings, WorkReads, WorkWrites};
 
+use super::{outln, write_stdout};
 use crate::settings::Settings;
 
 /// Options of `bench quality`.

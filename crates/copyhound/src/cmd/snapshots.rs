@@ -1,11 +1,12 @@
 //! `copyhound snapshots export --warc FILE`: write the stored crawl evidence as WARC.
 
-use super::outln;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use store::{EvidenceReads, Page, SnapshotId};
+
+use super::outln;
 
 /// `snapshots` subcommands.
 #[derive(Debug, Subcommand)]

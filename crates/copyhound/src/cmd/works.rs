@@ -1,6 +1,5 @@
 //! `copyhound works ...`: register the works under protection and look at them.
 
-use super::outln;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -11,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use store::{Page, Store, WorkFilter, WorkId, WorkReads};
 
+use super::outln;
 use crate::settings::Settings;
 
 /// What to do with works.

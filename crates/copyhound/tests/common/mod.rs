@@ -36,26 +36,22 @@ impl Env {
         copyhound(&self.db).args(args).output().unwrap()
     }
 
-    /// Runs with standard output closed by its reader before the binary writes (`... | head`).
+    /// Runs with its standard output's reader gone before the binary writes, as behind
+    /// `| head -1` once head has what it wanted, and checks that it still ends with success
+    /// and without a panic.
     pub fn run_unread(&self, args: &[&str]) -> Output {
-        run_unread(copyhound(&self.db).args(args))
+        let mut child = copyhound(&self.db)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before the binary has started up, so its first write finds no reader.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{:?}: {stderr}", out.status);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        out
     }
-}
-
-/// Runs `command` with its standard output's reader gone before it writes, as behind
-/// `| head -1` once head has what it wanted, and checks that it still ends with success and
-/// without a panic.
-pub fn run_unread(command: &mut Command) -> Output {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Closed before the binary has started up, so its first write finds no reader.
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    out
 }
