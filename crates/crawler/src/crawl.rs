@@ -134,6 +134,9 @@ pub enum SkipReason {
     NoSitemap,
     /// Extraction failed on hostile markup.
     ExtractionFailed,
+    /// The page broke a parsing limit (too many elements) or its time budget
+    /// ([`ExtractSettings`]); its snapshot is kept.
+    OverLimit,
 }
 
 impl SkipReason {
@@ -145,6 +148,7 @@ impl SkipReason {
             Self::Challenge => "challenge",
             Self::NoSitemap => "no_sitemap",
             Self::ExtractionFailed => "extraction_failed",
+            Self::OverLimit => "over_limit",
         }
     }
 }
@@ -289,7 +293,7 @@ struct Inner<F, S, H> {
     politeness: Politeness<H>,
     robots: RobotsCache,
     scope: Scope,
-    extractor: Extractor,
+    extractor: Arc<Extractor>,
     report: Mutex<CrawlReport>,
     started: Mutex<Option<Instant>>,
     stop: AtomicBool,
@@ -346,7 +350,7 @@ where
         let fetcher = Fetcher::new(settings.fetch.clone())?;
         let robots = RobotsCache::new(settings.fetch.agent.clone(), settings.robots.clone());
         let scope = Scope::new(&seeds, &settings.scope)?;
-        let extractor = Extractor::new(&settings.extract)?;
+        let extractor = Arc::new(Extractor::new(&settings.extract)?);
         let politeness = Politeness::new(hosts, settings.politeness.clone());
         Ok(Self {
             inner: Arc::new(Inner {
@@ -649,7 +653,7 @@ where
             return self.skip(id, SkipReason::NotText).await;
         }
         if entry.discovery == Discovery::Sitemap {
-            self.expand_sitemap(&entry, &body).await?;
+            self.expand_sitemap(&entry, body).await?;
             return self.complete(id, status).await;
         }
         self.handle_page(id, &entry, &snapshot, stored.id, body, not_modified)
@@ -665,25 +669,32 @@ where
         body: Bytes,
         not_modified: bool,
     ) -> Result<()> {
-        let tld = snapshot
-            .final_url
-            .host_str()
-            .and_then(|h| h.rsplit('.').next());
-        let decoded = charset::decode(&body, snapshot.content_type(), tld);
-        let extracted = if snapshot.media_type().as_deref() == Some("text/plain") {
-            None
-        } else {
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.extractor.extract(&decoded.text, &snapshot.final_url)
-            }));
-            match run {
-                Ok(e) => Some(e),
-                Err(_) => {
-                    tracing::error!("extraction panicked; page skipped");
-                    return self.skip(id, SkipReason::ExtractionFailed).await;
-                }
+        // Decoding and extraction are CPU work on hostile bytes: they run on a blocking thread,
+        // within the page's time budget, so that no page starves the tasks that hold the
+        // store's connections.
+        let extractor = Arc::clone(&self.extractor);
+        let plain = snapshot.media_type().as_deref() == Some("text/plain");
+        let content_type = snapshot.content_type().map(str::to_owned);
+        let url = snapshot.final_url.clone();
+        let deadline = Instant::now() + self.settings.extract.time_budget;
+        let work = tokio::task::spawn_blocking(move || {
+            let tld = url.host_str().and_then(|h| h.rsplit('.').next());
+            let decoded = charset::decode(&body, content_type.as_deref(), tld);
+            let extracted =
+                (!plain).then(|| extractor.extract_by(&decoded.text, &url, Some(deadline)));
+            (decoded, extracted)
+        });
+        let (decoded, extracted) = match work.await {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::error!(error = %e, "extraction panicked; page skipped");
+                return self.skip(id, SkipReason::ExtractionFailed).await;
             }
         };
+        if let Some(exceeded) = extracted.as_ref().and_then(|e| e.exceeded) {
+            tracing::info!(url = %snapshot.final_url, %exceeded, "page over a parsing limit; skipped");
+            return self.skip(id, SkipReason::OverLimit).await;
+        }
         let (kind, text) = match &extracted {
             Some(e) => (e.kind, e.text()),
             None => (PageKind::Content, plain_text(&decoded.text)),
@@ -821,8 +832,11 @@ where
         out
     }
 
-    async fn expand_sitemap(&self, entry: &FrontierEntry, body: &[u8]) -> Result<()> {
-        let sitemap = links::parse_sitemap(body);
+    async fn expand_sitemap(&self, entry: &FrontierEntry, body: Bytes) -> Result<()> {
+        // Up to 50 MB inflated: parsed on a blocking thread like a page.
+        let sitemap = tokio::task::spawn_blocking(move || links::parse_sitemap(&body))
+            .await
+            .unwrap_or_default();
         let mut out = Vec::new();
         for loc in sitemap.sitemaps.iter().take(MAX_CHILD_SITEMAPS) {
             if self.sitemap_files.fetch_add(1, Ordering::Relaxed) >= MAX_SITEMAP_FILES {

@@ -22,8 +22,10 @@
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
+use std::time::{Duration, Instant};
 
 use ego_tree::iter::Edge;
+use ingest::html::{Exceeded, HtmlLimits, parse_document};
 use regex::Regex;
 use scraper::{Html, Node, Selector};
 use serde::{Deserialize, Serialize};
@@ -33,12 +35,29 @@ use crate::error::{Error, Result};
 use crate::links;
 
 /// Extraction settings, usually per site.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtractSettings {
     /// CSS selectors for the content element, tried in order before scoring
     /// (e.g. `"#chaptercontent"`, `"div.read-content"`).
     pub content_selectors: Vec<String>,
+    /// Bounds on parsing one page (depth, elements, attributes).
+    pub limits: HtmlLimits,
+    /// Time one page's decoding and extraction may take in a crawl; a page that needs more
+    /// is skipped as `over_limit` (its snapshot is kept).
+    #[serde(with = "crate::duration_serde")]
+    pub time_budget: Duration,
+}
+
+impl Default for ExtractSettings {
+    fn default() -> Self {
+        ExtractSettings {
+            content_selectors: Vec::new(),
+            limits: HtmlLimits::default(),
+            // Linear parsing handles the 5 MiB body cap in well under a second.
+            time_budget: Duration::from_secs(2),
+        }
+    }
 }
 
 /// What kind of page this is.
@@ -122,6 +141,9 @@ pub struct Extracted {
     pub nofollow: bool,
     /// `<meta name="robots" content="noindex">`.
     pub noindex: bool,
+    /// Set when the page broke a parsing limit or the deadline: only its start was read,
+    /// and the rest of this value describes that start.
+    pub exceeded: Option<Exceeded>,
 }
 
 impl Extracted {
@@ -146,6 +168,7 @@ pub fn extract(html: &str, url: &Url) -> Extracted {
 #[derive(Debug, Default)]
 pub struct Extractor {
     selectors: Vec<(String, Selector)>,
+    limits: HtmlLimits,
 }
 
 impl Extractor {
@@ -168,13 +191,23 @@ impl Extractor {
                     })
             })
             .collect::<Result<_>>()?;
-        Ok(Self { selectors })
+        Ok(Self {
+            selectors,
+            limits: settings.limits.clone(),
+        })
     }
 
     /// Extracts from a decoded page fetched from `url` (links are resolved against it, or
     /// against `<base href>`).
     pub fn extract(&self, html: &str, url: &Url) -> Extracted {
-        let doc = Html::parse_document(html);
+        self.extract_by(html, url, None)
+    }
+
+    /// [`Extractor::extract`], giving up on the rest of the page at `deadline`
+    /// ([`Extracted::exceeded`] says so). Linear in the page whatever its markup.
+    pub fn extract_by(&self, html: &str, url: &Url, deadline: Option<Instant>) -> Extracted {
+        let parsed = parse_document(html, &self.limits, deadline);
+        let doc = parsed.html;
         let base = base_url(&doc, url);
         let walk = Walk::run(&doc, !self.selectors.is_empty());
         let head = head_info(&doc, &base);
@@ -253,6 +286,7 @@ impl Extractor {
             method,
             nofollow: head.nofollow,
             noindex: head.noindex,
+            exceeded: parsed.exceeded,
         }
     }
 }
@@ -1161,6 +1195,7 @@ mod tests {
         );
         let ex = Extractor::new(&ExtractSettings {
             content_selectors: vec!["#missing".into(), "div#chap".into()],
+            ..ExtractSettings::default()
         })
         .unwrap();
         let e = ex.extract(&page(&body), &url("http://x.example/"));
@@ -1168,7 +1203,8 @@ mod tests {
         assert_eq!(e.paragraphs, [PARA[2]]);
         assert!(
             Extractor::new(&ExtractSettings {
-                content_selectors: vec!["div[".into()]
+                content_selectors: vec!["div[".into()],
+                ..ExtractSettings::default()
             })
             .is_err()
         );

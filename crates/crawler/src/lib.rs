@@ -16,8 +16,8 @@
 //! | [`safety`] | refuses loopback/private/link-local/multicast addresses after DNS and on every redirect | [`AddressPolicy`] |
 //! | [`robots`] | robots.txt fetched once per origin, cached, obeyed, per-site override | [`RobotsCache`] |
 //! | [`politeness`] | per-host delay/concurrency, global concurrency, `Retry-After`, backoff with jitter | [`Politeness`], [`HostStateStore`] |
-//! | [`charset`] | header → BOM → `<meta>` → chardetng, decoded with encoding_rs | [`charset::decode`] |
-//! | [`extract`] | main text, title, chapter heading, next page/chapter, page kind | [`Extractor`], [`Extracted`] |
+//! | [`charset`] | header → BOM → `<meta>` → chardetng, decoded with encoding_rs (the `ingest` crate's, shared with the importer) | [`charset::decode`] |
+//! | [`extract`] | main text, title, chapter heading, next page/chapter, page kind; parsed within [`HtmlLimits`] | [`Extractor`], [`Extracted`] |
 //! | [`links`] | normalisation, scope, trap shapes, sitemaps | [`links::normalize`], [`Scope`] |
 //! | [`snapshot`], [`warc`] | evidence values, zstd, header blocks; WARC 1.1 writer and reader | [`Snapshot`], [`WarcWriter`] |
 //! | [`frontier`], [`sink`], [`crawl`] | the runner over storage traits, with in-memory stores | [`Crawl`], [`Frontier`], [`SnapshotSink`] |
@@ -63,7 +63,8 @@
 //! # Ok(()) }
 //! ```
 
-pub mod charset;
+pub use ingest::charset;
+pub use ingest::html::{Exceeded, HtmlLimits};
 pub mod crawl;
 mod duration_serde;
 mod error;

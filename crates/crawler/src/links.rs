@@ -307,11 +307,12 @@ pub fn parse_sitemap(bytes: &[u8]) -> Sitemap {
     let mut rest: &str = &text;
     while let Some(open) = find_ci(rest, "<loc") {
         rest = &rest[open + 4..];
-        let Some(gt) = rest.find('>') else { break };
-        if !rest[..gt].trim().is_empty() {
-            continue; // `<location>` or similar, not `<loc>`
-        }
-        rest = &rest[gt + 1..];
+        // Only whitespace may stand before the `>` (`<location>` is not `<loc>`). Looking for
+        // the next `>` first would cost the rest of the file for every `<loc` without one.
+        let Some(after) = rest.trim_start().strip_prefix('>') else {
+            continue;
+        };
+        rest = after;
         let Some(close) = find_ci(rest, "</loc") else {
             break;
         };

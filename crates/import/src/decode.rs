@@ -1,13 +1,12 @@
-//! Bytes to text: byte-order mark, then chardetng's guess, then encoding_rs. Binary input
-//! is refused rather than decoded into garbage.
+//! Bytes to text for a file a rights holder imports: [`ingest::charset::decode`], the same
+//! decoder the crawler and `check` use (byte-order mark, declared `<meta>` charset, chardetng,
+//! encoding_rs; damaged bytes keep their encoding and become U+FFFD), then the importer's
+//! own refusals: no text at all, or bytes that are not text in the encoding found.
 
-use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
-use encoding_rs::{Encoding, UTF_8};
+use encoding_rs::UTF_8;
 
 use crate::{Error, Result};
 
-/// How many bytes chardetng reads: a guess between GBK and Big5 is settled long before.
-const DETECT_BYTES: usize = 1 << 20;
 /// How many bytes are looked at for NULs and control characters.
 const SNIFF_BYTES: usize = 64 * 1024;
 /// Share of replacement or control characters above which decoded text is not text.
@@ -21,52 +20,32 @@ pub struct Decoded {
     /// The encoding's WHATWG name ("UTF-8", "GBK", "Big5", "UTF-16LE", ...). GB18030 input
     /// reports "GBK", whose decoder is the GB18030 superset.
     pub encoding: &'static str,
+    /// Malformed byte sequences decoded as U+FFFD.
+    pub replaced: usize,
 }
 
-/// Decodes a text file.
+/// Decodes a text or HTML file.
 ///
 /// # Errors
 /// [`Error::Empty`] for no bytes (or only a byte-order mark and whitespace);
-/// [`Error::Binary`] for bytes that are not text in any encoding.
+/// [`Error::Binary`] for bytes that are not text, naming the encoding they were read as.
 pub fn decode(bytes: &[u8]) -> Result<Decoded> {
-    decode_with_hint(bytes, None)
-}
-
-/// Decodes with a declared encoding (an HTML `<meta charset>`) tried after the byte-order
-/// mark and before detection.
-pub(crate) fn decode_with_hint(
-    bytes: &[u8],
-    declared: Option<&'static Encoding>,
-) -> Result<Decoded> {
-    let (encoding, bom) = match Encoding::for_bom(bytes) {
-        Some((enc, len)) => (enc, len),
-        None => {
-            if bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0) {
-                return Err(Error::Binary("it contains NUL bytes".into()));
-            }
-            let enc = match declared {
-                Some(enc) => enc,
-                None if std::str::from_utf8(bytes).is_ok() => UTF_8,
-                None => {
-                    let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
-                    let head = &bytes[..bytes.len().min(DETECT_BYTES)];
-                    detector.feed(head, head.len() == bytes.len());
-                    detector.guess(None, Utf8Detection::Allow)
-                }
-            };
-            (enc, 0)
-        }
-    };
-    let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom..]);
-    if text.trim().is_empty() {
+    if encoding_rs::Encoding::for_bom(bytes).is_none()
+        && bytes[..bytes.len().min(SNIFF_BYTES)].contains(&0)
+    {
+        return Err(Error::Binary("it contains NUL bytes".into()));
+    }
+    let decoded = ingest::charset::decode(bytes, None, None);
+    if decoded.text.trim().is_empty() {
         return Err(Error::Empty);
     }
-    if had_errors || encoding != UTF_8 {
-        check_is_text(&text, encoding.name())?;
+    if decoded.had_errors || decoded.encoding != UTF_8 {
+        check_is_text(&decoded.text, decoded.encoding.name())?;
     }
     Ok(Decoded {
-        text: text.into_owned(),
-        encoding: encoding.name(),
+        text: decoded.text,
+        encoding: decoded.encoding.name(),
+        replaced: decoded.replaced,
     })
 }
 
@@ -88,26 +67,15 @@ fn check_is_text(text: &str, encoding: &str) -> Result<()> {
     Ok(())
 }
 
-/// The encoding an HTML document declares in `<meta charset>` or `http-equiv`, from its
-/// first kilobytes.
-pub(crate) fn declared_html_charset(bytes: &[u8]) -> Option<&'static Encoding> {
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).to_ascii_lowercase();
-    let at = head.find("charset=")? + "charset=".len();
-    let label: String = head[at..]
-        .trim_start_matches(['"', '\''])
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))
-        .collect();
-    Encoding::for_label(label.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const ZH: &str = "第一回　宴桃园豪杰三结义　斩黄巾英雄首立功\n话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。\n";
+
     #[test]
     fn detects_gbk_big5_and_utf8() {
-        let simplified = "第一回　宴桃园豪杰三结义　斩黄巾英雄首立功\n话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。".repeat(5);
+        let simplified = ZH.repeat(5);
         let traditional = "第一回　宴桃園豪傑三結義　斬黃巾英雄首立功\n話說天下大勢，分久必合，合久必分。周末七國分爭，并入於秦。".repeat(5);
         let (gbk, _, _) = encoding_rs::GBK.encode(&simplified);
         let (big5, _, _) = encoding_rs::BIG5.encode(&traditional);
@@ -144,25 +112,34 @@ mod tests {
         let noise: Vec<u8> = (0..4096u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1)
             .collect();
-        assert!(
-            matches!(decode(&noise), Err(Error::Binary(_))),
-            "{:?}",
-            decode(&noise).map(|d| d.encoding)
-        );
+        let err = decode(&noise).map(|d| d.encoding).unwrap_err();
+        assert!(matches!(err, Error::Binary(_)), "{err}");
+        assert!(err.to_string().contains("when read as"), "{err}");
     }
 
     #[test]
-    fn reads_declared_html_charsets() {
-        assert_eq!(
-            declared_html_charset(b"<html><head><meta charset=\"gbk\">"),
-            Some(encoding_rs::GBK)
-        );
-        assert_eq!(
-            declared_html_charset(
-                b"<meta http-equiv=Content-Type content='text/html; charset=big5'>"
-            ),
-            Some(encoding_rs::BIG5)
-        );
-        assert_eq!(declared_html_charset(b"<html><body>"), None);
+    fn damaged_files_keep_their_encoding() {
+        // One stray byte between two characters, and a file cut inside its last character.
+        let mut gbk = encoding_rs::GBK.encode(&ZH.repeat(4)).0.into_owned();
+        gbk.insert(40, 0xFF);
+        let d = decode(&gbk).unwrap();
+        assert_eq!((d.encoding, d.replaced), ("GBK", 1));
+        let whole = encoding_rs::GBK.encode(&ZH.repeat(4)).0.into_owned();
+        let d = decode(&whole[..whole.len() - 2]).unwrap();
+        assert_eq!((d.encoding, d.replaced), ("GBK", 1));
+        // A UTF-8 file with one bad byte.
+        let mut utf8 = ZH.repeat(4).into_bytes();
+        utf8.insert(6, 0x80);
+        let d = decode(&utf8).unwrap();
+        assert_eq!((d.encoding, d.replaced), ("UTF-8", 1));
+        assert!(d.text.contains("周末七国分争"));
+    }
+
+    #[test]
+    fn html_meta_charsets_are_read() {
+        let page = format!("<html><head><meta charset=\"gbk\"></head><body>{ZH}</body></html>");
+        let d = decode(&encoding_rs::GBK.encode(&page).0).unwrap();
+        assert_eq!(d.encoding, "GBK");
+        assert!(d.text.contains("周末七国分争"));
     }
 }

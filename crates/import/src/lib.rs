@@ -48,6 +48,8 @@ use store::{
 };
 use tracing::{info, instrument};
 
+pub use epub::EpubLimits;
+pub use ingest::html::HtmlLimits;
 pub use split::{SplitSettings, Splitter};
 
 /// What can go wrong importing a work.
@@ -79,6 +81,12 @@ pub enum Error {
     /// A zip archive that is not a readable EPUB.
     #[error("cannot read the epub: {0}")]
     Epub(String),
+    /// An EPUB over one of [`EpubLimits`] (entries, inflated size, compression ratio).
+    #[error("the epub is refused: {0}")]
+    EpubLimit(String),
+    /// HTML over one of the [`HtmlLimits`] (elements).
+    #[error("the html is refused: {0}")]
+    TooComplex(String),
     /// A heading pattern that does not compile.
     #[error("heading pattern {pattern:?} does not compile: {reason}")]
     InvalidPattern {
@@ -109,6 +117,10 @@ pub struct ImportSettings {
     pub threads: usize,
     /// Largest file accepted, in bytes (the whole file is held in memory while imported).
     pub max_bytes: u64,
+    /// Bounds on parsing HTML and XHTML (also each EPUB document).
+    pub html: HtmlLimits,
+    /// Bounds on an EPUB archive, checked while inflating.
+    pub epub: EpubLimits,
 }
 
 impl Default for ImportSettings {
@@ -118,6 +130,8 @@ impl Default for ImportSettings {
             fingerprint: FingerprintSettings::default(),
             threads: 0,
             max_bytes: 256 * 1024 * 1024,
+            html: HtmlLimits::default(),
+            epub: EpubLimits::default(),
         }
     }
 }
@@ -144,6 +158,9 @@ pub struct ImportReport {
     pub format: SourceFormat,
     /// The encoding decoded from (text and HTML).
     pub encoding: Option<String>,
+    /// Malformed byte sequences (a stray byte, a file cut inside a character) decoded as
+    /// U+FFFD; the rest of the text keeps its encoding.
+    pub replaced: usize,
     /// Bytes of input.
     pub bytes: u64,
     /// Chapters found.
@@ -210,6 +227,8 @@ pub struct Prepared {
     pub format: SourceFormat,
     /// Its encoding, for text and HTML.
     pub encoding: Option<String>,
+    /// Malformed byte sequences replaced with U+FFFD while decoding.
+    pub replaced: usize,
     /// Text before the first chapter.
     pub front_matter: String,
     /// Chapter titles and bodies.
@@ -225,6 +244,8 @@ pub struct Importer {
     splitter: Arc<Splitter>,
     threads: usize,
     max_bytes: u64,
+    html: HtmlLimits,
+    epub: EpubLimits,
 }
 
 impl Importer {
@@ -244,6 +265,8 @@ impl Importer {
             splitter: Arc::new(Splitter::new(settings.split)?),
             threads,
             max_bytes: settings.max_bytes,
+            html: settings.html,
+            epub: settings.epub,
         })
     }
 
@@ -328,12 +351,14 @@ impl Importer {
             prepared.encoding.clone(),
         );
         let (chapters, toc_entries) = (prepared.chapters.len(), prepared.toc_entries);
+        let replaced = prepared.replaced;
         let report = |work, created| ImportReport {
             work,
             created,
             title,
             format,
             encoding,
+            replaced,
             bytes: byte_count,
             chapters,
             chars,
@@ -373,18 +398,21 @@ impl Importer {
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "untitled".to_owned());
         let format = detect_format(name, bytes);
+        let mut replaced = 0;
         let (text, encoding, author, documents) = match format {
             SourceFormat::Txt => {
                 let d = decode::decode(bytes)?;
+                replaced = d.replaced;
                 (d.text, Some(d.encoding), None, Vec::new())
             }
             SourceFormat::Html => {
-                let d = decode::decode_with_hint(bytes, decode::declared_html_charset(bytes))?;
-                let (_, text) = html::html_to_text(&d.text);
+                let d = decode::decode(bytes)?;
+                replaced = d.replaced;
+                let (_, text) = html::html_to_text(&d.text, &self.html)?;
                 (text, Some(d.encoding), None, Vec::new())
             }
             SourceFormat::Epub => {
-                let e = epub::epub_to_text(bytes)?;
+                let e = epub::epub_to_text(bytes, &self.epub, &self.html)?;
                 (e.documents.join("\n\n"), None, e.author, e.documents)
             }
         };
@@ -426,6 +454,7 @@ impl Importer {
             source_name: Some(name.to_owned()).filter(|n| !n.is_empty()),
             format,
             encoding: encoding.map(str::to_owned),
+            replaced,
             front_matter: split.front_matter,
             chapters: split.chapters,
             toc_entries: split.toc_entries,

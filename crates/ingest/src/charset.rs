@@ -1,4 +1,6 @@
-//! Turning page bytes into text: BOM → HTTP header → `<meta>` → statistical detection.
+//! Bytes to text: BOM → HTTP header → `<meta>` → statistical detection. The one decoder of
+//! copyhound: pages the crawler fetches, files a rights holder imports and pages `check` reads
+//! all go through [`decode`], so that the same bytes always give the same text.
 //!
 //! A byte order mark comes first, as in the Encoding Standard's `decode` and in browsers: a BOM
 //! cannot be there by accident, while headers are often set by a server that never looked at
@@ -8,10 +10,18 @@
 //! characters, or declare UTF-8 over GBK bytes. So the pipeline distrusts a declaration that
 //! does not decode cleanly: if the declared encoding
 //! yields replacement characters and the detector's guess is a multi-byte encoding (UTF-8,
-//! GBK, Big5, Shift_JIS, ...) that decodes without any, the guess wins and
+//! GBK, Big5, Shift_JIS, ...) that decodes with far fewer, the guess wins and
 //! [`Decoded::overridden`] keeps the declaration for the record.
+//!
+//! Damaged input keeps its encoding. chardetng rules an encoding out on a single malformed
+//! sequence, so a GBK file with one stray byte, or cut in the middle of a character, would be
+//! read as windows-1252 mojibake. [`detect`] therefore tries the multi-byte encodings again
+//! when chardetng falls back to a single-byte one: an encoding in which the bytes decode with a
+//! few errors (at most one non-ASCII byte in 200), and which chardetng confirms on the bytes
+//! with those errors left out, is taken. The errors become U+FFFD and are counted in
+//! [`Decoded::replaced`].
 
-use encoding_rs::Encoding;
+use encoding_rs::{BIG5, EUC_JP, EUC_KR, Encoding, GBK, SHIFT_JIS, UTF_8};
 
 /// How many leading bytes the `<meta>` prescan looks at. The standard says 1024; real novel
 /// sites put a long `<title>`, keywords and description first, so we look further.
@@ -63,6 +73,9 @@ pub struct Decoded {
     pub source: CharsetSource,
     /// Whether malformed bytes were replaced with U+FFFD.
     pub had_errors: bool,
+    /// How many U+FFFD replacement characters the text holds (malformed or truncated
+    /// sequences; 0 when [`Decoded::had_errors`] is false).
+    pub replaced: usize,
     /// A declared encoding that was not used because it did not decode cleanly.
     pub overridden: Option<&'static Encoding>,
 }
@@ -73,14 +86,7 @@ pub struct Decoded {
 /// (`"cn"`, `"tw"`, `"jp"`), which sharpens the guess between GBK, Big5 and Shift_JIS.
 pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&str>) -> Decoded {
     if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
-        let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom_len..]);
-        return Decoded {
-            text: text.into_owned(),
-            encoding,
-            source: CharsetSource::Bom,
-            had_errors,
-            overridden: None,
-        };
+        return decode_with(&bytes[bom_len..], encoding, CharsetSource::Bom, None);
     }
     let declared = content_type
         .and_then(charset_from_content_type)
@@ -99,7 +105,9 @@ pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&str>) -> De
     // string decodes "cleanly" as a single-byte encoding.
     if guess != encoding && !guess.is_single_byte() {
         let guessed = decode_with(bytes, guess, CharsetSource::Detected, Some(encoding));
-        if !guessed.had_errors {
+        // A damaged page in the guessed encoding still has a few errors; the declared
+        // encoding over the wrong bytes has one every few characters.
+        if guessed.replaced * 4 < declared.replaced {
             return guessed;
         }
     }
@@ -113,16 +121,23 @@ fn decode_with(
     overridden: Option<&'static Encoding>,
 ) -> Decoded {
     let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
+    let replaced = if had_errors {
+        text.matches('\u{FFFD}').count()
+    } else {
+        0
+    };
     Decoded {
         text: text.into_owned(),
         encoding,
         source,
         had_errors,
+        replaced,
         overridden,
     }
 }
 
-/// chardetng's guess for `bytes` (UTF-8 allowed).
+/// chardetng's guess for `bytes` (UTF-8 allowed), rescued from a single-byte fallback when
+/// the bytes are a damaged multi-byte text (see the module docs).
 ///
 /// Valid UTF-8 with any non-ASCII byte is UTF-8 without asking chardetng (a legacy encoding
 /// almost never forms valid multi-byte UTF-8 by accident). Otherwise chardetng reads the bytes
@@ -131,25 +146,119 @@ fn decode_with(
 /// chapter costs milliseconds per page.
 pub fn detect(bytes: &[u8], tld: Option<&str>) -> &'static Encoding {
     if !bytes.is_ascii() && std::str::from_utf8(bytes).is_ok() {
-        return encoding_rs::UTF_8;
+        return UTF_8;
     }
-    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
-    let sample = &bytes[..bytes.len().min(DETECT_BYTES)];
+    let sample = detection_sample(bytes);
+    let whole = sample.len() == bytes.len();
+    let tld = tld
+        .map(str::as_bytes)
+        .filter(|t| t.iter().all(u8::is_ascii_lowercase));
+    let guess = chardet(sample, whole, tld);
+    if !guess.is_single_byte() && tally(sample, whole, guess).errors == 0 {
+        return guess;
+    }
+    rescue(sample, whole, tld).unwrap_or(guess)
+}
+
+/// The prefix of `bytes` detection reads: whole chunks until [`DETECT_NON_ASCII`] non-ASCII
+/// bytes, at most [`DETECT_BYTES`].
+fn detection_sample(bytes: &[u8]) -> &[u8] {
     let mut non_ascii = 0;
-    let mut fed = 0;
-    for chunk in sample.chunks(DETECT_CHUNK) {
-        fed += chunk.len();
-        // `last` only when the document really ends here; a prefix is fed without it.
-        detector.feed(chunk, fed == bytes.len());
+    let mut end = 0;
+    for chunk in bytes[..bytes.len().min(DETECT_BYTES)].chunks(DETECT_CHUNK) {
+        end += chunk.len();
         non_ascii += chunk.iter().filter(|b| !b.is_ascii()).count();
         if non_ascii >= DETECT_NON_ASCII {
             break;
         }
     }
-    let tld = tld
-        .map(str::as_bytes)
-        .filter(|t| t.iter().all(u8::is_ascii_lowercase));
+    &bytes[..end]
+}
+
+fn chardet(sample: &[u8], whole: bool, tld: Option<&[u8]>) -> &'static Encoding {
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    let mut fed = 0;
+    for chunk in sample.chunks(DETECT_CHUNK) {
+        fed += chunk.len();
+        // `last` only when the document really ends here; a prefix is fed without it.
+        detector.feed(chunk, whole && fed == sample.len());
+    }
+    if sample.is_empty() {
+        detector.feed(b"", whole);
+    }
     detector.guess(tld, chardetng::Utf8Detection::Allow)
+}
+
+/// Multi-byte encodings a damaged text is tried in, those of Chinese sites first.
+const RESCUE: [&Encoding; 6] = [UTF_8, GBK, BIG5, SHIFT_JIS, EUC_KR, EUC_JP];
+
+/// Well-formed non-ASCII characters a damaged text needs per malformed sequence: fewer, and it
+/// is more likely written in another encoding than damaged.
+const RESCUE_GOOD_PER_ERROR: usize = 16;
+
+/// What decoding a sample in one encoding gave.
+struct Tally {
+    text: String,
+    /// Malformed sequences (a sequence cut by the end of a prefix is not one).
+    errors: usize,
+    /// Non-ASCII characters decoded, replacement characters not counted.
+    good: usize,
+}
+
+fn tally(sample: &[u8], whole: bool, encoding: &'static Encoding) -> Tally {
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut text = String::with_capacity(
+        decoder
+            .max_utf8_buffer_length(sample.len())
+            .unwrap_or(sample.len() * 3),
+    );
+    let (_, _, had_errors) = decoder.decode_to_string(sample, &mut text, whole);
+    let errors = if had_errors {
+        text.matches('\u{FFFD}').count()
+    } else {
+        0
+    };
+    let good = text.chars().filter(|c| !c.is_ascii()).count() - errors;
+    Tally { text, errors, good }
+}
+
+/// The multi-byte encoding in which `sample` is a text with a few malformed sequences, if any:
+/// the one with the fewest that chardetng confirms once they are left out.
+fn rescue(sample: &[u8], whole: bool, tld: Option<&[u8]>) -> Option<&'static Encoding> {
+    let mut best: Option<(usize, &'static Encoding)> = None;
+    for encoding in RESCUE {
+        let Tally { text, errors, good } = tally(sample, whole, encoding);
+        if errors == 0 || errors * RESCUE_GOOD_PER_ERROR > good {
+            // Clean, and chardetng preferred another encoding on its statistics rather than
+            // for a malformed sequence; or too damaged to be this encoding at all.
+            continue;
+        }
+        if best.is_some_and(|(e, _)| e <= errors) {
+            continue;
+        }
+        // UTF-8's structure cannot be met by chance; a legacy encoding is confirmed by
+        // chardetng on the lines that decode cleanly (a stray byte inside a character puts the
+        // rest of its line out of step; a line feed is never part of a multi-byte character
+        // in these encodings), or on the text without its errors if no line does.
+        let confirmed = encoding == UTF_8 || {
+            let clean_lines: Vec<u8> = sample
+                .split(|&b| b == b'\n')
+                .filter(|line| !line.is_ascii() && !encoding.decode_without_bom_handling(line).1)
+                .flat_map(|line| line.iter().copied().chain([b'\n']))
+                .collect();
+            let probe = if clean_lines.is_empty() {
+                let clean: String = text.chars().filter(|&c| c != '\u{FFFD}').collect();
+                encoding.encode(&clean).0.into_owned()
+            } else {
+                clean_lines
+            };
+            chardet(&probe, whole, tld) == encoding
+        };
+        if confirmed {
+            best = Some((errors, encoding));
+        }
+    }
+    best.map(|(_, e)| e)
 }
 
 /// The encoding named by a `Content-Type` value's `charset` parameter, if encoding_rs knows it.
@@ -381,5 +490,64 @@ mod tests {
         let d = decode(b"plain ascii", None, None);
         assert!(!d.had_errors);
         assert!(d.encoding == WINDOWS_1252 || d.encoding == UTF_8);
+    }
+
+    const LONG: &str = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。";
+
+    #[test]
+    fn a_stray_byte_keeps_gbk() {
+        // Between two characters: one replacement character.
+        let mut bytes = gbk(&LONG.repeat(3));
+        bytes.insert(30, 0xFF);
+        let d = decode(&bytes, None, None);
+        assert_eq!((d.encoding, d.replaced), (GBK, 1));
+        assert!(d.text.contains("周末七国分争"));
+        // Inside a character: the rest of the line is out of step, the next lines are not.
+        let mut bytes = gbk(&format!("{LONG}\n").repeat(3));
+        bytes.insert(31, 0xFF);
+        let d = decode(&bytes, None, None);
+        assert_eq!(d.encoding, GBK);
+        assert!(d.replaced <= 3, "{}", d.replaced);
+        assert_eq!(d.text.lines().nth(2), Some(LONG));
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_character_keeps_its_encoding() {
+        let bytes = gbk(LONG);
+        let cut = &bytes[..bytes.len() - 1];
+        let d = decode(cut, None, None);
+        assert_eq!((d.encoding, d.replaced), (GBK, 1));
+        let big5 = BIG5.encode("話說天下大勢，分久必合，合久必分。周末七國分爭，并入於秦。及秦滅之後，楚、漢分爭，又并入於漢。").0;
+        let d = decode(&big5[..big5.len() - 1], None, Some("tw"));
+        assert_eq!(d.encoding, BIG5);
+        assert_eq!(d.replaced, 1);
+    }
+
+    #[test]
+    fn one_bad_byte_keeps_utf8() {
+        let mut bytes = LONG.as_bytes().to_vec();
+        bytes.insert(30, 0xC0);
+        let d = decode(&bytes, None, None);
+        assert_eq!((d.encoding, d.replaced), (UTF_8, 1));
+        let d = decode(&bytes[..bytes.len() - 2], None, None);
+        assert_eq!(d.encoding, UTF_8);
+    }
+
+    #[test]
+    fn a_lying_declaration_over_damaged_gbk_still_loses() {
+        let mut bytes = gbk(&format!("<meta charset=utf-8><p>{}</p>", LONG.repeat(2)));
+        bytes.insert(20 + 3 + 10, 0xFF);
+        let d = decode(&bytes, None, None);
+        assert_eq!((d.encoding, d.overridden), (GBK, Some(UTF_8)));
+        assert_eq!(d.replaced, 1);
+    }
+
+    #[test]
+    fn latin_text_stays_single_byte() {
+        let text = "Café crème brûlée, naïve façade. ".repeat(20);
+        let bytes = WINDOWS_1252.encode(&text).0.into_owned();
+        let d = decode(&bytes, None, None);
+        assert!(d.encoding.is_single_byte(), "{}", d.encoding.name());
+        assert_eq!(d.replaced, 0);
     }
 }
