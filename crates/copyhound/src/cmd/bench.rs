@@ -551,7 +551,9 @@ mod tests {
             runs_b.load(Ordering::Relaxed),
         );
         assert!(ra >= 3 && ra % 3 == 0, "{ra}");
-        assert!(rb >= 15 && rb % 5 == 0, "{rb}");
+        // At least two passes of b (one takes 10 ms of sleep, 30 ms are asked for); not three:
+        // on a loaded machine a 2 ms sleep can take 3 ms and two passes fill the time.
+        assert!(rb >= 10 && rb % 5 == 0, "{rb}");
         // b does at most 500 documents a second (2 ms each).
         assert!(results[1].docs_per_s <= 500.0, "{:?}", results[1]);
         assert!(results[0].mb_per_s > results[1].mb_per_s);
