@@ -5,6 +5,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+mod common;
+
 use import::{Error, ImportEvent, ImportOptions, ImportSettings, Importer};
 use store::testing::TestDb;
 use store::{FingerprintReads, Page, SourceFormat, WorkFilter, WorkReads};
@@ -214,15 +216,7 @@ fn build_epub(with_headings: bool) -> Vec<u8> {
         )
     };
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     let deflated = SimpleFileOptions::default();
-    zip.start_file("mimetype", stored).unwrap();
-    zip.write_all(b"application/epub+zip").unwrap();
-    zip.start_file("META-INF/container.xml", deflated).unwrap();
-    zip.write_all(
-        br#"<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#,
-    )
-    .unwrap();
     let mut manifest = String::from(
         r#"<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>"#,
     );
@@ -233,12 +227,7 @@ fn build_epub(with_headings: bool) -> Vec<u8> {
         ));
         spine.push_str(&format!(r#"<itemref idref="c{i}"/>"#));
     }
-    zip.start_file("OEBPS/content.opf", deflated).unwrap();
-    write!(
-        zip,
-        r#"<?xml version="1.0" encoding="UTF-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">urn:uuid:0e6f1c2a-copyhound-test</dc:identifier><dc:title>老残游记</dc:title><dc:creator>刘鹗</dc:creator><dc:language>zh</dc:language><meta property="dcterms:modified">2026-11-21T00:00:00Z</meta></metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>"#
-    )
-    .unwrap();
+    common::epub_package(&mut zip, &manifest, &spine);
     let nav_items: String = toc
         .iter()
         .map(|t| format!("<li><a href=\"c0.xhtml\">{}</a></li>", esc(t)))

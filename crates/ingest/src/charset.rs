@@ -150,6 +150,13 @@ pub fn detect(bytes: &[u8], tld: Option<&str>) -> &'static Encoding {
     }
     let sample = detection_sample(bytes);
     let whole = sample.len() == bytes.len();
+    // UTF-8 with a few malformed sequences is damaged UTF-8: its structure cannot be met by
+    // chance. Asked first, because chardetng, having ruled UTF-8 out for the one bad byte, may
+    // take GBK, in which UTF-8's Chinese decodes cleanly as other characters.
+    let utf8 = tally(sample, whole, UTF_8);
+    if utf8.errors > 0 && utf8.errors * RESCUE_GOOD_PER_ERROR <= utf8.good {
+        return UTF_8;
+    }
     let tld = tld
         .map(str::as_bytes)
         .filter(|t| t.iter().all(u8::is_ascii_lowercase));

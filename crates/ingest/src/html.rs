@@ -129,6 +129,7 @@ pub fn parse_document(html: &str, limits: &HtmlLimits, deadline: Option<Instant>
         deadline,
         started,
         stack: RefCell::new(Vec::new()),
+        open_names: RefCell::new(HashMap::new()),
         dropped: RefCell::new(HashMap::new()),
         open_formatting: Cell::new([0; FORMATTING_COUNT]),
         seen_roots: Cell::new([false; 3]),
@@ -162,11 +163,6 @@ pub fn parse_document(html: &str, limits: &HtmlLimits, deadline: Option<Instant>
 
 /// Input is fed in pieces of this size so that a limit stops the parse soon after it is hit.
 const FEED_BYTES: usize = 64 * 1024;
-
-/// How far down the estimated stack an end tag or an implied end looks for its element.
-/// Real documents close what they opened a few levels up; looking further would make every
-/// stray end tag cost the whole depth.
-const SEARCH: usize = 32;
 
 /// Tokens between two looks at the clock.
 const CLOCK_EVERY: u64 = 1024;
@@ -338,6 +334,9 @@ struct Guard {
     started: Instant,
     /// Estimated stack of open elements.
     stack: RefCell<Vec<LocalName>>,
+    /// How many of each name the stack holds: an end tag of an element not open costs one
+    /// look-up here instead of a walk down the tree builder's stack.
+    open_names: RefCell<HashMap<LocalName, usize>>,
     /// Start tags dropped, by name, whose end tags are dropped too.
     dropped: RefCell<HashMap<LocalName, usize>>,
     /// Formatting start tags not yet ended, by [`formatting_index`].
@@ -444,6 +443,11 @@ impl Guard {
                     open[f] += 1;
                     self.open_formatting.set(open);
                 }
+                *self
+                    .open_names
+                    .borrow_mut()
+                    .entry(name.clone())
+                    .or_default() += 1;
                 self.stack.borrow_mut().push(name);
                 true
             }
@@ -470,8 +474,9 @@ impl Guard {
                     self.open_formatting.set(open);
                     return true;
                 }
-                // An end tag with nothing to end costs the tree builder a walk down its whole
-                // stack; `</br>` is a `<br>`, and the roots end the document.
+                // An end tag with nothing to end costs the tree builder a walk down its
+                // stack; `</br>` is a `<br>`, `</p>` makes an empty paragraph, and the roots
+                // end the document.
                 found
                     || matches!(
                         name,
@@ -485,21 +490,35 @@ impl Guard {
         }
     }
 
-    /// Pops the estimate to (and including) the nearest `name`, looking at most [`SEARCH`]
-    /// entries down and stopping at a `boundary`. Returns whether it was found.
+    /// Pops the estimate to (and including) the nearest open `name`, unless a `boundary` comes
+    /// first. Returns whether it was found. Costs nothing when no `name` is open, and at most
+    /// the depth limit otherwise.
     fn pop_to(&self, name: &LocalName, boundary: impl Fn(&LocalName) -> bool) -> bool {
+        if !self.open_names.borrow().contains_key(name) {
+            return false;
+        }
         let mut stack = self.stack.borrow_mut();
-        let len = stack.len();
-        for (k, open) in stack.iter().rev().take(SEARCH).enumerate() {
+        let mut at = None;
+        for (i, open) in stack.iter().enumerate().rev() {
             if open == name {
-                stack.truncate(len - 1 - k);
-                return true;
+                at = Some(i);
+                break;
             }
             if boundary(open) {
                 return false;
             }
         }
-        false
+        let Some(at) = at else { return false };
+        let mut open_names = self.open_names.borrow_mut();
+        for closed in stack.drain(at..) {
+            if let Some(n) = open_names.get_mut(&closed) {
+                *n -= 1;
+                if *n == 0 {
+                    open_names.remove(&closed);
+                }
+            }
+        }
+        true
     }
 
     /// The end tags the standard implies before a start tag.
@@ -509,12 +528,10 @@ impl Guard {
         }
         match *name {
             local_name!("li") => {
-                self.pop_to(name, |n| {
-                    matches!(*n, local_name!("ul") | local_name!("ol")) || is_scope_boundary(n)
-                });
+                self.pop_to(name, stops_list_items);
             }
             local_name!("dd") | local_name!("dt") => {
-                let stop = |n: &LocalName| *n == local_name!("dl") || is_scope_boundary(n);
+                let stop = stops_list_items;
                 if !self.pop_to(&local_name!("dd"), stop) {
                     self.pop_to(&local_name!("dt"), stop);
                 }
@@ -628,6 +645,70 @@ fn closes_p(name: &LocalName) -> bool {
             | local_name!("li")
             | local_name!("dd")
             | local_name!("dt")
+    )
+}
+
+/// Elements an implied `</li>`, `</dd>` or `</dt>` does not look past: the standard's special
+/// elements but `address`, `div` and `p`.
+fn stops_list_items(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("applet")
+            | local_name!("article")
+            | local_name!("aside")
+            | local_name!("blockquote")
+            | local_name!("body")
+            | local_name!("button")
+            | local_name!("caption")
+            | local_name!("center")
+            | local_name!("colgroup")
+            | local_name!("details")
+            | local_name!("dir")
+            | local_name!("dl")
+            | local_name!("fieldset")
+            | local_name!("figcaption")
+            | local_name!("figure")
+            | local_name!("footer")
+            | local_name!("form")
+            | local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
+            | local_name!("header")
+            | local_name!("hgroup")
+            | local_name!("html")
+            | local_name!("iframe")
+            | local_name!("listing")
+            | local_name!("main")
+            | local_name!("marquee")
+            | local_name!("menu")
+            | local_name!("nav")
+            | local_name!("noembed")
+            | local_name!("noframes")
+            | local_name!("noscript")
+            | local_name!("object")
+            | local_name!("ol")
+            | local_name!("plaintext")
+            | local_name!("pre")
+            | local_name!("script")
+            | local_name!("section")
+            | local_name!("select")
+            | local_name!("style")
+            | local_name!("summary")
+            | local_name!("table")
+            | local_name!("tbody")
+            | local_name!("td")
+            | local_name!("template")
+            | local_name!("textarea")
+            | local_name!("tfoot")
+            | local_name!("th")
+            | local_name!("thead")
+            | local_name!("title")
+            | local_name!("tr")
+            | local_name!("ul")
+            | local_name!("xmp")
     )
 }
 

@@ -19,6 +19,10 @@
 //! ```
 //!
 //! The counts are process-wide: concurrent threads add to the same figures.
+//!
+//! [`hostile`] makes the documents a pirate site or an upload may use to stop copyhound.
+
+pub mod hostile;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
