@@ -87,8 +87,11 @@ pub enum Error {
         /// The regex error.
         reason: String,
     },
-    /// Fingerprint settings out of range.
-    #[error("invalid fingerprint settings: {0}")]
+    /// A setting is out of range (the key is relative to [`ImportSettings`]).
+    #[error("invalid import settings: {0}")]
+    OutOfRange(#[from] bounds::OutOfRange),
+    /// The fingerprinter could not be built (its message says why).
+    #[error("{0}")]
     Settings(String),
     /// The store refused or failed.
     #[error("storing the work failed: {0}")]
@@ -119,6 +122,21 @@ impl Default for ImportSettings {
             threads: 0,
             max_bytes: 256 * 1024 * 1024,
         }
+    }
+}
+
+impl ImportSettings {
+    /// Checks every value, the fingerprint settings included; keys are relative to the
+    /// struct (`split.toc_min_entries`, `fingerprint.winnow_w`). [`Importer::new`] calls it.
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_bytes", self.max_bytes, 1)?;
+        self.split.validate().map_err(|e| e.in_section("split"))?;
+        self.fingerprint
+            .validate()
+            .map_err(|e| e.in_section("fingerprint"))
     }
 }
 
@@ -231,8 +249,10 @@ impl Importer {
     /// Builds an importer.
     ///
     /// # Errors
-    /// [`Error::InvalidPattern`] or [`Error::Settings`] for bad settings.
+    /// [`Error::OutOfRange`] for settings [`ImportSettings::validate`] refuses,
+    /// [`Error::InvalidPattern`] for a heading pattern that does not compile.
     pub fn new(settings: ImportSettings) -> Result<Self> {
+        settings.validate()?;
         let fingerprinter =
             Fingerprinter::new(settings.fingerprint).map_err(|e| Error::Settings(e.to_string()))?;
         let threads = match settings.threads {
@@ -565,6 +585,32 @@ fn detect_format(name: &str, bytes: &[u8]) -> SourceFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn out_of_range_settings_are_refused_naming_the_key() {
+        ImportSettings::default().validate().unwrap();
+        let refusal = |change: fn(&mut ImportSettings)| {
+            let mut s = ImportSettings::default();
+            change(&mut s);
+            Importer::new(s).unwrap_err().to_string()
+        };
+        assert_eq!(
+            refusal(|s| s.max_bytes = 0),
+            "invalid import settings: max_bytes = 0 is out of range: must be at least 1"
+        );
+        assert_eq!(
+            refusal(|s| s.split.toc_min_entries = 1),
+            "invalid import settings: split.toc_min_entries = 1 is out of range: must be at least 2"
+        );
+        assert!(refusal(|s| s.split.max_heading_width = 0).contains("split.max_heading_width = 0"));
+        assert_eq!(
+            refusal(|s| s.fingerprint.winnow_w = 0),
+            "invalid import settings: fingerprint.winnow_w = 0 is out of range: must be between 1 and 1024"
+        );
+        assert!(
+            refusal(|s| s.fingerprint.dna.overlap = 2.0).contains("fingerprint.dna.overlap = 2")
+        );
+    }
 
     #[test]
     fn content_hash_ignores_whitespace_only() {

@@ -66,6 +66,19 @@ impl Default for SplitSettings {
     }
 }
 
+impl SplitSettings {
+    /// Checks the numbers (patterns are checked by [`Splitter::new`], which compiles them).
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] for a `max_heading_width` of 0 (no line would be a heading) or
+    /// a `toc_min_entries` below 2 (a table of contents is told apart by its numbering
+    /// coming round again, which takes two entries).
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_heading_width", self.max_heading_width, 1)?;
+        bounds::at_least("toc_min_entries", self.toc_min_entries, 2)
+    }
+}
+
 /// A work's text cut into front matter and chapters.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Split {
