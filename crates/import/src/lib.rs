@@ -65,6 +65,19 @@ pub enum Error {
     /// Nothing but whitespace in it.
     #[error("the file is empty")]
     Empty,
+    /// Chapter headings, punctuation or markup, but not one letter or digit of text in any
+    /// chapter: not a work (fingerprints of nothing would match nothing, or everything).
+    #[error(
+        "no chapter has text: found {headings} heading{} and 0 characters of text{}",
+        if *headings == 1 { "" } else { "s" },
+        if *symbols == 0 { String::new() } else { format!(" (only {symbols} punctuation marks and symbols)") }
+    )]
+    NoText {
+        /// Heading lines found (table-of-contents entries included).
+        headings: usize,
+        /// Non-whitespace characters in the chapters that are not letters or digits.
+        symbols: usize,
+    },
     /// Not text in any encoding.
     #[error("the file is not text: {0}")]
     Binary(String),
@@ -304,8 +317,8 @@ impl Importer {
     /// Imports a file's contents; `name` is its file name (the title defaults to its stem).
     ///
     /// # Errors
-    /// [`Error::Empty`], [`Error::Binary`], [`Error::TooLarge`] or [`Error::Epub`] for input
-    /// that is not a work; [`Error::Store`] when the store fails (nothing is stored then).
+    /// [`Error::Empty`], [`Error::NoText`], [`Error::Binary`], [`Error::TooLarge`] or
+    /// [`Error::Epub`] for input that is not a work; [`Error::Store`] when the store fails (nothing is stored then).
     #[instrument(skip_all, fields(name, bytes = bytes.len()))]
     pub async fn import_bytes<S>(
         &self,
@@ -385,7 +398,7 @@ impl Importer {
     /// No I/O.
     ///
     /// # Errors
-    /// [`Error::Empty`], [`Error::Binary`] or [`Error::Epub`].
+    /// [`Error::Empty`], [`Error::NoText`], [`Error::Binary`] or [`Error::Epub`].
     pub fn prepare(&self, name: &str, bytes: &[u8], options: &ImportOptions) -> Result<Prepared> {
         let stem = Path::new(name)
             .file_stem()
@@ -409,7 +422,15 @@ impl Importer {
             }
         };
         if text.trim().is_empty() {
-            return Err(Error::Empty);
+            // A text file of whitespace is empty; markup without text is a document with
+            // nothing in it.
+            return Err(match format {
+                SourceFormat::Txt => Error::Empty,
+                _ => Error::NoText {
+                    headings: 0,
+                    symbols: 0,
+                },
+            });
         }
         let title = options.title.clone().unwrap_or(stem);
         let mut split = self.splitter.split(&text);
@@ -434,6 +455,7 @@ impl Importer {
                 })
                 .collect();
         }
+        refuse_without_text(&split)?;
         for chapter in &mut split.chapters {
             if chapter.title.is_empty() {
                 chapter.title.clone_from(&title);
@@ -531,6 +553,19 @@ impl Importer {
             .map(|fp| fp.expect("every chapter fingerprinted"))
             .collect()
     }
+}
+
+/// Refuses a split in which no chapter has a letter or digit: headings only, or headings
+/// followed by rules, dots and other punctuation.
+fn refuse_without_text(split: &split::Split) -> Result<()> {
+    let bodies = || split.chapters.iter().flat_map(|c| c.body.chars());
+    if bodies().any(char::is_alphanumeric) {
+        return Ok(());
+    }
+    Err(Error::NoText {
+        headings: split.headings,
+        symbols: bodies().filter(|c| !c.is_whitespace()).count(),
+    })
 }
 
 /// The fingerprint as the store keeps it.

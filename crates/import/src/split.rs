@@ -88,6 +88,9 @@ pub struct Split {
     pub chapters: Vec<SplitChapter>,
     /// Entries of the table of contents found at the top (0 when none).
     pub toc_entries: usize,
+    /// Heading lines found, table-of-contents entries included (a work whose headings carry
+    /// no text between them is told apart from an empty file by this).
+    pub headings: usize,
 }
 
 /// One chapter.
@@ -143,6 +146,7 @@ impl Splitter {
     pub fn split(&self, text: &str) -> Split {
         let candidates = self.candidates(text);
         let mut headings = self.numbered(candidates);
+        let heading_count = headings.len();
         let toc_entries = self.table_of_contents(text, &headings);
         let front_end = headings
             .get(toc_entries)
@@ -189,12 +193,14 @@ impl Splitter {
                     body: text.trim().to_owned(),
                 }],
                 toc_entries: 0,
+                headings: 0,
             };
         }
         Split {
             front_matter,
             chapters,
             toc_entries,
+            headings: heading_count,
         }
     }
 
