@@ -3,17 +3,25 @@
 //! `..._FILE` variables name a file holding the value, for secrets), then command-line flags
 //! (applied by each command).
 //!
-//! Each crate owns its typed settings struct with a `Default`; this module only stacks the
-//! layers. `config/default.toml` documents every key with its default (commented out, so each
-//! default is written once, in code; a test keeps the two in agreement). Unknown keys are
-//! reported as warnings, not errors, so that an old binary can read a newer file.
+//! Each crate owns its typed settings struct with a `Default` and a `validate` that refuses
+//! out-of-range values; this module only stacks the layers, calls each section's `validate`,
+//! and says where a refused value came from. `config/default.toml` documents every key with
+//! its default (commented out, so each default is written once, in code; a test keeps the two
+//! in agreement). Unknown keys are reported as warnings, not errors, so that an old binary can
+//! read a newer file.
+//!
+//! The layers are merged here rather than by the `config` crate, which rounds `2.5` to `2`
+//! for an integer key and reads `true` or `yes` as 1. An environment value is typed by the
+//! default it replaces (an integer key takes only a whole number, a switch only true or
+//! false, a list a TOML array), and the merged tree is deserialized strictly, so a file's
+//! `max_pages = 2.5` is an error too.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use config::{Config, Environment, File, FileFormat};
+use anyhow::{Context, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// The documented defaults, embedded in the binary.
 pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
@@ -33,6 +41,23 @@ pub struct Settings {
     pub crawler: crawler::CrawlSettings,
 }
 
+impl Settings {
+    /// Checks every section with its crate's own rules; keys in the error are full dotted
+    /// paths (`crawler.fetch.timeout`).
+    ///
+    /// # Errors
+    /// The first out-of-range value.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        self.fingerprint
+            .validate()
+            .map_err(|e| e.in_section("fingerprint"))?;
+        self.matcher
+            .validate()
+            .map_err(|e| e.in_section("matcher"))?;
+        self.crawler.validate().map_err(|e| e.in_section("crawler"))
+    }
+}
+
 /// Settings together with what was odd about them.
 #[derive(Debug)]
 pub struct Loaded {
@@ -42,13 +67,20 @@ pub struct Loaded {
     pub unknown_keys: Vec<String>,
 }
 
-/// Turns `COPYHOUND_SECTION__KEY=value` variables into settings sources. Variables without
-/// `__` (like `COPYHOUND_LOG`) are not settings. `..._FILE` variables are replaced by the
-/// trimmed contents of the file they name.
-fn env_settings(
-    vars: impl IntoIterator<Item = (String, String)>,
-) -> Result<BTreeMap<String, String>> {
-    let mut out = BTreeMap::new();
+/// One `COPYHOUND_SECTION__KEY` setting from the environment.
+struct EnvSetting {
+    /// Dotted key, lower case (`crawler.fetch.timeout`).
+    key: String,
+    /// The variable it came from (the `..._FILE` one for a value read from a file).
+    var: String,
+    value: String,
+}
+
+/// The `COPYHOUND_SECTION__KEY=value` variables that are settings. Variables without `__`
+/// (like `COPYHOUND_LOG`) are not settings. `..._FILE` variables are replaced by the trimmed
+/// contents of the file they name.
+fn env_settings(vars: impl IntoIterator<Item = (String, String)>) -> Result<Vec<EnvSetting>> {
+    let mut out = Vec::new();
     for (name, value) in vars {
         let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
             continue;
@@ -56,59 +88,197 @@ fn env_settings(
         if !rest.contains("__") {
             continue;
         }
-        if let Some(key) = rest.strip_suffix("_FILE") {
-            let contents = std::fs::read_to_string(&value)
-                .with_context(|| format!("reading {name}={value}"))?;
-            out.insert(
-                format!("{ENV_PREFIX}{key}"),
-                contents.trim_end_matches(['\r', '\n']).to_string(),
-            );
-        } else {
-            out.insert(name, value);
+        let (path, value) = match rest.strip_suffix("_FILE") {
+            Some(path) => {
+                let contents = std::fs::read_to_string(&value)
+                    .with_context(|| format!("reading {name}={value}"))?;
+                (path, contents.trim_end_matches(['\r', '\n']).to_string())
+            }
+            None => (rest, value),
+        };
+        out.push(EnvSetting {
+            key: path.to_lowercase().replace("__", "."),
+            var: name,
+            value,
+        });
+    }
+    // A `_FILE` variable and a plain one for the same key: the plain one wins, whatever the
+    // order the environment lists them in.
+    out.sort_by_key(|s| (s.key.clone(), s.var.ends_with("_FILE")));
+    out.reverse();
+    Ok(out)
+}
+
+/// The environment variable that sets `key`.
+fn env_var(key: &str) -> String {
+    format!("{ENV_PREFIX}{}", key.to_uppercase().replace('.', "__"))
+}
+
+/// Where each key that is not a built-in default was set, for error messages.
+#[derive(Debug, Default)]
+struct Origins(BTreeMap<String, String>);
+
+impl Origins {
+    /// " (set in ...)" for `key`, naming the variable that would override it.
+    fn of(&self, key: &str) -> String {
+        match self.0.get(key) {
+            Some(var) if var.starts_with(ENV_PREFIX) => format!(" (set in {var})"),
+            Some(file) => format!(" (set in {file}; {} overrides it)", env_var(key)),
+            None => format!(
+                " (the built-in default; set {} or the config file)",
+                env_var(key)
+            ),
         }
     }
-    Ok(out)
+}
+
+/// Merges `layer` into `tree`: tables key by key, anything else replaced. Records `origin` for
+/// every leaf `layer` sets.
+fn merge(
+    tree: &mut Map<String, Value>,
+    layer: Map<String, Value>,
+    prefix: &str,
+    origin: &str,
+    origins: &mut Origins,
+) {
+    for (key, value) in layer {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match (tree.get_mut(&key), value) {
+            (Some(Value::Object(inner)), Value::Object(layer)) => {
+                merge(inner, layer, &path, origin, origins);
+            }
+            (_, value) => {
+                record_leaves(&value, &path, origin, origins);
+                tree.insert(key, value);
+            }
+        }
+    }
+}
+
+fn record_leaves(value: &Value, path: &str, origin: &str, origins: &mut Origins) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map {
+                record_leaves(value, &format!("{path}.{key}"), origin, origins);
+            }
+        }
+        _ => {
+            origins.0.insert(path.to_owned(), origin.to_owned());
+        }
+    }
+}
+
+/// A TOML document as a tree.
+fn parse_toml(text: &str, what: &str) -> Result<Map<String, Value>> {
+    let table: toml::Table = toml::from_str(text).with_context(|| format!("parsing {what}"))?;
+    match serde_json::to_value(table)? {
+        Value::Object(map) => Ok(map),
+        _ => unreachable!("a TOML document is a table"),
+    }
+}
+
+/// The value at dotted `key` in `tree`, if any.
+fn lookup<'a>(tree: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    let (first, rest) = key.split_once('.').unwrap_or((key, ""));
+    let top = tree.get(first)?;
+    if rest.is_empty() {
+        return Some(top);
+    }
+    rest.split('.').try_fold(top, |node, part| node.get(part))
+}
+
+/// Types the environment value of `key` like the default it replaces (`default`, `None` for
+/// a key without a default, which is kept as text).
+fn typed_env_value(default: Option<&Value>, value: &str) -> Result<Value, String> {
+    let text = value.trim();
+    match default {
+        Some(Value::Number(n)) if n.is_f64() => match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::from(f)),
+            _ => Err("is not a number".to_owned()),
+        },
+        Some(Value::Number(_)) => text
+            .parse::<i64>()
+            .map(Value::from)
+            .or_else(|_| text.parse::<u64>().map(Value::from))
+            .map_err(|_| "is not a whole number".to_owned()),
+        Some(Value::Bool(_)) => match text.to_ascii_lowercase().as_str() {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => Err("must be true or false".to_owned()),
+        },
+        Some(Value::Array(_)) => toml::from_str::<toml::Table>(&format!("v = {text}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .filter(toml::Value::is_array)
+            .and_then(|v| serde_json::to_value(v).ok())
+            .ok_or_else(|| r#"must be a list in TOML syntax, e.g. ["a", "b"]"#.to_owned()),
+        Some(Value::Object(_)) => Err("is a section: set its keys one by one".to_owned()),
+        Some(Value::String(_)) | Some(Value::Null) | None => Ok(Value::String(value.to_owned())),
+    }
 }
 
 /// Loads the settings from the embedded defaults, `file` (if any) and the given environment.
 ///
 /// # Errors
 /// If the file cannot be read or parsed, a `_FILE` variable names an unreadable file, or a
-/// value has the wrong type (the message names the key).
+/// value has the wrong type or is out of range (the message names the key, the value and
+/// where it was set).
 pub fn load(
     file: Option<&Path>,
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> Result<Loaded> {
-    let mut builder = Config::builder().add_source(File::from_str(DEFAULT_TOML, FileFormat::Toml));
+    let mut origins = Origins::default();
+    let mut tree = parse_toml(DEFAULT_TOML, "the built-in defaults")?;
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading config file {}", path.display()))?;
-        builder = builder.add_source(File::from_str(&text, FileFormat::Toml));
+        let what = format!("config file {}", path.display());
+        let layer = parse_toml(&text, &what)?;
+        merge(&mut tree, layer, "", &what, &mut origins);
     }
-    let env = env_settings(vars)?;
-    builder = builder.add_source(
-        Environment::with_prefix("COPYHOUND")
-            .prefix_separator("_")
-            .separator("__")
-            .try_parsing(true)
-            .source(Some(env.into_iter().collect())),
-    );
-    let config = builder.build().context("combining the settings layers")?;
+    let Value::Object(defaults) = serde_json::to_value(Settings::default())? else {
+        unreachable!("settings serialize to a table")
+    };
+    for setting in env_settings(vars)? {
+        let value =
+            typed_env_value(lookup(&defaults, &setting.key), &setting.value).map_err(|why| {
+                anyhow!(
+                    "{} = {:?} {why} (set in {})",
+                    setting.key,
+                    setting.value,
+                    setting.var
+                )
+            })?;
+        let layer = setting.key.rsplit('.').fold(value, |inner, part| {
+            Value::Object(Map::from_iter([(part.to_owned(), inner)]))
+        });
+        let Value::Object(layer) = layer else {
+            unreachable!("the fold wraps the value in one table at least")
+        };
+        merge(&mut tree, layer, "", &setting.var, &mut origins);
+    }
     let mut unknown_keys = Vec::new();
-    let settings: Settings = serde_ignored::deserialize(config, |path| {
-        unknown_keys.push(path.to_string());
-    })
-    .context(
-        "reading the settings (check the key named above in --config or COPYHOUND_* variables)",
-    )?;
-    settings
-        .fingerprint
-        .validate()
-        .context("checking [fingerprint] settings")?;
-    settings
-        .matcher
-        .validate()
-        .context("checking [matcher] settings")?;
+    let mut on_unknown = |path: serde_ignored::Path<'_>| unknown_keys.push(path.to_string());
+    let settings: Settings = serde_path_to_error::deserialize(serde_ignored::Deserializer::new(
+        Value::Object(tree.clone()),
+        &mut on_unknown,
+    ))
+    .map_err(|e| {
+        let key = e.path().to_string();
+        let shown = lookup(&tree, &key).map_or_else(String::new, |v| format!(" = {v}"));
+        anyhow!(
+            "{key}{shown} is not valid: {}{}",
+            e.inner(),
+            origins.of(&key)
+        )
+    })?;
+    if let Err(e) = settings.validate() {
+        bail!("{e}{}", origins.of(e.key()));
+    }
     Ok(Loaded {
         settings,
         unknown_keys,
@@ -126,17 +296,32 @@ mod tests {
             .collect()
     }
 
+    /// The error loading with one environment variable set.
+    fn env_error(name: &str, value: &str) -> String {
+        format!("{:#}", load(None, vars(&[(name, value)])).unwrap_err())
+    }
+
+    /// The error loading `toml` as the --config file.
+    fn file_error(toml: &str) -> (String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("copyhound.toml");
+        std::fs::write(&file, toml).unwrap();
+        let err = load(Some(&file), vars(&[])).unwrap_err();
+        (format!("{err:#}"), file.display().to_string())
+    }
+
     #[test]
     fn defaults_are_the_code_defaults() {
         let loaded = load(None, vars(&[])).unwrap();
         assert_eq!(loaded.settings, Settings::default());
         assert!(loaded.unknown_keys.is_empty());
+        Settings::default().validate().unwrap();
     }
 
     #[test]
     fn documented_defaults_match_the_code() {
-        // Uncomment every `# key = value` line of default.toml: the result must parse to
-        // exactly the defaults the code uses, so the documentation cannot drift.
+        // Uncomment every `# key = value` line of default.toml: the result, loaded as a config
+        // file, must give exactly the defaults the code uses, so the documentation cannot drift.
         let uncommented: String = DEFAULT_TOML
             .lines()
             .map(|l| match l.strip_prefix("# ") {
@@ -145,13 +330,12 @@ mod tests {
             })
             .map(|l| format!("{l}\n"))
             .collect();
-        let parsed: Settings = Config::builder()
-            .add_source(File::from_str(&uncommented, FileFormat::Toml))
-            .build()
-            .unwrap()
-            .try_deserialize()
-            .unwrap();
-        assert_eq!(parsed, Settings::default());
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("uncommented.toml");
+        std::fs::write(&file, uncommented).unwrap();
+        let loaded = load(Some(&file), vars(&[])).unwrap();
+        assert!(loaded.unknown_keys.is_empty(), "{:?}", loaded.unknown_keys);
+        assert_eq!(loaded.settings, Settings::default());
     }
 
     #[test]
@@ -162,19 +346,126 @@ mod tests {
         )
         .unwrap();
         assert_eq!(loaded.settings.matcher.report.min_matched_chars, 500);
-        let bad = load(
+        assert_eq!(
+            env_error("COPYHOUND_MATCHER__CANDIDATES__MAX_CANDIDATES", "0"),
+            "matcher.candidates.max_candidates = 0 is out of range: must be at least 1 \
+             (set in COPYHOUND_MATCHER__CANDIDATES__MAX_CANDIDATES)"
+        );
+        assert_eq!(
+            env_error("COPYHOUND_MATCHER__REPORT__MIN_COVERAGE", "1.5"),
+            "matcher.report.min_coverage = 1.5 is out of range: must be between 0 and 1 \
+             (set in COPYHOUND_MATCHER__REPORT__MIN_COVERAGE)"
+        );
+        assert!(
+            env_error("COPYHOUND_MATCHER__REPORT__MIN_COVERAGE", "NaN").contains("not a number")
+        );
+    }
+
+    #[test]
+    fn zero_and_negative_durations_are_refused_naming_the_variable() {
+        assert_eq!(
+            env_error("COPYHOUND_CRAWLER__FETCH__TIMEOUT", "0s"),
+            "crawler.fetch.timeout = 0s is out of range: must be at least 1ms \
+             (set in COPYHOUND_CRAWLER__FETCH__TIMEOUT)"
+        );
+        assert!(
+            env_error("COPYHOUND_CRAWLER__ROBOTS__TTL", "0").contains("crawler.robots.ttl = 0s")
+        );
+        let err = env_error("COPYHOUND_CRAWLER__FETCH__TIMEOUT", "-5s");
+        assert!(err.contains("crawler.fetch.timeout = \"-5s\""), "{err}");
+        assert!(err.contains("invalid duration"), "{err}");
+        let loaded = load(None, vars(&[("COPYHOUND_CRAWLER__FETCH__TIMEOUT", "1.5")])).unwrap();
+        assert_eq!(
+            loaded.settings.crawler.fetch.timeout,
+            std::time::Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn a_value_set_in_the_file_names_the_file_and_the_variable() {
+        let (err, file) = file_error("[crawler.fetch]\ntimeout = \"0s\"\n");
+        assert_eq!(
+            err,
+            format!(
+                "crawler.fetch.timeout = 0s is out of range: must be at least 1ms \
+                 (set in config file {file}; COPYHOUND_CRAWLER__FETCH__TIMEOUT overrides it)"
+            )
+        );
+        // A rule between two keys, when the one named was left at its default.
+        let (err, _) = file_error("[crawler.politeness]\nbackoff_base = \"700s\"\n");
+        assert_eq!(
+            err,
+            "crawler.politeness.backoff_max = 600s is out of range: must be at least 700s \
+             (the built-in default; set COPYHOUND_CRAWLER__POLITENESS__BACKOFF_MAX or the \
+             config file)"
+        );
+    }
+
+    #[test]
+    fn integers_must_be_whole_numbers_never_rounded() {
+        assert_eq!(
+            env_error("COPYHOUND_CRAWLER__MAX_PAGES", "2.5"),
+            "crawler.max_pages = \"2.5\" is not a whole number (set in COPYHOUND_CRAWLER__MAX_PAGES)"
+        );
+        for bad in ["yes", "true", "1e3", "-1", ""] {
+            let err = env_error("COPYHOUND_FINGERPRINT__WINNOW_W", bad);
+            assert!(err.contains("fingerprint.winnow_w"), "{bad}: {err}");
+        }
+        let (err, file) = file_error("[crawler]\nmax_pages = 2.5\n");
+        assert!(
+            err.starts_with("crawler.max_pages = 2.5 is not valid: "),
+            "{err}"
+        );
+        assert!(err.contains("expected u64"), "{err}");
+        assert!(err.contains(&file), "{err}");
+        let (err, _) = file_error("[crawler]\nmax_depth = true\n");
+        assert!(
+            err.contains("crawler.max_depth = true is not valid"),
+            "{err}"
+        );
+        // The full range of an unsigned key, which the old layering read through an f64.
+        let loaded = load(
             None,
-            vars(&[("COPYHOUND_MATCHER__CANDIDATES__MAX_CANDIDATES", "0")]),
+            vars(&[(
+                "COPYHOUND_FINGERPRINT__MINHASH_SEED",
+                "18446744073709551615",
+            )]),
         )
-        .unwrap_err();
-        assert!(format!("{bad:#}").contains("[matcher]"), "{bad:#}");
+        .unwrap();
+        assert_eq!(loaded.settings.fingerprint.minhash_seed, u64::MAX);
+    }
+
+    #[test]
+    fn environment_values_are_typed_by_the_default_they_replace() {
+        let loaded = load(
+            None,
+            vars(&[
+                ("COPYHOUND_CRAWLER__FETCH__ACCEPT_LANGUAGE", "007"),
+                ("COPYHOUND_CRAWLER__ROBOTS__OBEY", "FALSE"),
+                (
+                    "COPYHOUND_CRAWLER__SCOPE__EXTRA_DOMAINS",
+                    r#"["mirror.example", "b.example"]"#,
+                ),
+                ("COPYHOUND_FINGERPRINT__DNA__OVERLAP", "0.5"),
+            ]),
+        )
+        .unwrap();
+        let c = &loaded.settings.crawler;
+        assert_eq!(c.fetch.accept_language, "007");
+        assert!(!c.robots.obey);
+        assert_eq!(c.scope.extra_domains, ["mirror.example", "b.example"]);
+        assert_eq!(loaded.settings.fingerprint.dna.overlap, 0.5);
+        assert!(env_error("COPYHOUND_CRAWLER__ROBOTS__OBEY", "1").contains("true or false"));
+        assert!(
+            env_error("COPYHOUND_CRAWLER__SCOPE__EXTRA_DOMAINS", "a.example")
+                .contains("must be a list")
+        );
     }
 
     #[test]
     fn file_then_environment_override() {
-        let dir = std::env::temp_dir().join(format!("copyhound-settings-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("copyhound.toml");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("copyhound.toml");
         std::fs::write(&file, "[fingerprint]\nwinnow_w = 40\nshingle_k = 4\n").unwrap();
         let loaded = load(
             Some(&file),
@@ -186,31 +477,44 @@ mod tests {
         .unwrap();
         assert_eq!(loaded.settings.fingerprint.winnow_w, 50);
         assert_eq!(loaded.settings.fingerprint.shingle_k, 4);
-        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
     fn file_variables_read_secrets_from_files() {
-        let dir = std::env::temp_dir().join(format!("copyhound-secret-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let secret = dir.join("w");
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("w");
         std::fs::write(&secret, "33\n").unwrap();
+        let secret = secret.to_str().unwrap();
         let loaded = load(
             None,
-            vars(&[(
-                "COPYHOUND_FINGERPRINT__WINNOW_W_FILE",
-                secret.to_str().unwrap(),
-            )]),
+            vars(&[("COPYHOUND_FINGERPRINT__WINNOW_W_FILE", secret)]),
         )
         .unwrap();
         assert_eq!(loaded.settings.fingerprint.winnow_w, 33);
-        let err = load(
-            None,
-            vars(&[("COPYHOUND_FINGERPRINT__WINNOW_W_FILE", "/nonexistent/x")]),
-        )
-        .unwrap_err();
-        assert!(format!("{err:#}").contains("COPYHOUND_FINGERPRINT__WINNOW_W_FILE"));
-        std::fs::remove_dir_all(&dir).ok();
+        // The plain variable wins over the _FILE one, whichever comes first.
+        for pairs in [
+            [
+                ("COPYHOUND_FINGERPRINT__WINNOW_W", "44"),
+                ("COPYHOUND_FINGERPRINT__WINNOW_W_FILE", secret),
+            ],
+            [
+                ("COPYHOUND_FINGERPRINT__WINNOW_W_FILE", secret),
+                ("COPYHOUND_FINGERPRINT__WINNOW_W", "44"),
+            ],
+        ] {
+            let loaded = load(None, vars(&pairs)).unwrap();
+            assert_eq!(loaded.settings.fingerprint.winnow_w, 44);
+        }
+        std::fs::write(dir.path().join("w"), "0\n").unwrap();
+        assert!(
+            env_error("COPYHOUND_FINGERPRINT__WINNOW_W_FILE", secret)
+                .ends_with("(set in COPYHOUND_FINGERPRINT__WINNOW_W_FILE)")
+        );
+        let err = env_error("COPYHOUND_FINGERPRINT__WINNOW_W_FILE", "/nonexistent/x");
+        assert!(
+            err.contains("COPYHOUND_FINGERPRINT__WINNOW_W_FILE"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -220,12 +524,12 @@ mod tests {
             loaded.unknown_keys,
             vec!["fingerprint.winnow_ww".to_string()]
         );
-        let err = load(None, vars(&[("COPYHOUND_FINGERPRINT__WINNOW_W", "many")])).unwrap_err();
-        assert!(format!("{err:#}").contains("winnow_w"), "{err:#}");
-        let err = load(None, vars(&[("COPYHOUND_FINGERPRINT__WINNOW_W", "0")])).unwrap_err();
-        assert!(
-            format!("{err:#}").contains("winnow_w 0 must be between"),
-            "{err:#}"
+        let err = env_error("COPYHOUND_FINGERPRINT__WINNOW_W", "many");
+        assert!(err.contains("winnow_w"), "{err}");
+        assert_eq!(
+            env_error("COPYHOUND_FINGERPRINT__WINNOW_W", "0"),
+            "fingerprint.winnow_w = 0 is out of range: must be between 1 and 1024 \
+             (set in COPYHOUND_FINGERPRINT__WINNOW_W)"
         );
     }
 }

@@ -42,6 +42,10 @@ const MAX_INLINE_WAIT: Duration = Duration::from_secs(5);
 const MAX_CHILD_SITEMAPS: usize = 100;
 const MAX_SITEMAP_FILES: usize = 1_000;
 
+/// The shortest timeout, lease or cache lifetime a setting may have: zero would make every
+/// fetch time out, every lease expire at once or every cached answer stale.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+
 /// Settings of one crawl.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -94,6 +98,28 @@ impl Default for CrawlSettings {
 }
 
 impl CrawlSettings {
+    /// Checks every value, sections included; keys are relative to `[crawler]`
+    /// (`fetch.timeout`). [`Crawl::new`] calls it, so a crawl never starts on settings that
+    /// would make every fetch fail (a zero timeout reads as "robots.txt unavailable").
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        if let Some(pages) = self.max_pages {
+            bounds::at_least("max_pages", pages, 1)?;
+        }
+        bounds::at_least("max_attempts", self.max_attempts, 1)?;
+        bounds::at_least("max_frontier", self.max_frontier, 1)?;
+        bounds::at_least("frontier_lease", self.frontier_lease, MIN_TIMEOUT)?;
+        self.fetch.validate().map_err(|e| e.in_section("fetch"))?;
+        self.robots.validate().map_err(|e| e.in_section("robots"))?;
+        self.politeness
+            .validate()
+            .map_err(|e| e.in_section("politeness"))?;
+        self.scope.validate().map_err(|e| e.in_section("scope"))?;
+        self.extract.validate().map_err(|e| e.in_section("extract"))
+    }
+
     /// The limits an in-memory frontier needs to enforce these settings.
     pub fn frontier_limits(&self) -> FrontierLimits {
         FrontierLimits {
@@ -331,6 +357,7 @@ where
     ///
     /// # Errors
     ///
+    /// [`Error::OutOfRange`] for settings [`CrawlSettings::validate`] refuses,
     /// [`Error::InvalidUrl`] for a seed that is not http(s), and the settings errors of
     /// [`Fetcher::new`], [`Scope::new`] and [`Extractor::new`].
     pub fn new(
@@ -340,6 +367,7 @@ where
         sink: S,
         hosts: H,
     ) -> Result<Self> {
+        settings.validate()?;
         let seeds = seeds
             .iter()
             .map(|s| {
@@ -1018,6 +1046,96 @@ pub fn assemble_chapters(pages: &[PageRecord]) -> Vec<Chapter> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first error `change` makes, as the binary prints it (under `[crawler]`).
+    fn refusal(change: impl FnOnce(&mut CrawlSettings)) -> String {
+        let mut s = CrawlSettings::default();
+        change(&mut s);
+        s.validate().unwrap_err().in_section("crawler").to_string()
+    }
+
+    #[test]
+    fn out_of_range_settings_are_refused_with_key_value_and_range() {
+        CrawlSettings::default().validate().unwrap();
+        // Zero durations: timeouts, leases, cache lifetimes, backoff.
+        assert_eq!(
+            refusal(|s| s.fetch.timeout = Duration::ZERO),
+            "crawler.fetch.timeout = 0s is out of range: must be at least 1ms"
+        );
+        assert_eq!(
+            refusal(|s| s.fetch.connect_timeout = Duration::ZERO),
+            "crawler.fetch.connect_timeout = 0s is out of range: must be at least 1ms"
+        );
+        assert!(refusal(|s| s.fetch.read_timeout = Duration::ZERO).contains("read_timeout"));
+        assert!(refusal(|s| s.frontier_lease = Duration::ZERO).contains("frontier_lease = 0s"));
+        assert!(refusal(|s| s.robots.ttl = Duration::ZERO).contains("robots.ttl = 0s"));
+        assert!(refusal(|s| s.robots.error_ttl = Duration::ZERO).contains("robots.error_ttl"));
+        assert!(refusal(|s| s.politeness.lease = Duration::ZERO).contains("politeness.lease"));
+        assert_eq!(
+            refusal(|s| s.politeness.backoff_base = Duration::ZERO),
+            "crawler.politeness.backoff_base = 0s is out of range: must be at least 1ms"
+        );
+        // One setting bounded by another.
+        assert_eq!(
+            refusal(|s| s.politeness.backoff_max = Duration::from_millis(1500)),
+            "crawler.politeness.backoff_max = 1500ms is out of range: must be at least 2s"
+        );
+        // Sizes and counts that must be at least 1.
+        assert_eq!(
+            refusal(|s| s.max_pages = Some(0)),
+            "crawler.max_pages = 0 is out of range: must be at least 1"
+        );
+        assert!(refusal(|s| s.max_attempts = 0).contains("crawler.max_attempts = 0"));
+        assert!(refusal(|s| s.max_frontier = 0).contains("crawler.max_frontier = 0"));
+        assert!(refusal(|s| s.fetch.max_body_bytes = 0).contains("fetch.max_body_bytes = 0"));
+        assert!(refusal(|s| s.robots.max_bytes = 0).contains("robots.max_bytes = 0"));
+        assert!(refusal(|s| s.robots.cache_capacity = 0).contains("robots.cache_capacity"));
+        assert!(
+            refusal(|s| s.politeness.per_host_concurrency = 0)
+                .contains("politeness.per_host_concurrency = 0")
+        );
+        assert!(
+            refusal(|s| s.politeness.global_concurrency = 0)
+                .contains("politeness.global_concurrency = 0")
+        );
+        assert!(refusal(|s| s.scope.max_url_len = 0).contains("scope.max_url_len = 0"));
+        assert!(
+            refusal(|s| s.scope.max_repeated_segment = 0)
+                .contains("scope.max_repeated_segment = 0")
+        );
+
+        // What may be zero or absent is accepted.
+        let mut s = CrawlSettings {
+            max_pages: None,
+            max_depth: 0,
+            max_pagination: 0,
+            ..CrawlSettings::default()
+        };
+        s.fetch.max_redirects = 0;
+        s.politeness.delay = Duration::ZERO;
+        s.scope.max_query_params = 0;
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn a_crawl_and_a_fetcher_refuse_out_of_range_settings() {
+        let mut s = CrawlSettings::default();
+        s.fetch.timeout = Duration::ZERO;
+        let seed = Url::parse("https://example.com/").unwrap();
+        let Err(err) = Crawl::in_memory(s.clone(), vec![seed]) else {
+            panic!("a zero timeout was accepted");
+        };
+        assert!(matches!(err, Error::OutOfRange(_)), "{err:?}");
+        assert_eq!(err.kind(), ErrorKind::Config);
+        assert_eq!(
+            err.to_string(),
+            "invalid crawl settings: fetch.timeout = 0s is out of range: must be at least 1ms"
+        );
+        let Err(err) = Fetcher::new(s.fetch) else {
+            panic!("a zero timeout was accepted");
+        };
+        assert!(err.to_string().contains("fetch.timeout = 0s"), "{err}");
+    }
 
     #[test]
     fn settings_load_from_a_config_tree_with_defaults_filled_in() {

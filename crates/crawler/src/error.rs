@@ -86,6 +86,10 @@ pub enum Error {
         reason: String,
     },
 
+    /// A setting is out of range (the key is relative to [`CrawlSettings`](crate::CrawlSettings)).
+    #[error("invalid crawl settings: {0}")]
+    OutOfRange(#[from] bounds::OutOfRange),
+
     /// Stored evidence (a compressed body, a header block) is corrupt or larger than allowed.
     #[error("corrupt stored evidence: {reason}")]
     CorruptEvidence { reason: String },
@@ -198,7 +202,9 @@ impl Error {
             | Self::RedirectLoop { .. }
             | Self::BadRedirect { .. } => ErrorKind::Redirect,
             Self::RobotsDenied { .. } => ErrorKind::RobotsDenied,
-            Self::InvalidPattern { .. } | Self::InvalidSetting { .. } => ErrorKind::Config,
+            Self::InvalidPattern { .. } | Self::InvalidSetting { .. } | Self::OutOfRange(_) => {
+                ErrorKind::Config
+            }
             Self::CorruptEvidence { .. } | Self::Warc { .. } | Self::Io { .. } => {
                 ErrorKind::Evidence
             }

@@ -49,6 +49,17 @@ pub struct ExtractSettings {
     pub time_budget: Duration,
 }
 
+impl ExtractSettings {
+    /// Checks the time budget and the parsing limits.
+    ///
+    /// # Errors
+    /// The first setting out of range, keyed relative to this section.
+    pub fn validate(&self) -> bounds::Check {
+        bounds::at_least("time_budget", self.time_budget, crate::crawl::MIN_TIMEOUT)?;
+        self.limits.validate().map_err(|e| e.in_section("limits"))
+    }
+}
+
 impl Default for ExtractSettings {
     fn default() -> Self {
         ExtractSettings {

@@ -12,6 +12,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
+use crate::crawl::MIN_TIMEOUT;
 use crate::error::{Error, Result, TimeoutPhase};
 use crate::safety::{AddressPolicy, GuardedResolver, ResolveFailure, SafetySettings};
 use crate::snapshot::{BodyStatus, RedirectHop, Sha256, Snapshot, media_type};
@@ -80,6 +81,20 @@ impl Default for FetchSettings {
     }
 }
 
+impl FetchSettings {
+    /// Checks the timeouts and limits; keys are relative to `[crawler.fetch]`.
+    /// (`agent` and `contact_url` are checked by [`Fetcher::new`], which builds the header.)
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        bounds::at_least("connect_timeout", self.connect_timeout, MIN_TIMEOUT)?;
+        bounds::at_least("read_timeout", self.read_timeout, MIN_TIMEOUT)?;
+        bounds::at_least("timeout", self.timeout, MIN_TIMEOUT)?;
+        bounds::at_least("max_body_bytes", self.max_body_bytes, 1)
+    }
+}
+
 /// Validators from an earlier fetch, sent as `If-None-Match` / `If-Modified-Since`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Validators {
@@ -134,9 +149,11 @@ impl Fetcher {
     ///
     /// # Errors
     ///
+    /// [`Error::OutOfRange`] for timeouts or limits [`FetchSettings::validate`] refuses;
     /// [`Error::InvalidSetting`] for an agent token that is not a product token, a contact
     /// URL that is not http(s), or a client that cannot be built (no TLS roots).
     pub fn new(settings: FetchSettings) -> Result<Self> {
+        settings.validate().map_err(|e| e.in_section("fetch"))?;
         if settings.agent.is_empty()
             || !settings
                 .agent

@@ -137,6 +137,19 @@ impl Default for ScopeSettings {
     }
 }
 
+impl ScopeSettings {
+    /// Checks the trap limits; keys are relative to `[crawler.scope]`. `max_path_segments` and
+    /// `max_query_params` may be 0 (no paths below the root, no queries).
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_url_len", self.max_url_len, 1)?;
+        // 0 would refuse every path that has a segment at all.
+        bounds::at_least("max_repeated_segment", self.max_repeated_segment, 1)
+    }
+}
+
 /// Why a URL is not crawled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rejection {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
+use crate::crawl::MIN_TIMEOUT;
 use crate::error::{Error, Result};
 
 /// How long a worker waits before asking again when a host is at its concurrency limit
@@ -302,6 +303,20 @@ impl Default for PolitenessSettings {
 }
 
 impl PolitenessSettings {
+    /// Checks every value; keys are relative to `[crawler.politeness]`. A zero `delay` is
+    /// allowed (a local test site); a zero backoff is not: doubling zero stays zero, and a
+    /// failing host would be asked again at once, forever.
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        bounds::at_least("per_host_concurrency", self.per_host_concurrency, 1)?;
+        bounds::at_least("global_concurrency", self.global_concurrency, 1)?;
+        bounds::at_least("backoff_base", self.backoff_base, MIN_TIMEOUT)?;
+        bounds::at_least("backoff_max", self.backoff_max, self.backoff_base)?;
+        bounds::at_least("lease", self.lease, MIN_TIMEOUT)
+    }
+
     /// The backoff rules.
     pub fn backoff(&self) -> Backoff {
         Backoff {

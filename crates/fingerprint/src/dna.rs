@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{Error, Result};
+use crate::Result;
 
 /// Default window size, in letters.
 pub const DEFAULT_DNA_WINDOW: usize = 1000;
@@ -63,34 +63,27 @@ impl Default for DnaSettings {
 }
 
 impl DnaSettings {
-    /// Checks the settings.
+    /// Checks the settings; keys are relative to `[fingerprint.dna]`.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] naming the bad value.
-    pub fn validate(&self) -> Result<()> {
+    /// [`bounds::OutOfRange`] naming the bad value.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
         if !matches!(self.radix, 2 | 4 | 8 | 10) {
-            return Err(Error::InvalidSettings(format!(
-                "dna radix {} must be 2, 4, 8 or 10",
-                self.radix
-            )));
+            return Err(bounds::OutOfRange::new(
+                "radix",
+                self.radix.to_string(),
+                "must be 2, 4, 8 or 10",
+            ));
         }
-        if self.window < 26 {
-            return Err(Error::InvalidSettings(format!(
-                "dna window {} must be at least 26 letters",
-                self.window
-            )));
-        }
-        if !(0.0..=0.9).contains(&self.overlap) {
-            return Err(Error::InvalidSettings(format!(
-                "dna overlap {} must be between 0 and 0.9",
-                self.overlap
-            )));
-        }
+        bounds::at_least("window", self.window, 26)?;
+        bounds::between("overlap", self.overlap, 0.0, 0.9)?;
         let sum: f64 = self.reference.iter().sum();
         if self.reference.iter().any(|p| !(0.0..=1.0).contains(p)) || (sum - 1.0).abs() > 0.01 {
-            return Err(Error::InvalidSettings(format!(
-                "dna reference distribution must be 26 probabilities summing to 1 (sums to {sum})"
-            )));
+            return Err(bounds::OutOfRange::new(
+                "reference",
+                format!("{:?}", self.reference),
+                format!("must be 26 probabilities summing to 1 (these sum to {sum})"),
+            ));
         }
         Ok(())
     }
@@ -343,12 +336,26 @@ mod tests {
                 ..DnaSettings::default()
             },
         ] {
-            assert!(bad.validate().is_err());
+            let err = bad.validate().unwrap_err();
+            assert!(
+                err.to_string().contains(" is out of range: must be"),
+                "{err}"
+            );
         }
     }
 
     #[test]
     fn reference_is_a_distribution() {
         DnaSettings::default().validate().unwrap();
+        let err = DnaSettings {
+            overlap: f64::NAN,
+            ..DnaSettings::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "overlap = NaN is out of range: must be between 0 and 0.9"
+        );
     }
 }

@@ -76,7 +76,7 @@ pub enum Error {
     },
     /// A setting is out of range.
     #[error("invalid fingerprint settings: {0}")]
-    InvalidSettings(String),
+    OutOfRange(#[from] bounds::OutOfRange),
     /// Stored bytes were written by an unknown format version.
     #[error("fingerprint format version {found} is not supported (expected {expected})")]
     UnsupportedFormat {
@@ -152,30 +152,22 @@ impl Default for FingerprintSettings {
 }
 
 impl FingerprintSettings {
-    /// Checks every parameter.
+    /// Checks every parameter; keys are relative to `[fingerprint]`.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] naming the first bad value.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |what: &str, v: usize, range: std::ops::RangeInclusive<usize>| {
-            if range.contains(&v) {
-                Ok(())
-            } else {
-                Err(Error::InvalidSettings(format!(
-                    "{what} {v} must be between {} and {}",
-                    range.start(),
-                    range.end()
-                )))
-            }
-        };
-        bad("shingle_k", self.shingle_k, 1..=64)?;
-        bad("minhash_values", self.minhash_values, 1..=4096)?;
-        bad("winnow_k", self.winnow_k, 1..=64)?;
-        bad("winnow_w", self.winnow_w, 1..=1024)?;
-        bad("pinyin_k", self.pinyin_k, 1..=64)?;
-        bad("pinyin_w", self.pinyin_w, 1..=1024)?;
-        bad("sentences", self.sentences, 0..=64)?;
-        self.dna.validate()
+    /// [`bounds::OutOfRange`] naming the first bad value and what is allowed.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::between("shingle_k", self.shingle_k, 1, 64)?;
+        bounds::between("minhash_values", self.minhash_values, 1, 4096)?;
+        bounds::between("winnow_k", self.winnow_k, 1, 64)?;
+        bounds::between("winnow_w", self.winnow_w, 1, 1024)?;
+        bounds::between("pinyin_k", self.pinyin_k, 1, 64)?;
+        bounds::between("pinyin_w", self.pinyin_w, 1, 1024)?;
+        bounds::between("sentences", self.sentences, 0, 64)?;
+        // The code reads 0 as 1 (an empty sentence is never hashed): refused, not reinterpreted.
+        bounds::at_least("sentence_min_chars", self.sentence_min_chars, 1)?;
+        self.dna.validate().map_err(|e| e.in_section("dna"))?;
+        self.segment.validate().map_err(|e| e.in_section("segment"))
     }
 }
 
@@ -290,7 +282,7 @@ impl Fingerprinter {
     /// Builds a fingerprinter.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] if a parameter is out of range.
+    /// [`Error::OutOfRange`] if a parameter is out of range.
     pub fn new(settings: FingerprintSettings) -> Result<Self> {
         settings.validate()?;
         normalize::warm_up();
@@ -436,6 +428,25 @@ impl Fingerprinter {
 mod tests {
     use super::*;
 
+    #[test]
+    fn out_of_range_settings_are_refused_naming_the_key() {
+        FingerprintSettings::default().validate().unwrap();
+        let refusal = |change: fn(&mut FingerprintSettings)| {
+            let mut s = FingerprintSettings::default();
+            change(&mut s);
+            Fingerprinter::new(s).unwrap_err().to_string()
+        };
+        assert_eq!(
+            refusal(|s| s.winnow_w = 0),
+            "invalid fingerprint settings: winnow_w = 0 is out of range: must be between 1 and 1024"
+        );
+        assert!(refusal(|s| s.minhash_values = 5000).contains("minhash_values = 5000"));
+        assert!(refusal(|s| s.sentence_min_chars = 0).contains("sentence_min_chars = 0"));
+        assert!(refusal(|s| s.dna.radix = 3).contains("dna.radix = 3 is out of range"));
+        assert!(refusal(|s| s.dna.overlap = -0.1).contains("dna.overlap = -0.1"));
+        assert!(refusal(|s| s.segment.min_token_chars = 0).contains("segment.min_token_chars = 0"));
+    }
+
     fn fp() -> Fingerprinter {
         Fingerprinter::new(FingerprintSettings::default()).unwrap()
     }
@@ -473,19 +484,6 @@ mod tests {
         let err = fp().fingerprint_bytes(b"abc\xff\xfedef").unwrap_err();
         assert_eq!(err, Error::InvalidUtf8 { offset: 3 });
         assert_eq!(err.to_string(), "input is not valid utf-8 at byte 3");
-    }
-
-    #[test]
-    fn bad_settings_are_refused() {
-        let err = Fingerprinter::new(FingerprintSettings {
-            winnow_w: 0,
-            ..FingerprintSettings::default()
-        })
-        .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "invalid fingerprint settings: winnow_w 0 must be between 1 and 1024"
-        );
     }
 
     #[test]

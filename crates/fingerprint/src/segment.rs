@@ -301,6 +301,16 @@ pub struct SegmentSettings {
     pub min_token_chars: usize,
 }
 
+impl SegmentSettings {
+    /// Checks the settings; keys are relative to `[fingerprint.segment]`.
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] for `min_token_chars` 0 (the segmenter would read it as 1).
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::at_least("min_token_chars", self.min_token_chars, 1)
+    }
+}
+
 impl Default for SegmentSettings {
     fn default() -> Self {
         SegmentSettings {

@@ -42,6 +42,18 @@ impl Default for EpubLimits {
     }
 }
 
+impl EpubLimits {
+    /// Checks that every limit is at least 1.
+    ///
+    /// # Errors
+    /// The first limit out of range, keyed by its field name.
+    pub fn validate(&self) -> bounds::Check {
+        bounds::at_least("max_entries", self.max_entries, 1)?;
+        bounds::at_least("max_inflated_bytes", self.max_inflated_bytes, 1)?;
+        bounds::at_least("max_ratio", self.max_ratio, 1)
+    }
+}
+
 /// What an EPUB holds for the importer.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct EpubText {

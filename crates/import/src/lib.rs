@@ -67,6 +67,19 @@ pub enum Error {
     /// Nothing but whitespace in it.
     #[error("the file is empty")]
     Empty,
+    /// Chapter headings, punctuation or markup, but not one letter or digit of text in any
+    /// chapter: not a work (fingerprints of nothing would match nothing, or everything).
+    #[error(
+        "no chapter has text: found {headings} heading{} and 0 characters of text{}",
+        if *headings == 1 { "" } else { "s" },
+        if *symbols == 0 { String::new() } else { format!(" (only {symbols} punctuation marks and symbols)") }
+    )]
+    NoText {
+        /// Heading lines found (table-of-contents entries included).
+        headings: usize,
+        /// Non-whitespace characters in the chapters that are not letters or digits.
+        symbols: usize,
+    },
     /// Not text in any encoding.
     #[error("the file is not text: {0}")]
     Binary(String),
@@ -95,8 +108,11 @@ pub enum Error {
         /// The regex error.
         reason: String,
     },
-    /// Fingerprint settings out of range.
-    #[error("invalid fingerprint settings: {0}")]
+    /// A setting is out of range (the key is relative to [`ImportSettings`]).
+    #[error("invalid import settings: {0}")]
+    OutOfRange(#[from] bounds::OutOfRange),
+    /// The fingerprinter could not be built (its message says why).
+    #[error("{0}")]
     Settings(String),
     /// The store refused or failed.
     #[error("storing the work failed: {0}")]
@@ -133,6 +149,23 @@ impl Default for ImportSettings {
             html: HtmlLimits::default(),
             epub: EpubLimits::default(),
         }
+    }
+}
+
+impl ImportSettings {
+    /// Checks every value, the fingerprint settings included; keys are relative to the
+    /// struct (`split.toc_min_entries`, `fingerprint.winnow_w`). [`Importer::new`] calls it.
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_bytes", self.max_bytes, 1)?;
+        self.split.validate().map_err(|e| e.in_section("split"))?;
+        self.html.validate().map_err(|e| e.in_section("html"))?;
+        self.epub.validate().map_err(|e| e.in_section("epub"))?;
+        self.fingerprint
+            .validate()
+            .map_err(|e| e.in_section("fingerprint"))
     }
 }
 
@@ -252,8 +285,10 @@ impl Importer {
     /// Builds an importer.
     ///
     /// # Errors
-    /// [`Error::InvalidPattern`] or [`Error::Settings`] for bad settings.
+    /// [`Error::OutOfRange`] for settings [`ImportSettings::validate`] refuses,
+    /// [`Error::InvalidPattern`] for a heading pattern that does not compile.
     pub fn new(settings: ImportSettings) -> Result<Self> {
+        settings.validate()?;
         let fingerprinter =
             Fingerprinter::new(settings.fingerprint).map_err(|e| Error::Settings(e.to_string()))?;
         let threads = match settings.threads {
@@ -307,8 +342,8 @@ impl Importer {
     /// Imports a file's contents; `name` is its file name (the title defaults to its stem).
     ///
     /// # Errors
-    /// [`Error::Empty`], [`Error::Binary`], [`Error::TooLarge`] or [`Error::Epub`] for input
-    /// that is not a work; [`Error::Store`] when the store fails (nothing is stored then).
+    /// [`Error::Empty`], [`Error::NoText`], [`Error::Binary`], [`Error::TooLarge`] or
+    /// [`Error::Epub`] for input that is not a work; [`Error::Store`] when the store fails (nothing is stored then).
     #[instrument(skip_all, fields(name, bytes = bytes.len()))]
     pub async fn import_bytes<S>(
         &self,
@@ -390,7 +425,7 @@ impl Importer {
     /// No I/O.
     ///
     /// # Errors
-    /// [`Error::Empty`], [`Error::Binary`] or [`Error::Epub`].
+    /// [`Error::Empty`], [`Error::NoText`], [`Error::Binary`] or [`Error::Epub`].
     pub fn prepare(&self, name: &str, bytes: &[u8], options: &ImportOptions) -> Result<Prepared> {
         let stem = Path::new(name)
             .file_stem()
@@ -417,7 +452,15 @@ impl Importer {
             }
         };
         if text.trim().is_empty() {
-            return Err(Error::Empty);
+            // A text file of whitespace is empty; markup without text is a document with
+            // nothing in it.
+            return Err(match format {
+                SourceFormat::Txt => Error::Empty,
+                _ => Error::NoText {
+                    headings: 0,
+                    symbols: 0,
+                },
+            });
         }
         let title = options.title.clone().unwrap_or(stem);
         let mut split = self.splitter.split(&text);
@@ -442,6 +485,7 @@ impl Importer {
                 })
                 .collect();
         }
+        refuse_without_text(&split)?;
         for chapter in &mut split.chapters {
             if chapter.title.is_empty() {
                 chapter.title.clone_from(&title);
@@ -542,6 +586,19 @@ impl Importer {
     }
 }
 
+/// Refuses a split in which no chapter has a letter or digit: headings only, or headings
+/// followed by rules, dots and other punctuation.
+fn refuse_without_text(split: &split::Split) -> Result<()> {
+    let bodies = || split.chapters.iter().flat_map(|c| c.body.chars());
+    if bodies().any(char::is_alphanumeric) {
+        return Ok(());
+    }
+    Err(Error::NoText {
+        headings: split.headings,
+        symbols: bodies().filter(|c| !c.is_whitespace()).count(),
+    })
+}
+
 /// The fingerprint as the store keeps it.
 pub fn to_stored(fp: &ChapterFingerprint) -> NewFingerprint {
     let postings = |w: &[fingerprint::Winnow]| {
@@ -594,6 +651,32 @@ fn detect_format(name: &str, bytes: &[u8]) -> SourceFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn out_of_range_settings_are_refused_naming_the_key() {
+        ImportSettings::default().validate().unwrap();
+        let refusal = |change: fn(&mut ImportSettings)| {
+            let mut s = ImportSettings::default();
+            change(&mut s);
+            Importer::new(s).unwrap_err().to_string()
+        };
+        assert_eq!(
+            refusal(|s| s.max_bytes = 0),
+            "invalid import settings: max_bytes = 0 is out of range: must be at least 1"
+        );
+        assert_eq!(
+            refusal(|s| s.split.toc_min_entries = 1),
+            "invalid import settings: split.toc_min_entries = 1 is out of range: must be at least 2"
+        );
+        assert!(refusal(|s| s.split.max_heading_width = 0).contains("split.max_heading_width = 0"));
+        assert_eq!(
+            refusal(|s| s.fingerprint.winnow_w = 0),
+            "invalid import settings: fingerprint.winnow_w = 0 is out of range: must be between 1 and 1024"
+        );
+        assert!(
+            refusal(|s| s.fingerprint.dna.overlap = 2.0).contains("fingerprint.dna.overlap = 2")
+        );
+    }
 
     #[test]
     fn content_hash_ignores_whitespace_only() {

@@ -66,6 +66,19 @@ impl Default for SplitSettings {
     }
 }
 
+impl SplitSettings {
+    /// Checks the numbers (patterns are checked by [`Splitter::new`], which compiles them).
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] for a `max_heading_width` of 0 (no line would be a heading) or
+    /// a `toc_min_entries` below 2 (a table of contents is told apart by its numbering
+    /// coming round again, which takes two entries).
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_heading_width", self.max_heading_width, 1)?;
+        bounds::at_least("toc_min_entries", self.toc_min_entries, 2)
+    }
+}
+
 /// A work's text cut into front matter and chapters.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Split {
@@ -75,6 +88,9 @@ pub struct Split {
     pub chapters: Vec<SplitChapter>,
     /// Entries of the table of contents found at the top (0 when none).
     pub toc_entries: usize,
+    /// Heading lines found, table-of-contents entries included (a work whose headings carry
+    /// no text between them is told apart from an empty file by this).
+    pub headings: usize,
 }
 
 /// One chapter.
@@ -130,6 +146,7 @@ impl Splitter {
     pub fn split(&self, text: &str) -> Split {
         let candidates = self.candidates(text);
         let mut headings = self.numbered(candidates);
+        let heading_count = headings.len();
         let toc_entries = self.table_of_contents(text, &headings);
         let front_end = headings
             .get(toc_entries)
@@ -176,12 +193,14 @@ impl Splitter {
                     body: text.trim().to_owned(),
                 }],
                 toc_entries: 0,
+                headings: 0,
             };
         }
         Split {
             front_matter,
             chapters,
             toc_entries,
+            headings: heading_count,
         }
     }
 

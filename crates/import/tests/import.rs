@@ -45,6 +45,11 @@ async fn chapter_titles(db: &TestDb, work: store::WorkId) -> Vec<String> {
     chapters.into_iter().map(|c| c.title).collect()
 }
 
+async fn assert_nothing_stored(db: &TestDb) {
+    let works = db.store.works(&WorkFilter::All, Page::all()).await.unwrap();
+    assert!(works.is_empty(), "{works:?}");
+}
+
 async fn import(db: &TestDb, path: &Path) -> import::Result<import::ImportReport> {
     importer()
         .import_file(&db.store, path, &ImportOptions::default(), &())
@@ -180,6 +185,11 @@ async fn english_chapters_and_run_on_chinese_headings() {
 /// A minimal EPUB 3: mimetype first and stored, container, package, a navigation document
 /// in the spine listing all 20 chapters of 老残游记, and the two chapters of the excerpt.
 fn build_epub(with_headings: bool) -> Vec<u8> {
+    build_epub_with(with_headings, true)
+}
+
+/// [`build_epub`], with or without the chapters' paragraphs.
+fn build_epub_with(with_headings: bool, with_text: bool) -> Vec<u8> {
     use zip::write::SimpleFileOptions;
     let text = data("laocanyouji_toc_1-2.txt");
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
@@ -238,7 +248,7 @@ fn build_epub(with_headings: bool) -> Vec<u8> {
     for (i, (heading, body)) in chapters.iter().enumerate() {
         let paragraphs: String = body
             .iter()
-            .filter(|l| !l.is_empty())
+            .filter(|l| with_text && !l.is_empty())
             .map(|l| format!("<p>{}</p>", esc(l)))
             .collect();
         let head = if with_headings {
@@ -344,13 +354,7 @@ async fn bad_input_is_refused_with_a_clear_error() {
     let err = import(&db, &missing).await.unwrap_err();
     assert!(matches!(err, Error::Read { .. }), "{err:?}");
     assert!(err.to_string().contains("missing.txt"), "{err}");
-    assert!(
-        db.store
-            .works(&WorkFilter::All, Page::all())
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert_nothing_stored(&db).await;
 
     // No heading at all: one chapter, titled after the work.
     let prose =
@@ -363,6 +367,95 @@ async fn bad_input_is_refused_with_a_clear_error() {
     let chapters = db.store.chapters(report.work).await.unwrap();
     assert_eq!(chapters[0].title, "聊齋");
     assert_eq!(chapters[0].chars as usize, prose.chars().count());
+}
+
+fn hostile(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/hostile")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chapters_without_text_are_refused_not_stored() {
+    let db = sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |name: &'static str, bytes: Vec<u8>| {
+        let path = write(dir.path(), name, &bytes);
+        let db = &db;
+        async move { import(db, &path).await.unwrap_err() }
+    };
+
+    let err = refused("headings.txt", hostile("headings_only.txt")).await;
+    assert!(
+        matches!(
+            err,
+            Error::NoText {
+                headings: 12,
+                symbols: 0
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "no chapter has text: found 12 headings and 0 characters of text"
+    );
+
+    let err = refused("rules.txt", hostile("headings_and_rules.txt")).await;
+    assert_eq!(
+        err.to_string(),
+        "no chapter has text: found 3 headings and 0 characters of text \
+         (only 15 punctuation marks and symbols)"
+    );
+
+    let err = refused("contents.html", hostile("headings_only.html")).await;
+    assert!(matches!(err, Error::NoText { headings: 3, .. }), "{err:?}");
+
+    // Markup with no text at all is a document without a work in it, not an empty file.
+    let err = refused(
+        "cover.html",
+        b"<html><head><title>\xe5\xb0\x81\xe9\x9d\xa2</title></head><body><img src=c.png></body></html>"
+            .to_vec(),
+    )
+    .await;
+    assert_eq!(
+        err.to_string(),
+        "no chapter has text: found 0 headings and 0 characters of text"
+    );
+
+    // An EPUB whose chapter documents hold their headings and nothing else.
+    let err = refused("bare.epub", build_epub_with(true, false)).await;
+    assert!(matches!(err, Error::NoText { headings: 2, .. }), "{err:?}");
+    let err = refused("parts.epub", build_epub_with(false, false)).await;
+    assert!(matches!(err, Error::NoText { .. }), "{err:?}");
+
+    // Punctuation alone, without a heading.
+    let err = refused("dots.txt", "……\n。。。\n* * *\n".as_bytes().to_vec()).await;
+    assert!(
+        matches!(
+            err,
+            Error::NoText {
+                headings: 0,
+                symbols: 8
+            }
+        ),
+        "{err:?}"
+    );
+
+    assert_nothing_stored(&db).await;
+
+    // One heading and one sentence is a (tiny) work. (A short line without a full stop would
+    // be the heading's subtitle, leaving no text.)
+    let report = import(
+        &db,
+        &write(dir.path(), "one.txt", "第一章\n\n甲乙。\n".as_bytes()),
+    )
+    .await
+    .unwrap();
+    assert_eq!((report.chapters, report.chars), (1, 3));
 }
 
 /// About 20 MB of Chinese: the excerpt's two chapters repeated under new headings.

@@ -71,19 +71,12 @@ impl HtmlLimits {
     /// Checks that every limit is at least 1.
     ///
     /// # Errors
-    /// The name of the first limit that is 0, for the caller to put in its message.
-    pub fn validate(&self) -> Result<(), &'static str> {
-        for (name, value) in [
-            ("max_depth", self.max_depth),
-            ("max_elements", self.max_elements),
-            ("max_attributes", self.max_attributes),
-            ("max_open_formatting", self.max_open_formatting),
-        ] {
-            if value == 0 {
-                return Err(name);
-            }
-        }
-        Ok(())
+    /// The first limit out of range, keyed by its field name.
+    pub fn validate(&self) -> bounds::Check {
+        bounds::at_least("max_depth", self.max_depth, 1)?;
+        bounds::at_least("max_elements", self.max_elements, 1)?;
+        bounds::at_least("max_attributes", self.max_attributes, 1)?;
+        bounds::at_least("max_open_formatting", self.max_open_formatting, 1)
     }
 }
 

@@ -366,9 +366,9 @@ impl IndexBuilder {
     /// A builder with `settings`.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] if a setting is out of range.
+    /// [`Error::OutOfRange`] if a setting is out of range.
     pub fn new(settings: IndexSettings) -> Result<Self> {
-        settings.validate()?;
+        settings.validate().map_err(|e| e.in_section("index"))?;
         Ok(IndexBuilder {
             settings,
             chapters: Chapters::default(),
@@ -475,7 +475,7 @@ impl Index {
     /// An empty index.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] if a setting is out of range.
+    /// [`Error::OutOfRange`] if a setting is out of range.
     pub fn new(settings: IndexSettings) -> Result<Self> {
         Ok(IndexBuilder::new(settings)?.build())
     }

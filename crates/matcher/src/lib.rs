@@ -104,7 +104,10 @@ pub use source::{ChapterSource, MemorySource, SourceError};
 /// Errors of the matcher.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A setting is out of range, or the index does not fit the settings.
+    /// A setting is out of range.
+    #[error("invalid matcher settings: {0}")]
+    OutOfRange(#[from] bounds::OutOfRange),
+    /// The index, or the fingerprints, do not fit the settings.
     #[error("invalid matcher settings: {0}")]
     InvalidSettings(String),
     /// A fingerprint cannot be indexed or compared with these settings (another normaliser

@@ -185,8 +185,9 @@ impl Matcher {
     /// `fingerprinter`'s, which computes the pages'.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] if a setting is out of range, the LSH bands need more MinHash
-    /// values than the fingerprinter makes, or the index was built with other index settings.
+    /// [`Error::OutOfRange`] if a setting is out of range; [`Error::InvalidSettings`] if the LSH
+    /// bands need more MinHash values than the fingerprinter makes, or the index was built with
+    /// other index settings.
     pub fn new(
         settings: MatcherSettings,
         fingerprinter: Arc<Fingerprinter>,

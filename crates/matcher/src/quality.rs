@@ -823,6 +823,7 @@ pub fn fingerprint_all(
 /// over them with the texts to verify against.
 ///
 /// # Errors
+/// [`Error::OutOfRange`](crate::Error::OutOfRange) or
 /// [`Error::InvalidSettings`](crate::Error::InvalidSettings) for bad settings.
 pub fn register(
     corpus: &Corpus,

@@ -3,8 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
-
 /// All settings of the matcher. Every field has a default (see each struct); loading a
 /// partial configuration fills in the rest.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -161,81 +159,68 @@ impl Default for ReportSettings {
     }
 }
 
-fn check(ok: bool, what: impl FnOnce() -> String) -> Result<()> {
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::InvalidSettings(what()))
-    }
-}
-
 impl MatcherSettings {
-    /// Checks every value.
+    /// Checks every value; keys are relative to `[matcher]`.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] naming the first bad setting and its allowed range.
-    pub fn validate(&self) -> Result<()> {
-        self.index.validate()?;
-        let c = &self.candidates;
-        check(c.max_candidates >= 1, || {
-            "candidates.max_candidates must be at least 1".to_string()
-        })?;
-        check((0.0..=1.0).contains(&c.max_key_share), || {
-            format!(
-                "candidates.max_key_share {} must be between 0 and 1",
-                c.max_key_share
-            )
-        })?;
-        let a = &self.align;
-        check((2..=64).contains(&a.k), || {
-            format!("align.k {} must be between 2 and 64", a.k)
-        })?;
-        let r = &self.report;
-        check(r.min_matched_chars >= 1, || {
-            "report.min_matched_chars must be at least 1".to_string()
-        })?;
-        for (name, v) in [
-            ("report.min_coverage", r.min_coverage),
-            ("report.min_page_share", r.min_page_share),
-        ] {
-            check((0.0..=1.0).contains(&v), || {
-                format!("{name} {v} must be between 0 and 1")
-            })?;
-        }
-        Ok(())
+    /// [`bounds::OutOfRange`] naming the first bad setting and its allowed range.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        self.index.validate().map_err(|e| e.in_section("index"))?;
+        self.candidates
+            .validate()
+            .map_err(|e| e.in_section("candidates"))?;
+        self.align.validate().map_err(|e| e.in_section("align"))?;
+        self.report.validate().map_err(|e| e.in_section("report"))
     }
 }
 
 impl IndexSettings {
-    /// Checks every value.
+    /// Checks every value; keys are relative to `[matcher.index]`.
     ///
     /// # Errors
-    /// [`Error::InvalidSettings`] naming the first bad setting and its allowed range.
-    pub fn validate(&self) -> Result<()> {
-        check(self.simhash_max_distance <= 8, || {
-            format!(
-                "index.simhash_max_distance {} must be at most 8",
-                self.simhash_max_distance
-            )
-        })?;
-        check(self.lsh_bands >= 1 && self.lsh_rows >= 1, || {
-            format!(
-                "index.lsh_bands {} and index.lsh_rows {} must both be at least 1",
-                self.lsh_bands, self.lsh_rows
-            )
-        })?;
-        check(self.lsh_bands * self.lsh_rows <= 4096, || {
-            format!(
-                "index.lsh_bands × index.lsh_rows = {} must be at most 4096",
-                self.lsh_bands * self.lsh_rows
-            )
-        })?;
-        check(self.text_sample >= 1 && self.pinyin_sample >= 1, || {
-            format!(
-                "index.text_sample {} and index.pinyin_sample {} must both be at least 1",
-                self.text_sample, self.pinyin_sample
-            )
-        })
+    /// [`bounds::OutOfRange`] naming the first bad setting and its allowed range.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::between("simhash_max_distance", self.simhash_max_distance, 0, 8)?;
+        bounds::at_least("expected_chapters", self.expected_chapters, 1)?;
+        bounds::at_least("lsh_bands", self.lsh_bands, 1)?;
+        bounds::at_least("lsh_rows", self.lsh_rows, 1)?;
+        let values = self.lsh_bands.saturating_mul(self.lsh_rows);
+        if values > 4096 {
+            return Err(bounds::OutOfRange::new(
+                "lsh_bands",
+                self.lsh_bands.to_string(),
+                format!(
+                    "lsh_bands × lsh_rows must be at most 4096 (here {} × {} = {values})",
+                    self.lsh_bands, self.lsh_rows
+                ),
+            ));
+        }
+        bounds::at_least("text_sample", self.text_sample, 1)?;
+        bounds::at_least("pinyin_sample", self.pinyin_sample, 1)
+    }
+}
+
+impl CandidateSettings {
+    fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_candidates", self.max_candidates, 1)?;
+        bounds::at_least("min_posting_hits", self.min_posting_hits, 1)?;
+        bounds::at_least("max_key_postings", self.max_key_postings, 1)?;
+        bounds::fraction("max_key_share", self.max_key_share)
+    }
+}
+
+impl AlignSettings {
+    fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::between("k", self.k, 2, 64)?;
+        bounds::at_least("min_passage_chars", self.min_passage_chars, 1)
+    }
+}
+
+impl ReportSettings {
+    fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::at_least("min_matched_chars", self.min_matched_chars, 1)?;
+        bounds::fraction("min_coverage", self.min_coverage)?;
+        bounds::fraction("min_page_share", self.min_page_share)
     }
 }
 
@@ -262,15 +247,38 @@ mod tests {
         s.align.k = 1;
         assert_eq!(
             s.validate().unwrap_err().to_string(),
-            "invalid matcher settings: align.k 1 must be between 2 and 64"
+            "align.k = 1 is out of range: must be between 2 and 64"
         );
         let mut s = MatcherSettings::default();
         s.report.min_coverage = 1.5;
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "report.min_coverage = 1.5 is out of range: must be between 0 and 1"
+        );
+        let mut s = MatcherSettings::default();
+        s.candidates.max_key_share = -0.1;
+        assert_eq!(s.validate().unwrap_err().key(), "candidates.max_key_share");
+        let mut s = MatcherSettings::default();
+        s.index.lsh_rows = 0;
+        assert_eq!(
+            s.validate().unwrap_err().to_string(),
+            "index.lsh_rows = 0 is out of range: must be at least 1"
+        );
+        let mut s = MatcherSettings::default();
+        s.index.lsh_bands = 1000;
         assert!(
             s.validate()
                 .unwrap_err()
                 .to_string()
-                .contains("min_coverage")
+                .contains("lsh_bands × lsh_rows must be at most 4096 (here 1000 × 5 = 5000)")
+        );
+        // Through the matcher's own error, as `Index` and `Matcher` report it.
+        let mut s = MatcherSettings::default();
+        s.report.min_matched_chars = 0;
+        let err = crate::Error::from(s.validate().unwrap_err());
+        assert_eq!(
+            err.to_string(),
+            "invalid matcher settings: report.min_matched_chars = 0 is out of range: must be at least 1"
         );
     }
 }

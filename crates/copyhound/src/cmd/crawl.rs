@@ -28,7 +28,7 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "CRAWL_ID", conflicts_with = "urls")]
     resume: Option<i64>,
     /// Pages fetched at most (the crawl's budget; with --resume, the new budget in all).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_pages: Option<u64>,
     /// Link hops followed from a seed at most.
     #[arg(long, value_name = "D")]
@@ -40,7 +40,13 @@ pub struct CrawlArgs {
     #[arg(long)]
     enqueue: bool,
     /// With --enqueue: how many workers may crawl it together.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "enqueue")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        requires = "enqueue",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
     runners: u32,
     /// Print the summary as one JSON object.
     #[arg(long)]
@@ -109,6 +115,8 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
             let mut stored: CrawlSettings = serde_json::from_str(&row.settings)
                 .with_context(|| format!("while reading the settings stored with crawl {id}"))?;
             apply_flags(&mut stored, &args);
+            check_settings(&stored)
+                .with_context(|| format!("while checking the settings stored with crawl {id}"))?;
             if args.max_pages.is_some() {
                 store.set_crawl_budget(id, args.max_pages).await?;
             }
@@ -126,6 +134,7 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         None => {
             let mut s = settings.crawler.clone();
             apply_flags(&mut s, &args);
+            check_settings(&s)?;
             let seeds = parse_seeds(&args.urls)?;
             check_addresses(&seeds, &s).await?;
             let id = StoreCrawl::create(store, &s, &seeds)
@@ -135,7 +144,7 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         }
     };
     if args.enqueue {
-        for runner in 0..args.runners.max(1) {
+        for runner in 0..args.runners {
             let job = NewJob::new(&Job::Crawl {
                 crawl_id: id,
                 runner,
@@ -155,7 +164,7 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         } else {
             outln!(
                 "crawl {id} queued for {} worker(s); run `copyhound worker` to crawl it",
-                args.runners.max(1)
+                args.runners
             );
         }
         return Ok(());
@@ -174,6 +183,12 @@ fn apply_flags(s: &mut CrawlSettings, args: &CrawlArgs) {
     if args.allow_private {
         s.fetch.safety.allow_private = true;
     }
+}
+
+/// The crawl's settings after the flags, checked before anything is stored or queued.
+fn check_settings(s: &CrawlSettings) -> Result<()> {
+    s.validate()
+        .map_err(|e| anyhow::anyhow!("{}", e.in_section("crawler")))
 }
 
 fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
