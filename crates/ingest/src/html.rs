@@ -100,7 +100,8 @@ pub struct Parsed {
     pub exceeded: Option<Exceeded>,
     /// Start tags dropped for depth or formatting (their text kept).
     pub flattened: usize,
-    /// Tags whose attributes were cut to [`HtmlLimits::max_attributes`].
+    /// Tags whose attributes were cut to [`HtmlLimits::max_attributes`] (for `html` and
+    /// `body`, all together).
     pub attributes_cut: usize,
 }
 
@@ -125,7 +126,8 @@ pub fn parse_document(html: &str, limits: &HtmlLimits, deadline: Option<Instant>
         open_names: RefCell::new(HashMap::new()),
         dropped: RefCell::new(HashMap::new()),
         open_formatting: Cell::new([0; FORMATTING_COUNT]),
-        seen_roots: Cell::new([false; 3]),
+        root_attributes: Cell::new(0),
+        roots_cut: Cell::new(0),
         tokens: Cell::new(0),
         stop: Cell::new(None),
         flattened: Cell::new(0),
@@ -145,6 +147,7 @@ pub fn parse_document(html: &str, limits: &HtmlLimits, deadline: Option<Instant>
     let guard = tokenizer.sink;
     let exceeded = guard.stop.get();
     let flattened = guard.flattened.get();
+    let attributes_cut = attributes_cut + guard.roots_cut.get();
     let html = guard.inner.sink.inner.finish();
     Parsed {
         html,
@@ -334,9 +337,12 @@ struct Guard {
     dropped: RefCell<HashMap<LocalName, usize>>,
     /// Formatting start tags not yet ended, by [`formatting_index`].
     open_formatting: Cell<[usize; FORMATTING_COUNT]>,
-    /// `html`, `head`, `body` seen (later ones lose their attributes: the standard merges
-    /// them into the first, one look-up per attribute against all earlier ones).
-    seen_roots: Cell<[bool; 3]>,
+    /// Attributes of `html` and `body` start tags passed on. The standard merges every later
+    /// one's attributes into the first element, one look-up per attribute against all it has:
+    /// past [`HtmlLimits::max_attributes`] in all, later ones lose theirs.
+    root_attributes: Cell<usize>,
+    /// Root tags whose attributes were dropped that way.
+    roots_cut: Cell<usize>,
     tokens: Cell<u64>,
     stop: Cell<Option<Exceeded>>,
     flattened: Cell<usize>,
@@ -403,19 +409,17 @@ impl Guard {
         let name = tag.name.clone();
         match tag.kind {
             TagKind::StartTag => {
-                let root = match name {
-                    local_name!("html") => Some(0),
-                    local_name!("head") => Some(1),
-                    local_name!("body") => Some(2),
-                    _ => None,
-                };
-                if let Some(r) = root {
-                    let mut seen = self.seen_roots.get();
-                    if seen[r] {
+                if matches!(
+                    name,
+                    local_name!("html") | local_name!("head") | local_name!("body")
+                ) {
+                    let total = self.root_attributes.get() + tag.attrs.len();
+                    if total > self.limits.max_attributes {
+                        self.roots_cut.set(self.roots_cut.get() + 1);
                         tag.attrs.clear();
+                    } else {
+                        self.root_attributes.set(total);
                     }
-                    seen[r] = true;
-                    self.seen_roots.set(seen);
                     return true;
                 }
                 if tag.self_closing || is_void(&name) {
@@ -936,6 +940,15 @@ mod tests {
     }
 
     #[test]
+    fn a_second_body_tag_adds_its_attributes_as_the_standard_says() {
+        // Found by the long property test: attributes of a later <body> were dropped.
+        let html = "第一章<div><div><body><body id=x>";
+        let parsed = parse(html);
+        assert_eq!(parsed.html.html(), Html::parse_document(html).html());
+        assert_eq!(parsed.attributes_cut, 0);
+    }
+
+    #[test]
     fn repeated_body_tags_lose_their_attributes() {
         let html = format!(
             "<body a=1>{}text",
@@ -946,6 +959,7 @@ mod tests {
         let parsed = parse(&html);
         let body = Selector::parse("body").unwrap();
         let body = parsed.html.select(&body).next().unwrap();
-        assert_eq!(body.value().attrs().count(), 1);
+        assert_eq!(body.value().attrs().count(), 64);
+        assert_eq!(parsed.attributes_cut, 200 + 1 - 64);
     }
 }
