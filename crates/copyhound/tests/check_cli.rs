@@ -272,6 +272,27 @@ fn a_missing_file_fails_with_its_name() {
 }
 
 #[test]
+fn hostile_pages_are_read_or_refused_with_the_limit_they_broke() {
+    let env = registered();
+    // 200,000 nested divs around the copied chapter: flattened and read.
+    let copy = pirated_chapter_two().join("<br>");
+    let nested = env.file(
+        "nested.html",
+        testkit::hostile::nested("div", 200_000, &copy).as_bytes(),
+    );
+    assert_chapter_two(&check_json(&env, &nested), &nested);
+    // An element bomb: refused, naming the limit.
+    let bomb = env.file("bomb.html", testkit::hostile::elements(5 << 20).as_bytes());
+    let out = env.run(&["check", bomb.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("more than 300000 elements (limit max_elements)"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_bad_url_fails() {
     let env = registered();
     let out = env.run(&["check", "http://exa mple.com/x"]);

@@ -1,5 +1,5 @@
 //! Crawl throughput against the local fixture server (politeness delays zero), extraction and
-//! decoding per page, and the memory a long crawl holds.
+//! decoding per page (ordinary and hostile 5 MiB pages), and the memory a long crawl holds.
 //!
 //! `cargo bench -p crawler --bench crawl` (release build). The crawl benchmark's throughput
 //! line is pages/s: fetched, stored (zstd + SHA-256, deduplicated), decoded (GBK), extracted
@@ -104,6 +104,17 @@ fn extraction(c: &mut Criterion) {
     group.bench_function("extract real 687-chapter index page", |b| {
         b.iter(|| black_box(crawler::extract::extract(black_box(&toc), &url)))
     });
+    group.finish();
+
+    // Main-text extraction of hostile pages at the 5 MiB body cap: linear, ≤ 1 s each.
+    let mut group = c.benchmark_group("hostile page");
+    group.sample_size(10);
+    for (name, doc) in testkit::hostile::html_corpus(5 * 1024 * 1024, &ch.paragraphs.join("<br>")) {
+        group.throughput(Throughput::Bytes(doc.len() as u64));
+        group.bench_function(format!("extract {name}"), |b| {
+            b.iter(|| black_box(crawler::extract::extract(black_box(&doc), &url)))
+        });
+    }
     group.finish();
 }
 

@@ -331,21 +331,26 @@ impl Checker {
         if !(200..300).contains(&snapshot.status) {
             bail!("the server answered HTTP {}", snapshot.status);
         }
-        let tld = snapshot
-            .final_url
-            .host_str()
-            .and_then(|h| h.rsplit('.').next())
-            .map(str::to_owned);
-        let decoded =
-            crawler::charset::decode(&snapshot.body, snapshot.content_type(), tld.as_deref());
-        let html = snapshot
-            .media_type()
-            .is_none_or(|t| t.contains("html") || t.contains("xml"));
-        Ok(if html {
-            main_text(&decoded.text, &snapshot.final_url)
-        } else {
-            decoded.text
+        // Decoding and extraction are CPU work on hostile bytes: off the runtime.
+        tokio::task::spawn_blocking(move || {
+            let tld = snapshot
+                .final_url
+                .host_str()
+                .and_then(|h| h.rsplit('.').next())
+                .map(str::to_owned);
+            let decoded =
+                crawler::charset::decode(&snapshot.body, snapshot.content_type(), tld.as_deref());
+            let html = snapshot
+                .media_type()
+                .is_none_or(|t| t.contains("html") || t.contains("xml"));
+            if html {
+                main_text(&decoded.text, &snapshot.final_url)
+            } else {
+                Ok(decoded.text)
+            }
         })
+        .await
+        .map_err(|e| anyhow!("reading the page failed: {e}"))?
     }
 }
 
@@ -363,11 +368,16 @@ pub(crate) fn read_file(path: &Path) -> Result<String> {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let base = Url::from_file_path(&absolute)
         .map_err(|()| anyhow!("cannot make a file URL of {}", absolute.display()))?;
-    Ok(main_text(&decoded.text, &base))
+    main_text(&decoded.text, &base)
 }
 
-fn main_text(html: &str, url: &Url) -> String {
-    crawler::extract::extract(html, url).paragraphs.join("\n")
+/// The page's main text, or an error naming the parsing limit it broke.
+fn main_text(html: &str, url: &Url) -> Result<String> {
+    let extracted = crawler::extract::extract(html, url);
+    if let Some(exceeded) = extracted.exceeded {
+        bail!("{exceeded}: the page is not read");
+    }
+    Ok(extracted.paragraphs.join("\n"))
 }
 
 /// Characters of context shown around a passage, and of a long passage shown at each end.
