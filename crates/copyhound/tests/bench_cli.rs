@@ -136,3 +136,26 @@ fn bad_config_file_is_a_clear_error() {
             .contains("reading config file /nonexistent/copyhound.toml")
     );
 }
+
+#[test]
+fn bench_extract_measures_parse_and_extraction_of_real_pages() {
+    let out = success(copyhound().args(["bench", "extract", "--json", "--seconds", "0"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pages"], 3);
+    assert!(v["bytes"].as_u64().unwrap() > 50_000);
+    for kind in ["parse", "extract"] {
+        assert!(v[kind]["mb_per_s"].as_f64().unwrap() > 0.0, "{kind}");
+    }
+    let out = success(copyhound().args(["bench", "extract", "--seconds", "0"]));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("pages/s") && table.contains("extract"),
+        "{table}"
+    );
+    let out = copyhound()
+        .args(["bench", "extract", "--threads", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads must be at least 1"));
+}

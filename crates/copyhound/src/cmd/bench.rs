@@ -41,7 +41,36 @@ pub enum BenchCommand {
     Quality(super::quality::QualityArgs),
     /// The matcher's start-up load from a SQLite store filled with synthetic chapters.
     Load(super::bench_load::LoadArgs),
+    /// Parsing and main-text extraction of HTML pages (the crawler's per-page work after
+    /// decoding), bounded by `[crawler.extract.limits]`.
+    Extract(ExtractArgs),
 }
+
+/// Options of `bench extract`.
+#[derive(Debug, Args)]
+pub struct ExtractArgs {
+    /// Directory of HTML pages (`.html`, `.htm`; any encoding), searched recursively. Default:
+    /// the real novel-site pages kept with the crawler's tests. `bench quality --out DIR`
+    /// leaves thousands of pirate pages in `DIR/pages`.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Minimum measuring time per kind, in seconds (every page is processed at least once).
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+}
+
+/// Real pages of novel sites (see the crawler's `tests/data/README.md`).
+const SAMPLE_PAGES: &[&[u8]] = &[
+    include_bytes!("../../../crawler/tests/data/html/biquge_info_book_toc.html"),
+    include_bytes!("../../../crawler/tests/data/html/69shuba_cloudflare_challenge.html"),
+    include_bytes!("../../../crawler/tests/data/html/biquge_info_js_redirect_stub.html"),
+];
 
 /// Options of `bench match`.
 #[derive(Debug, Args)]
@@ -110,7 +139,95 @@ pub fn run(command: BenchCommand, database: &str, settings: &Settings) -> Result
         BenchCommand::Quality(args) => {
             tokio::runtime::Runtime::new()?.block_on(super::quality::run(args, settings))
         }
+        BenchCommand::Extract(args) => extract(args, settings),
     }
+}
+
+/// What `bench extract` measured.
+#[derive(Debug, Serialize)]
+struct ExtractFigures {
+    pages: usize,
+    bytes: usize,
+    threads: usize,
+    /// `ingest::html::parse_document` alone.
+    parse: Throughput,
+    /// The crawler's whole extraction: parse, walk, score, links, page kind.
+    extract: Throughput,
+}
+
+fn extract(args: ExtractArgs, settings: &Settings) -> Result<()> {
+    check_measure_args(args.threads, args.seconds)?;
+    let raw: Vec<Vec<u8>> = match &args.input {
+        None => SAMPLE_PAGES.iter().map(|p| p.to_vec()).collect(),
+        Some(dir) => {
+            let mut files = Vec::new();
+            super::check::collect_pages(dir, &mut files)?;
+            files.retain(|f| {
+                f.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")
+                })
+            });
+            files.sort();
+            files
+                .iter()
+                .map(|f| std::fs::read(f).with_context(|| format!("reading {}", f.display())))
+                .collect::<Result<_>>()?
+        }
+    };
+    if raw.is_empty() {
+        bail!("no .html pages to extract");
+    }
+    let pages: Vec<String> = raw
+        .iter()
+        .map(|b| crawler::charset::decode(b, None, None).text)
+        .collect();
+    let bytes: usize = pages.iter().map(String::len).sum();
+    let extract = &settings.crawler.extract;
+    let extractor = crawler::extract::Extractor::new(extract).context("building the extractor")?;
+    let url = url::Url::parse("http://bench.invalid/book/1/1.html")?;
+    let parse_page = |html: &str| {
+        drop(black_box(ingest::html::parse_document(
+            html,
+            &extract.limits,
+            None,
+        )))
+    };
+    let extract_page = |html: &str| drop(black_box(extractor.extract(html, &url)));
+    let jobs: [Job<'_>; 2] = [(&pages, &parse_page), (&pages, &extract_page)];
+    let results = measure_interleaved(&jobs, args.threads, Duration::from_secs_f64(args.seconds));
+    let figures = ExtractFigures {
+        pages: pages.len(),
+        bytes,
+        threads: args.threads,
+        parse: results[0],
+        extract: results[1],
+    };
+    if args.json {
+        outln!("{}", serde_json::to_string(&figures)?);
+        return Ok(());
+    }
+    outln!(
+        "extracting {} pages, {:.1} MB decoded, on {} thread(s)",
+        figures.pages,
+        bytes as f64 / 1e6,
+        args.threads
+    );
+    outln!("{:<18} {:>10} {:>10}", "kind", "pages/s", "MB/s");
+    for (kind, t) in [("parse", figures.parse), ("extract", figures.extract)] {
+        outln!("{:<18} {:>10.0} {:>10.1}", kind, t.docs_per_s, t.mb_per_s);
+    }
+    Ok(())
+}
+
+/// Refuses thread and time options no measurement can use.
+fn check_measure_args(threads: usize, seconds: f64) -> Result<()> {
+    if threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        bail!("--seconds must be a non-negative number, got {seconds}");
+    }
+    Ok(())
 }
 
 /// What `bench match` measured.
@@ -421,15 +538,7 @@ struct Report {
 }
 
 fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
-    if args.threads == 0 {
-        bail!("--threads must be at least 1");
-    }
-    if !(args.seconds.is_finite() && args.seconds >= 0.0) {
-        bail!(
-            "--seconds must be a non-negative number, got {}",
-            args.seconds
-        );
-    }
+    check_measure_args(args.threads, args.seconds)?;
     let docs = load_documents(args.input.as_deref(), args.chapter_bytes.max(1))?;
     let bytes: usize = docs.iter().map(String::len).sum();
     let fp =
