@@ -54,15 +54,39 @@ pub struct ExtractArgs {
     /// leaves thousands of pirate pages in `DIR/pages`.
     #[arg(long)]
     input: Option<PathBuf>,
+    #[command(flatten)]
+    measure: MeasureArgs,
+}
+
+/// How a throughput bench measures and prints.
+#[derive(Debug, Args)]
+pub struct MeasureArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Minimum measuring time per kind, in seconds (every page is processed at least once).
+    /// Minimum measuring time per kind, in seconds (every input is processed at least once).
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
+}
+
+impl MeasureArgs {
+    /// Threads, JSON and seconds, once thread and time options no measurement can use are
+    /// refused.
+    fn checked(&self) -> Result<(usize, bool, f64)> {
+        if self.threads == 0 {
+            bail!("--threads must be at least 1");
+        }
+        if !(self.seconds.is_finite() && self.seconds >= 0.0) {
+            bail!(
+                "--seconds must be a non-negative number, got {}",
+                self.seconds
+            );
+        }
+        Ok((self.threads, self.json, self.seconds))
+    }
 }
 
 /// Real pages of novel sites (see the crawler's `tests/data/README.md`).
@@ -93,15 +117,8 @@ pub struct FingerprintArgs {
     /// public-domain sample (三国演义, 西游记, 红楼梦 in traditional script, Alice).
     #[arg(long)]
     input: Option<PathBuf>,
-    /// Worker threads.
-    #[arg(long, default_value_t = 1)]
-    threads: usize,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Minimum measuring time per kind, in seconds (the corpus is processed at least once).
-    #[arg(long, default_value_t = 2.0)]
-    seconds: f64,
+    #[command(flatten)]
+    measure: MeasureArgs,
     /// Target chapter size in bytes (files are cut at line ends once a chapter reaches it).
     #[arg(long, default_value_t = 8192)]
     chapter_bytes: usize,
@@ -156,7 +173,7 @@ struct ExtractFigures {
 }
 
 fn extract(args: ExtractArgs, settings: &Settings) -> Result<()> {
-    check_measure_args(args.threads, args.seconds)?;
+    let (threads, json, seconds) = args.measure.checked()?;
     let raw: Vec<Vec<u8>> = match &args.input {
         None => SAMPLE_PAGES.iter().map(|p| p.to_vec()).collect(),
         Some(dir) => {
@@ -194,15 +211,15 @@ fn extract(args: ExtractArgs, settings: &Settings) -> Result<()> {
     };
     let extract_page = |html: &str| drop(black_box(extractor.extract(html, &url)));
     let jobs: [Job<'_>; 2] = [(&pages, &parse_page), (&pages, &extract_page)];
-    let results = measure_interleaved(&jobs, args.threads, Duration::from_secs_f64(args.seconds));
+    let results = measure_interleaved(&jobs, threads, Duration::from_secs_f64(seconds));
     let figures = ExtractFigures {
         pages: pages.len(),
         bytes,
-        threads: args.threads,
+        threads,
         parse: results[0],
         extract: results[1],
     };
-    if args.json {
+    if json {
         outln!("{}", serde_json::to_string(&figures)?);
         return Ok(());
     }
@@ -210,22 +227,11 @@ fn extract(args: ExtractArgs, settings: &Settings) -> Result<()> {
         "extracting {} pages, {:.1} MB decoded, on {} thread(s)",
         figures.pages,
         bytes as f64 / 1e6,
-        args.threads
+        threads
     );
     outln!("{:<18} {:>10} {:>10}", "kind", "pages/s", "MB/s");
     for (kind, t) in [("parse", figures.parse), ("extract", figures.extract)] {
         outln!("{:<18} {:>10.0} {:>10.1}", kind, t.docs_per_s, t.mb_per_s);
-    }
-    Ok(())
-}
-
-/// Refuses thread and time options no measurement can use.
-fn check_measure_args(threads: usize, seconds: f64) -> Result<()> {
-    if threads == 0 {
-        bail!("--threads must be at least 1");
-    }
-    if !(seconds.is_finite() && seconds >= 0.0) {
-        bail!("--seconds must be a non-negative number, got {seconds}");
     }
     Ok(())
 }
@@ -538,7 +544,7 @@ struct Report {
 }
 
 fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
-    check_measure_args(args.threads, args.seconds)?;
+    let (threads, json, seconds) = args.measure.checked()?;
     let docs = load_documents(args.input.as_deref(), args.chapter_bytes.max(1))?;
     let bytes: usize = docs.iter().map(String::len).sum();
     let fp =
@@ -547,15 +553,15 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
         .iter()
         .map(|d| fingerprint::normalize_compact(d).text)
         .collect();
-    let min_time = Duration::from_secs_f64(args.seconds);
-    if !args.json {
+    let min_time = Duration::from_secs_f64(seconds);
+    if !json {
         outln!(
             "fingerprinting {} documents, {:.1} MB, on {} thread(s); kinds measured in turn \
              until each has run {}s",
             docs.len(),
             bytes as f64 / 1e6,
-            args.threads,
-            args.seconds
+            threads,
+            seconds
         );
     }
     let fp = &fp;
@@ -575,13 +581,13 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
             (input, work.as_ref())
         })
         .collect();
-    let results = measure_interleaved(&jobs, args.threads, min_time);
+    let results = measure_interleaved(&jobs, threads, min_time);
     let mut kinds = serde_json::Map::new();
-    if !args.json {
+    if !json {
         outln!("{:<18} {:>10} {:>10}", "kind", "docs/s", "MB/s");
     }
     for (kind, t) in KINDS.iter().zip(&results) {
-        if !args.json {
+        if !json {
             let note = match kind {
                 Kind::WinnowNormalized => "  (MB of normalised text)",
                 Kind::JiebaCut => "  (reference: jieba-rs cut alone, no fingerprint)",
@@ -596,11 +602,11 @@ fn fingerprint(args: FingerprintArgs, settings: &Settings) -> Result<()> {
         }
         kinds.insert(kind.name().to_string(), serde_json::to_value(t)?);
     }
-    if args.json {
+    if json {
         let report = Report {
             docs: docs.len(),
             bytes,
-            threads: args.threads,
+            threads,
             kinds,
         };
         outln!("{}", serde_json::to_string(&report)?);
