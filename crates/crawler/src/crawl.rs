@@ -61,6 +61,12 @@ pub struct CrawlSettings {
     /// (`fetch.timeout`, plus the up to 5 s a worker waits for its host's turn).
     #[serde(with = "crate::duration_serde")]
     pub frontier_lease: Duration,
+    /// How long a runner of a crawl in the database may go without a heartbeat (it sends
+    /// one every fifth of this) before the others, or a `--resume`, take back its URLs at
+    /// once instead of waiting out `frontier_lease`: how long a killed runner holds up its
+    /// crawl. Above 0; a runner stalled longer than this (a frozen machine) loses its URLs.
+    #[serde(with = "crate::duration_serde")]
+    pub run_dead_after: Duration,
     /// Read robots.txt `Sitemap:` lines (or `/sitemap.xml`) and crawl what they list.
     pub follow_sitemaps: bool,
     /// Obey `rel="nofollow"` and `<meta name="robots" content="nofollow">` (unless robots.txt
@@ -82,6 +88,7 @@ impl Default for CrawlSettings {
             max_attempts: 3,
             max_frontier: 1_000_000,
             frontier_lease: Duration::from_secs(300),
+            run_dead_after: Duration::from_secs(15),
             follow_sitemaps: true,
             obey_nofollow: true,
             fetch: FetchSettings::default(),
@@ -94,6 +101,16 @@ impl Default for CrawlSettings {
 }
 
 impl CrawlSettings {
+    /// Checks that a crawl of `seeds` can run with these settings (seeds, scope patterns,
+    /// extraction selectors, fetch and run settings), so a caller can refuse bad input
+    /// before it stores anything.
+    ///
+    /// # Errors
+    /// As [`Crawl::new`].
+    pub fn check(&self, seeds: &[Url]) -> Result<()> {
+        Parts::new(self, seeds).map(drop)
+    }
+
     /// The limits an in-memory frontier needs to enforce these settings.
     pub fn frontier_limits(&self) -> FrontierLimits {
         FrontierLimits {
@@ -296,6 +313,39 @@ struct Inner<F, S, H> {
     sitemap_files: AtomicUsize,
 }
 
+/// What [`Crawl::new`] builds from the settings, and all it can refuse them for.
+struct Parts {
+    seeds: Vec<Url>,
+    fetcher: Fetcher,
+    scope: Scope,
+    extractor: Extractor,
+}
+
+impl Parts {
+    fn new(settings: &CrawlSettings, seeds: &[Url]) -> Result<Self> {
+        let seeds = seeds
+            .iter()
+            .map(|s| {
+                links::normalize(s)
+                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if settings.run_dead_after.is_zero() {
+            return Err(Error::InvalidSetting {
+                name: "crawler.run_dead_after",
+                value: "0s".into(),
+                reason: "give a duration above 0, e.g. \"15s\"".into(),
+            });
+        }
+        Ok(Self {
+            fetcher: Fetcher::new(settings.fetch.clone())?,
+            scope: Scope::new(&seeds, &settings.scope)?,
+            extractor: Extractor::new(&settings.extract)?,
+            seeds,
+        })
+    }
+}
+
 /// A crawl entirely in this process's memory.
 pub type MemoryCrawl = Crawl<MemoryFrontier, MemorySink, MemoryHostStates>;
 
@@ -327,8 +377,9 @@ where
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidUrl`] for a seed that is not http(s), and the settings errors of
-    /// [`Fetcher::new`], [`Scope::new`] and [`Extractor::new`].
+    /// [`Error::InvalidUrl`] for a seed that is not http(s), [`Error::InvalidSetting`] for a
+    /// zero `run_dead_after`, and the settings errors of [`Fetcher::new`], [`Scope::new`] and
+    /// [`Extractor::new`].
     pub fn new(
         settings: CrawlSettings,
         seeds: Vec<Url>,
@@ -336,17 +387,13 @@ where
         sink: S,
         hosts: H,
     ) -> Result<Self> {
-        let seeds = seeds
-            .iter()
-            .map(|s| {
-                links::normalize(s)
-                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let fetcher = Fetcher::new(settings.fetch.clone())?;
+        let Parts {
+            seeds,
+            fetcher,
+            scope,
+            extractor,
+        } = Parts::new(&settings, &seeds)?;
         let robots = RobotsCache::new(settings.fetch.agent.clone(), settings.robots.clone());
-        let scope = Scope::new(&seeds, &settings.scope)?;
-        let extractor = Extractor::new(&settings.extract)?;
         let politeness = Politeness::new(hosts, settings.politeness.clone());
         Ok(Self {
             inner: Arc::new(Inner {
