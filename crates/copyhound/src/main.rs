@@ -28,6 +28,17 @@ struct Cli {
         hide_env_values = true
     )]
     database: String,
+    /// Seconds a SQLite write waits for another process's write lock (a `works import`, a
+    /// crawl) before it is tried again (up to 5 times, with backoff) and then fails.
+    #[arg(
+        long,
+        global = true,
+        env = "COPYHOUND_SQLITE_BUSY_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        value_parser = cmd::parse_seconds
+    )]
+    sqlite_busy_timeout: f64,
     #[command(subcommand)]
     command: Command,
 }
@@ -65,6 +76,10 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let database = cli.database;
+    cmd::set_store_settings(store::StoreSettings {
+        sqlite_busy_timeout: std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout),
+        ..store::StoreSettings::default()
+    });
     let result = settings::load(cli.config.as_deref(), std::env::vars()).and_then(|loaded| {
         for key in &loaded.unknown_keys {
             tracing::warn!(key, "unknown setting ignored");

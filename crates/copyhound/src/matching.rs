@@ -464,6 +464,7 @@ mod tests {
         let body = text.as_bytes();
         let url = "https://pirate.example/book/2.html".to_owned();
         let new = NewSnapshot {
+            crawl: None,
             url: url.clone(),
             final_url: url.clone(),
             status: 200,

@@ -406,3 +406,30 @@ async fn a_stopping_worker_hands_its_crawl_back_at_once() {
     stop_worker(worker, "-INT").await;
     site.assert_each_page_once();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_crawl_settings_are_refused_before_a_crawl_row_is_written() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let config = env.file(
+        "bad.toml",
+        b"[crawler.scope]\ninclude = [\"/book/(unclosed\"]\n",
+    );
+    for extra in [&[][..], &["--enqueue"][..]] {
+        let mut cmd = crawl_cmd(&env);
+        cmd.arg("--config")
+            .arg(&config)
+            .args(["crawl", &site.url(), "--allow-private"])
+            .args(extra);
+        let out = output(cmd).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(stderr.contains("/book/(unclosed"), "{stderr}");
+    }
+    assert!(site.page_hits().is_empty(), "fetched anyway");
+    // No orphan `queued` crawl was left behind.
+    assert!(matches!(
+        open(&env).await.crawl(CrawlId(1)).await.unwrap_err(),
+        store::Error::NotFound { .. }
+    ));
+}

@@ -15,6 +15,7 @@ async fn stored_snapshots_export_as_warc() {
         sha2::Sha256::digest(body).into()
     };
     let row = NewSnapshot {
+        crawl: None,
         url: "http://example.com/1".into(),
         final_url: "http://example.com/1".into(),
         status: 200,

@@ -65,6 +65,12 @@ pub struct CrawlSettings {
     /// (`fetch.timeout`, plus the up to 5 s a worker waits for its host's turn).
     #[serde(with = "crate::duration_serde")]
     pub frontier_lease: Duration,
+    /// How long a runner of a crawl in the database may go without a heartbeat (it sends
+    /// one every fifth of this) before the others, or a `--resume`, take back its URLs at
+    /// once instead of waiting out `frontier_lease`: how long a killed runner holds up its
+    /// crawl. Above 0; a runner stalled longer than this (a frozen machine) loses its URLs.
+    #[serde(with = "crate::duration_serde")]
+    pub run_dead_after: Duration,
     /// Read robots.txt `Sitemap:` lines (or `/sitemap.xml`) and crawl what they list.
     pub follow_sitemaps: bool,
     /// Obey `rel="nofollow"` and `<meta name="robots" content="nofollow">` (unless robots.txt
@@ -86,6 +92,7 @@ impl Default for CrawlSettings {
             max_attempts: 3,
             max_frontier: 1_000_000,
             frontier_lease: Duration::from_secs(300),
+            run_dead_after: Duration::from_secs(15),
             follow_sitemaps: true,
             obey_nofollow: true,
             fetch: FetchSettings::default(),
@@ -111,6 +118,7 @@ impl CrawlSettings {
         bounds::at_least("max_attempts", self.max_attempts, 1)?;
         bounds::at_least("max_frontier", self.max_frontier, 1)?;
         bounds::at_least("frontier_lease", self.frontier_lease, MIN_TIMEOUT)?;
+        bounds::at_least("run_dead_after", self.run_dead_after, MIN_TIMEOUT)?;
         self.fetch.validate().map_err(|e| e.in_section("fetch"))?;
         self.robots.validate().map_err(|e| e.in_section("robots"))?;
         self.politeness
@@ -118,6 +126,16 @@ impl CrawlSettings {
             .map_err(|e| e.in_section("politeness"))?;
         self.scope.validate().map_err(|e| e.in_section("scope"))?;
         self.extract.validate().map_err(|e| e.in_section("extract"))
+    }
+
+    /// Checks that a crawl of `seeds` can run with these settings (seeds, scope patterns,
+    /// extraction selectors, fetch and run settings), so a caller can refuse bad input
+    /// before it stores anything.
+    ///
+    /// # Errors
+    /// As [`Crawl::new`].
+    pub fn check(&self, seeds: &[Url]) -> Result<()> {
+        Parts::new(self, seeds).map(drop)
     }
 
     /// The limits an in-memory frontier needs to enforce these settings.
@@ -326,6 +344,33 @@ struct Inner<F, S, H> {
     sitemap_files: AtomicUsize,
 }
 
+/// What [`Crawl::new`] builds from the settings, and all it can refuse them for.
+struct Parts {
+    seeds: Vec<Url>,
+    fetcher: Fetcher,
+    scope: Scope,
+    extractor: Arc<Extractor>,
+}
+
+impl Parts {
+    fn new(settings: &CrawlSettings, seeds: &[Url]) -> Result<Self> {
+        settings.validate()?;
+        let seeds = seeds
+            .iter()
+            .map(|s| {
+                links::normalize(s)
+                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            fetcher: Fetcher::new(settings.fetch.clone())?,
+            scope: Scope::new(&seeds, &settings.scope)?,
+            extractor: Arc::new(Extractor::new(&settings.extract)?),
+            seeds,
+        })
+    }
+}
+
 /// A crawl entirely in this process's memory.
 pub type MemoryCrawl = Crawl<MemoryFrontier, MemorySink, MemoryHostStates>;
 
@@ -367,18 +412,13 @@ where
         sink: S,
         hosts: H,
     ) -> Result<Self> {
-        settings.validate()?;
-        let seeds = seeds
-            .iter()
-            .map(|s| {
-                links::normalize(s)
-                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let fetcher = Fetcher::new(settings.fetch.clone())?;
+        let Parts {
+            seeds,
+            fetcher,
+            scope,
+            extractor,
+        } = Parts::new(&settings, &seeds)?;
         let robots = RobotsCache::new(settings.fetch.agent.clone(), settings.robots.clone());
-        let scope = Scope::new(&seeds, &settings.scope)?;
-        let extractor = Arc::new(Extractor::new(&settings.extract)?);
         let politeness = Politeness::new(hosts, settings.politeness.clone());
         Ok(Self {
             inner: Arc::new(Inner {

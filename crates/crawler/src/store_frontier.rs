@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use store::{
-    CrawlFrontier, CrawlId, Crawls, FrontierClaim, FrontierId, FrontierLease, FrontierOutcome,
-    HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
+    CrawlFrontier, CrawlId, CrawlRunId, CrawlRuns, Crawls, FrontierClaim, FrontierId,
+    FrontierLease, FrontierOutcome, HostLease, HostStateRecord, HostStates, NewCrawl,
+    NewFrontierEntry,
 };
 use url::Url;
 
@@ -37,24 +38,47 @@ fn backend(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
 /// other workers once the lease runs out, and a late `complete` from it is ignored (the
 /// store fences claims by number). Pick a lease well above the longest page (fetch timeout
 /// plus the inline politeness wait).
+///
+/// A frontier made by [`StoreFrontier::with_run`] claims for a run of the crawl
+/// ([`store::CrawlRuns`]) that a task of its own keeps alive with heartbeats: when this
+/// process dies, the heartbeats stop and the crawl's other runners (or a `--resume`) take
+/// its entries back once the run's `dead_after` has passed, long before the lease ends.
 #[derive(Debug)]
 pub struct StoreFrontier<S> {
     store: S,
     crawl: CrawlId,
     lease: Duration,
+    run: Option<CrawlRunId>,
+    heartbeat: Option<tokio::task::AbortHandle>,
     /// Claim numbers of the entries this process holds, for the store's fence.
     held: Mutex<HashMap<EntryId, u32>>,
 }
 
+impl<S> Drop for StoreFrontier<S> {
+    fn drop(&mut self) {
+        if let Some(h) = &self.heartbeat {
+            h.abort();
+        }
+    }
+}
+
 impl<S> StoreFrontier<S> {
-    /// The frontier of crawl `crawl` in `store`.
+    /// The frontier of crawl `crawl` in `store`, claiming without a run: only the lease
+    /// gives a dead worker's entries back.
     pub fn new(store: S, crawl: CrawlId, lease: Duration) -> Self {
         Self {
             store,
             crawl,
             lease,
+            run: None,
+            heartbeat: None,
             held: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The run this frontier claims for, if any.
+    pub fn run(&self) -> Option<CrawlRunId> {
+        self.run
     }
 
     /// The crawl it belongs to.
@@ -73,6 +97,74 @@ impl<S> StoreFrontier<S> {
             id: FrontierId(id.0 as i64),
             claim,
         })
+    }
+}
+
+impl<S> StoreFrontier<S>
+where
+    S: CrawlRuns + Clone + Send + Sync + 'static,
+{
+    /// The frontier of crawl `crawl`, claiming for a new run of it that counts as dead
+    /// `dead_after` after its last heartbeat; a spawned task sends one every fifth of that
+    /// until the frontier is dropped or [`StoreFrontier::end_run`] is called.
+    ///
+    /// # Errors
+    /// [`Error::Store`] for an unknown crawl or a failing store.
+    pub async fn with_run(
+        store: S,
+        crawl: CrawlId,
+        lease: Duration,
+        dead_after: Duration,
+    ) -> Result<Self> {
+        let run = store
+            .start_crawl_run(crawl, dead_after)
+            .await
+            .map_err(backend("starting a run of the crawl"))?;
+        let beat = (dead_after / 5).max(Duration::from_millis(10));
+        let task = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tick = tokio::time::interval(beat);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    match store.heartbeat_crawl_run(run).await {
+                        Ok(()) => {}
+                        Err(store::Error::NotFound { .. }) => break,
+                        // The database may be back by the next beat; the run counts as dead
+                        // only after `dead_after` without one.
+                        Err(e) => tracing::warn!(%run, error = %e, "crawl run heartbeat failed"),
+                    }
+                }
+            }
+        });
+        Ok(Self {
+            store,
+            crawl,
+            lease,
+            run: Some(run),
+            heartbeat: Some(task.abort_handle()),
+            held: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Ends this frontier's run (if it has one): the heartbeats stop and the entries it
+    /// still holds go back to the queue at once. Call it when the runner stops; a runner
+    /// killed before it does is found dead by its heartbeat instead.
+    ///
+    /// # Errors
+    /// [`Error::Store`] when the store fails.
+    pub async fn end_run(&self) -> Result<()> {
+        if let Some(h) = &self.heartbeat {
+            h.abort();
+        }
+        if let Some(run) = self.run {
+            self.store
+                .end_crawl_run(run)
+                .await
+                .map_err(backend("ending a run of the crawl"))?;
+        }
+        Ok(())
     }
 }
 
@@ -133,7 +225,7 @@ where
     async fn claim(&self) -> Result<Claim> {
         let claim = self
             .store
-            .claim_frontier(self.crawl, self.lease)
+            .claim_frontier(self.crawl, self.run, self.lease)
             .await
             .map_err(backend("claiming a frontier entry"))?;
         match claim {
@@ -212,11 +304,19 @@ where
 #[derive(Clone, Debug)]
 pub struct StoreHostStates<S> {
     store: S,
+    run: Option<CrawlRunId>,
 }
 
 impl<S> StoreHostStates<S> {
+    /// Host slots taken through it lapse only with their lease if never given back.
     pub fn new(store: S) -> Self {
-        Self { store }
+        Self { store, run: None }
+    }
+
+    /// Host slots taken through it belong to crawl run `run`: if the run dies, the slots are
+    /// free at once rather than after `politeness.lease`.
+    pub fn for_run(store: S, run: Option<CrawlRunId>) -> Self {
+        Self { store, run }
     }
 }
 
@@ -238,21 +338,26 @@ impl From<HostStateRecord> for HostState {
     }
 }
 
-impl From<HostState> for HostStateRecord {
-    fn from(s: HostState) -> Self {
-        Self {
-            next_allowed_at: s.next_allowed_at,
-            backoff_until: s.backoff_until,
-            consecutive_failures: s.consecutive_failures,
-            leases: s
-                .leases
-                .into_iter()
-                .map(|l| HostLease {
-                    id: l.id.0,
-                    expires_at: l.expires_at,
-                })
-                .collect(),
-        }
+/// The stored row for `s`: each lease keeps the run it had in `before`, and a lease new to
+/// it belongs to `run`.
+fn to_record(
+    s: HostState,
+    before: &HashMap<u64, Option<CrawlRunId>>,
+    run: Option<CrawlRunId>,
+) -> HostStateRecord {
+    HostStateRecord {
+        next_allowed_at: s.next_allowed_at,
+        backoff_until: s.backoff_until,
+        consecutive_failures: s.consecutive_failures,
+        leases: s
+            .leases
+            .into_iter()
+            .map(|l| HostLease {
+                id: l.id.0,
+                expires_at: l.expires_at,
+                run: before.get(&l.id.0).copied().unwrap_or(run),
+            })
+            .collect(),
     }
 }
 
@@ -267,9 +372,11 @@ where
     {
         self.store
             .update_host_state(host.as_str(), |record| {
+                let before: HashMap<u64, Option<CrawlRunId>> =
+                    record.leases.iter().map(|l| (l.id, l.run)).collect();
                 let mut state = HostState::from(std::mem::take(record));
                 let out = f(&mut state);
-                *record = state.into();
+                *record = to_record(state, &before, self.run);
                 out
             })
             .await
@@ -284,6 +391,7 @@ impl<S> StoreCrawl<S>
 where
     S: Crawls
         + CrawlFrontier
+        + CrawlRuns
         + HostStates
         + store::EvidenceWrites
         + store::EvidenceReads
@@ -293,12 +401,16 @@ where
         + 'static,
 {
     /// Creates a crawl row for `seeds` with `settings` (kept as JSON, so any worker can run
-    /// it) and the page budget `settings.max_pages`.
+    /// it) and the page budget `settings.max_pages`, after checking that they can run
+    /// ([`CrawlSettings::check`]).
     ///
     /// # Errors
-    /// [`Error::InvalidUrl`] for a seed that is not http(s), [`Error::Store`] when the store
-    /// fails.
+    /// The errors of [`Crawl::new`] (nothing is written then), [`Error::Store`] when the
+    /// store fails.
     pub async fn create(store: &S, settings: &CrawlSettings, seeds: &[Url]) -> Result<CrawlId> {
+        // Settings a runner would refuse are refused before a row exists that no runner
+        // could ever run.
+        settings.check(seeds)?;
         let seeds = seeds
             .iter()
             .map(|s| {
@@ -323,7 +435,9 @@ where
     }
 
     /// The runner for stored crawl `id` with the settings and seeds it was created with (its
-    /// frontier claims last `settings.frontier_lease`).
+    /// frontier claims last `settings.frontier_lease`), as a new run of the crawl
+    /// ([`StoreFrontier::with_run`], dead after `settings.run_dead_after` without a
+    /// heartbeat). Call [`StoreCrawl::end_run`] when it stops.
     /// Several runners (in one process or many) may run one crawl at once; a runner started
     /// after another stopped resumes where it stopped.
     ///
@@ -354,12 +468,25 @@ where
             .iter()
             .map(|s| Url::parse(s).map_err(|e| Error::invalid_url(s, e.to_string())))
             .collect::<Result<Vec<_>>>()?;
+        // Checked before the run starts, so bad settings leave no run behind.
+        settings.check(&seeds)?;
+        let frontier =
+            StoreFrontier::with_run(store.clone(), id, lease, settings.run_dead_after).await?;
+        let hosts = StoreHostStates::for_run(store.clone(), frontier.run());
         Crawl::new(
             settings,
             seeds,
-            StoreFrontier::new(store.clone(), id, lease),
-            StoreSink::new(store.clone()),
-            StoreHostStates::new(store),
+            frontier,
+            StoreSink::for_crawl(store, id),
+            hosts,
         )
+    }
+
+    /// Ends this runner's run of the crawl ([`StoreFrontier::end_run`]).
+    ///
+    /// # Errors
+    /// [`Error::Store`] when the store fails.
+    pub async fn end_run(&self) -> Result<()> {
+        self.frontier().end_run().await
     }
 }

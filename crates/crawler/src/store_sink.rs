@@ -20,11 +20,22 @@ use crate::snapshot::{
 #[derive(Clone, Debug)]
 pub struct StoreSink<S> {
     store: S,
+    crawl: Option<store::CrawlId>,
 }
 
 impl<S> StoreSink<S> {
+    /// A sink whose snapshots belong to no crawl.
     pub fn new(store: S) -> Self {
-        Self { store }
+        Self { store, crawl: None }
+    }
+
+    /// A sink whose snapshots belong to crawl `crawl`: they make its totals, and a response
+    /// the crawl already stored (same URL, status and body) is not stored again.
+    pub fn for_crawl(store: S, crawl: store::CrawlId) -> Self {
+        Self {
+            store,
+            crawl: Some(crawl),
+        }
     }
 }
 
@@ -171,6 +182,7 @@ where
             Some(compress(&snapshot.body)?)
         };
         let row = NewSnapshot {
+            crawl: self.crawl,
             url: snapshot.request_url.to_string(),
             final_url: snapshot.final_url.to_string(),
             status: snapshot.status,

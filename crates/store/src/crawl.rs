@@ -11,6 +11,12 @@
 //!   crawl's page budget in the same transaction. An entry whose lease runs out (its worker
 //!   died) goes back to the queue; each claim is fenced by its claim number, so a worker that
 //!   lost its lease cannot complete the entry.
+//! - [`CrawlRuns`]: one `crawl_runs` row per runner of a crawl with a heartbeat. A claim
+//!   records its run; the claims of a run that ended, or whose heartbeat is older than the
+//!   run's own `dead_after`, go back to the queue on the next claim at once, without waiting
+//!   for their lease, while a live run (any process, any machine) keeps its claims.
+//! - A crawl's totals (pages stored, failures, bytes) are counted from its snapshots and
+//!   frontier whenever it is read, so they are exact after any number of kills and resumes.
 //! - [`HostStates`]: one `host_states` row per host, changed only by running a closure over
 //!   the decoded row under a row lock (`SELECT ... FOR UPDATE` on Postgres, a write
 //!   transaction on SQLite). The politeness rules themselves are the crawler's.
@@ -22,12 +28,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sha2::Digest;
+use sqlx::AssertSqlSafe;
 use tracing::instrument;
 
 use crate::db::{Backend, read_pool, write_pool, write_tx};
 use crate::evidence::upsert_site;
 use crate::queue::{from_millis, millis};
-use crate::{CrawlId, Error, FrontierId, Result, Store};
+use crate::{CrawlId, CrawlRunId, Error, FrontierId, Result, Store};
 
 /// Where a crawl is in its life (`crawls.status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -97,7 +104,10 @@ pub struct CrawlRecord {
     pub max_pages: Option<u64>,
     /// Distinct frontier entries claimed so far (what `max_pages` bounds).
     pub pages_claimed: u64,
-    /// Pages stored, entries failed for good and body bytes received, over all runs.
+    /// Over all runs, counted from what is stored (so a page fetched again after a crash
+    /// counts once): distinct URLs whose page text was stored; frontier entries that failed
+    /// for good or ended with an HTTP status of 400 or more; body bytes of the crawl's
+    /// stored responses (robots.txt, sitemaps and failed attempts included).
     pub pages_fetched: u64,
     pub pages_failed: u64,
     pub bytes: u64,
@@ -123,7 +133,9 @@ pub trait Crawls {
     fn crawl(&self, id: CrawlId) -> impl Future<Output = Result<CrawlRecord>> + Send;
 
     /// Moves a crawl to `status` (with `error` for `failed`). `running` sets `started_at` the
-    /// first time; `done`, `failed` and `cancelled` set `finished_at`.
+    /// first time; `done`, `failed` and `cancelled` set `finished_at`. The totals columns of
+    /// the row are brought up to date from the snapshots and frontier at the same time, for
+    /// plain-SQL readers; [`Crawls::crawl`] counts them afresh.
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown id.
@@ -132,18 +144,6 @@ pub trait Crawls {
         id: CrawlId,
         status: CrawlStatus,
         error: Option<&str>,
-    ) -> impl Future<Output = Result<()>> + Send;
-
-    /// Adds what one run of a crawl did to its totals (runners add theirs as they end).
-    ///
-    /// # Errors
-    /// [`Error::NotFound`] for an unknown id.
-    fn add_crawl_totals(
-        &self,
-        id: CrawlId,
-        pages: u64,
-        failed: u64,
-        bytes: u64,
     ) -> impl Future<Output = Result<()>> + Send;
 
     /// Changes a crawl's page budget (e.g. to resume a crawl that spent it).
@@ -252,12 +252,14 @@ pub trait CrawlFrontier {
         entries: &[NewFrontierEntry],
     ) -> impl Future<Output = Result<u64>> + Send;
 
-    /// Claims the next entry for `lease`: due retries (and entries whose lease expired) first,
-    /// by due time; then never-claimed entries by depth, rank and age, each taking one unit
-    /// of the page budget.
+    /// Claims the next entry for `run` (see [`CrawlRuns`]; `None` for a claim that only its
+    /// lease protects) for `lease`: due retries (and entries whose lease expired or whose run
+    /// is dead) first, by due time; then never-claimed entries by depth, rank and age, each
+    /// taking one unit of the page budget.
     fn claim_frontier(
         &self,
         crawl: CrawlId,
+        run: Option<CrawlRunId>,
         lease: Duration,
     ) -> impl Future<Output = Result<FrontierClaim>> + Send;
 
@@ -283,9 +285,10 @@ pub trait CrawlFrontier {
         counts: bool,
     ) -> impl Future<Output = Result<()>> + Send;
 
-    /// Puts claimed entries whose lease ran out back in the queue; returns how many.
-    /// [`CrawlFrontier::claim_frontier`] does this too, so a crawl never waits on a dead
-    /// worker for longer than its lease.
+    /// Puts claimed entries whose lease ran out, or whose run is dead, back in the queue;
+    /// returns how many. [`CrawlFrontier::claim_frontier`] does this too, so a crawl waits on
+    /// a dead runner no longer than its `dead_after` (or, for a claim without a run, its
+    /// lease).
     fn reclaim_expired_frontier(&self, crawl: CrawlId) -> impl Future<Output = Result<u64>> + Send;
 
     /// The crawl's frontier counts.
@@ -295,6 +298,61 @@ pub trait CrawlFrontier {
     ) -> impl Future<Output = Result<FrontierCounts>> + Send;
 }
 
+/// A runner's run of a crawl, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlRunRecord {
+    pub id: CrawlRunId,
+    pub crawl: CrawlId,
+    pub started_at: DateTime<Utc>,
+    pub heartbeat_at: DateTime<Utc>,
+    /// How long its heartbeat may lapse before it counts as dead.
+    pub dead_after: Duration,
+    /// Whether its heartbeat is recent enough (it has not ended: ended runs are not listed).
+    pub alive: bool,
+    /// Frontier entries it holds.
+    pub claims: u64,
+}
+
+/// The runs of a crawl and their heartbeats: the liveness signal that lets a crawl take back
+/// the claims of its dead runners at once.
+///
+/// A runner starts a run, calls [`CrawlRuns::heartbeat_crawl_run`] well within `dead_after`
+/// (a fifth of it, say) from a task of its own, passes the run to
+/// [`CrawlFrontier::claim_frontier`], and ends it when it stops. A run killed without ending
+/// is dead once its heartbeat is `dead_after` old. A run wrongly thought dead (stalled past
+/// `dead_after`) loses only claims others take over; its late completions are fenced.
+pub trait CrawlRuns {
+    /// Registers a run of `crawl`, alive now.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown crawl; [`Error::InvalidInput`] for a zero
+    /// `dead_after`.
+    fn start_crawl_run(
+        &self,
+        crawl: CrawlId,
+        dead_after: Duration,
+    ) -> impl Future<Output = Result<CrawlRunId>> + Send;
+
+    /// Marks a run alive now.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown run or one that has ended.
+    fn heartbeat_crawl_run(&self, run: CrawlRunId) -> impl Future<Output = Result<()>> + Send;
+
+    /// Ends a run and puts the entries it still holds back in the queue at once; returns
+    /// how many. Ending an ended run does nothing.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown run.
+    fn end_crawl_run(&self, run: CrawlRunId) -> impl Future<Output = Result<u64>> + Send;
+
+    /// The runs of `crawl` that have not ended, oldest first, each with whether it is alive.
+    fn crawl_runs(
+        &self,
+        crawl: CrawlId,
+    ) -> impl Future<Output = Result<Vec<CrawlRunRecord>>> + Send;
+}
+
 /// A fetch slot held on a host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HostLease {
@@ -302,6 +360,10 @@ pub struct HostLease {
     /// When it lapses if never released (Unix ms in the row).
     #[serde(with = "chrono::serde::ts_milliseconds")]
     pub expires_at: DateTime<Utc>,
+    /// The crawl run holding it, if any: when that run is dead ([`CrawlRuns`]) the slot is
+    /// free at once, whatever `expires_at` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<CrawlRunId>,
 }
 
 /// One host's shared politeness state, as stored (the crawler's `HostState`).
@@ -321,7 +383,8 @@ pub struct HostStateRecord {
 pub trait HostStates {
     /// Loads `host`'s row (a default one if absent), runs `f` on it and writes it back, all
     /// under a row lock, so concurrent updates of one host from any process are serialised.
-    /// `f` must not block: it runs inside the transaction.
+    /// `f` must not block: it runs inside the transaction. Leases of crawl runs that ended
+    /// or are dead are gone from the row `f` sees.
     fn update_host_state<R, F>(&self, host: &str, f: F) -> impl Future<Output = Result<R>> + Send
     where
         R: Send,
@@ -346,8 +409,8 @@ type CrawlRow = (
     String,
     Option<i64>,
     i64,
-    i32,
-    i32,
+    i64,
+    i64,
     i64,
     Option<String>,
     DateTime<Utc>,
@@ -375,6 +438,17 @@ fn crawl_from_row(r: CrawlRow) -> Result<CrawlRecord> {
         finished_at: r.13,
     })
 }
+
+/// A crawl's totals counted from what is stored, as three SQL expressions over the `crawls`
+/// row in scope: distinct URLs with a stored page text, entries that failed for good or ended
+/// with a status of 400 or more (as the crawler's report counts errors), body bytes of its
+/// snapshots.
+const TOTALS_PAGES: &str = "(SELECT COUNT(DISTINCT pt.url) FROM page_texts pt \
+     JOIN snapshots s ON s.id = pt.snapshot_id WHERE s.crawl_id = crawls.id)";
+const TOTALS_FAILED: &str = "(SELECT COUNT(*) FROM frontier f WHERE f.crawl_id = crawls.id \
+     AND (f.state = 'failed' OR (f.state = 'done' AND f.status >= 400)))";
+const TOTALS_BYTES: &str = "(SELECT CAST(COALESCE(SUM(s.body_len), 0) AS BIGINT) \
+     FROM snapshots s WHERE s.crawl_id = crawls.id)";
 
 fn budget(max_pages: Option<u64>) -> Option<i64> {
     max_pages.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
@@ -409,15 +483,16 @@ impl Crawls for Store {
     }
 
     async fn crawl(&self, id: CrawlId) -> Result<CrawlRecord> {
+        let sql = format!(
+            "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, \
+             {TOTALS_PAGES}, {TOTALS_FAILED}, {TOTALS_BYTES}, error, created_at, started_at, \
+             finished_at FROM crawls WHERE id = $1"
+        );
         let row: Option<CrawlRow> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, \
-                 pages_fetched, pages_failed, bytes, error, created_at, started_at, finished_at \
-                 FROM crawls WHERE id = $1",
-            )
-            .bind(id.0)
-            .fetch_optional(pool)
-            .await?
+            sqlx::query_as(AssertSqlSafe(sql.clone()))
+                .bind(id.0)
+                .fetch_optional(pool)
+                .await?
         });
         crawl_from_row(row.ok_or_else(|| Error::not_found("crawl", id))?)
     }
@@ -434,45 +509,23 @@ impl Crawls for Store {
             CrawlStatus::Done | CrawlStatus::Failed | CrawlStatus::Cancelled
         );
         let now = Utc::now();
+        let sql = format!(
+            "UPDATE crawls SET status = $2, error = $3, \
+             started_at = CASE WHEN $4 AND started_at IS NULL THEN $5 ELSE started_at END, \
+             finished_at = CASE WHEN $6 THEN $5 ELSE NULL END, pages_fetched = {TOTALS_PAGES}, \
+             pages_failed = {TOTALS_FAILED}, bytes = {TOTALS_BYTES} WHERE id = $1"
+        );
         let n = write_pool!(self, |pool| {
-            sqlx::query(
-                "UPDATE crawls SET status = $2, error = $3, \
-                 started_at = CASE WHEN $4 AND started_at IS NULL THEN $5 ELSE started_at END, \
-                 finished_at = CASE WHEN $6 THEN $5 ELSE NULL END WHERE id = $1",
-            )
-            .bind(id.0)
-            .bind(status.as_str())
-            .bind(error)
-            .bind(status == CrawlStatus::Running)
-            .bind(now)
-            .bind(finished)
-            .execute(pool)
-            .await?
-            .rows_affected()
-        });
-        Error::found(n, "crawl", id)
-    }
-
-    async fn add_crawl_totals(
-        &self,
-        id: CrawlId,
-        pages: u64,
-        failed: u64,
-        bytes: u64,
-    ) -> Result<()> {
-        let count = |n: u64| i32::try_from(n).unwrap_or(i32::MAX);
-        let n = write_pool!(self, |pool| {
-            sqlx::query(
-                "UPDATE crawls SET pages_fetched = pages_fetched + $2, \
-                 pages_failed = pages_failed + $3, bytes = bytes + $4 WHERE id = $1",
-            )
-            .bind(id.0)
-            .bind(count(pages))
-            .bind(count(failed))
-            .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
-            .execute(pool)
-            .await?
-            .rows_affected()
+            sqlx::query(AssertSqlSafe(sql.clone()))
+                .bind(id.0)
+                .bind(status.as_str())
+                .bind(error)
+                .bind(status == CrawlStatus::Running)
+                .bind(now)
+                .bind(finished)
+                .execute(pool)
+                .await?
+                .rows_affected()
         });
         Error::found(n, "crawl", id)
     }
@@ -494,11 +547,17 @@ impl Crawls for Store {
 /// are still working on the crawl (their pages may add entries).
 const IDLE_POLL: Duration = Duration::from_millis(50);
 
+/// Claims back to the queue: those whose lease ran out, and those of a run of the crawl that
+/// has not ended but whose heartbeat is older than its `dead_after` (`$2` is now).
 const RECLAIM_POSTGRES: &str = "UPDATE frontier SET state = 'queued', claimed_until = NULL, \
-     updated_at = $2 WHERE id IN (SELECT id FROM frontier WHERE crawl_id = $1 \
-     AND state = 'claimed' AND claimed_until <= $2 FOR UPDATE SKIP LOCKED)";
+     run_id = NULL, updated_at = $2 WHERE id IN (SELECT id FROM frontier WHERE crawl_id = $1 \
+     AND state = 'claimed' AND (claimed_until <= $2 OR run_id IN (SELECT id FROM crawl_runs \
+     WHERE crawl_id = $1 AND ended_at IS NULL AND heartbeat_at + dead_after_ms <= $2)) \
+     FOR UPDATE SKIP LOCKED)";
 const RECLAIM_SQLITE: &str = "UPDATE frontier SET state = 'queued', claimed_until = NULL, \
-     updated_at = $2 WHERE crawl_id = $1 AND state = 'claimed' AND claimed_until <= $2";
+     run_id = NULL, updated_at = $2 WHERE crawl_id = $1 AND state = 'claimed' \
+     AND (claimed_until <= $2 OR run_id IN (SELECT id FROM crawl_runs WHERE crawl_id = $1 \
+     AND ended_at IS NULL AND heartbeat_at + dead_after_ms <= $2))";
 
 const RETRY_CANDIDATE_POSTGRES: &str = "SELECT id FROM frontier WHERE crawl_id = $1 \
      AND state = 'queued' AND claims > 0 AND not_before <= $2 ORDER BY not_before, id LIMIT 1 \
@@ -584,7 +643,12 @@ impl CrawlFrontier for Store {
         Ok(added)
     }
 
-    async fn claim_frontier(&self, crawl: CrawlId, lease: Duration) -> Result<FrontierClaim> {
+    async fn claim_frontier(
+        &self,
+        crawl: CrawlId,
+        run: Option<CrawlRunId>,
+        lease: Duration,
+    ) -> Result<FrontierClaim> {
         let postgres = matches!(self.backend, Backend::Postgres(_));
         let (reclaim, retry_sql, fresh_sql) = if postgres {
             (
@@ -635,12 +699,14 @@ impl CrawlFrontier for Store {
                 Some(id) => Some(
                     sqlx::query_as(
                         "UPDATE frontier SET state = 'claimed', claims = claims + 1, \
-                         claimed_until = $2, updated_at = $3 WHERE id = $1 RETURNING id, url, \
-                         depth, discovery, parent, chain_head, chain_index, attempts, claims",
+                         claimed_until = $2, updated_at = $3, run_id = $4 WHERE id = $1 \
+                         RETURNING id, url, depth, discovery, parent, chain_head, chain_index, \
+                         attempts, claims",
                     )
                     .bind(id)
                     .bind(lease_end(now, lease))
                     .bind(now)
+                    .bind(run)
                     .fetch_one(&mut *tx)
                     .await?,
                 ),
@@ -708,7 +774,8 @@ impl CrawlFrontier for Store {
         let n = write_pool!(self, |pool| {
             sqlx::query(
                 "UPDATE frontier SET state = $3, status = $4, \
-                 last_error = COALESCE($5, last_error), claimed_until = NULL, updated_at = $6 \
+                 last_error = COALESCE($5, last_error), claimed_until = NULL, run_id = NULL, \
+                 updated_at = $6 \
                  WHERE id = $1 AND claims = $2 AND state = 'claimed'",
             )
             .bind(lease.id.0)
@@ -736,7 +803,7 @@ impl CrawlFrontier for Store {
         let n = write_pool!(self, |pool| {
             sqlx::query(
                 "UPDATE frontier SET state = 'queued', not_before = $3, attempts = attempts + $4, \
-                 claimed_until = NULL, updated_at = $5 \
+                 claimed_until = NULL, run_id = NULL, updated_at = $5 \
                  WHERE id = $1 AND claims = $2 AND state = 'claimed'",
             )
             .bind(lease.id.0)
@@ -803,6 +870,112 @@ impl CrawlFrontier for Store {
     }
 }
 
+/// `id, crawl_id, started_at, heartbeat_at, dead_after_ms, claims` of a `crawl_runs` row.
+type RunRow = (i64, i64, i64, i64, i64, i64);
+
+impl CrawlRuns for Store {
+    #[instrument(skip_all, fields(crawl = %crawl))]
+    async fn start_crawl_run(&self, crawl: CrawlId, dead_after: Duration) -> Result<CrawlRunId> {
+        let dead_after_ms = i64::try_from(dead_after.as_millis()).unwrap_or(i64::MAX / 4);
+        if dead_after_ms == 0 {
+            return Err(Error::InvalidInput(format!(
+                "a run of crawl {crawl} needs a dead_after above 0 ms (crawler.run_dead_after)"
+            )));
+        }
+        let now = millis(Utc::now());
+        let id: Option<i64> = write_pool!(self, |pool| {
+            sqlx::query_scalar(
+                "INSERT INTO crawl_runs (crawl_id, started_at, heartbeat_at, dead_after_ms) \
+                 SELECT id, $2, $2, $3 FROM crawls WHERE id = $1 RETURNING id",
+            )
+            .bind(crawl.0)
+            .bind(now)
+            .bind(dead_after_ms)
+            .fetch_optional(pool)
+            .await?
+        });
+        id.map(CrawlRunId)
+            .ok_or_else(|| Error::not_found("crawl", crawl))
+    }
+
+    async fn heartbeat_crawl_run(&self, run: CrawlRunId) -> Result<()> {
+        let n = write_pool!(self, |pool| {
+            sqlx::query(
+                "UPDATE crawl_runs SET heartbeat_at = $2 WHERE id = $1 AND ended_at IS NULL",
+            )
+            .bind(run.0)
+            .bind(millis(Utc::now()))
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        Error::found(n, "running crawl run", run)
+    }
+
+    #[instrument(skip_all, fields(run = %run))]
+    async fn end_crawl_run(&self, run: CrawlRunId) -> Result<u64> {
+        let now = millis(Utc::now());
+        let requeued = write_tx!(self, |tx| {
+            let crawl: Option<(i64, Option<i64>)> =
+                sqlx::query_as("SELECT crawl_id, ended_at FROM crawl_runs WHERE id = $1")
+                    .bind(run.0)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            let Some((crawl, None)) = crawl else {
+                return match crawl {
+                    Some(_) => Ok(0),
+                    None => Err(Error::not_found("crawl run", run)),
+                };
+            };
+            sqlx::query("UPDATE crawl_runs SET ended_at = $2 WHERE id = $1")
+                .bind(run.0)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "UPDATE frontier SET state = 'queued', claimed_until = NULL, run_id = NULL, \
+                 updated_at = $3 WHERE crawl_id = $1 AND state = 'claimed' AND run_id = $2",
+            )
+            .bind(crawl)
+            .bind(run.0)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+        });
+        Ok(requeued)
+    }
+
+    async fn crawl_runs(&self, crawl: CrawlId) -> Result<Vec<CrawlRunRecord>> {
+        let rows: Vec<RunRow> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT r.id, r.crawl_id, r.started_at, r.heartbeat_at, r.dead_after_ms, \
+                 (SELECT COUNT(*) FROM frontier f WHERE f.crawl_id = r.crawl_id \
+                 AND f.state = 'claimed' AND f.run_id = r.id) \
+                 FROM crawl_runs r WHERE r.crawl_id = $1 AND r.ended_at IS NULL ORDER BY r.id",
+            )
+            .bind(crawl.0)
+            .fetch_all(pool)
+            .await?
+        });
+        let now = millis(Utc::now());
+        Ok(rows
+            .into_iter()
+            .map(
+                |(id, crawl, started, heartbeat, dead_after, claims)| CrawlRunRecord {
+                    id: CrawlRunId(id),
+                    crawl: CrawlId(crawl),
+                    started_at: from_millis(started),
+                    heartbeat_at: from_millis(heartbeat),
+                    dead_after: Duration::from_millis(dead_after.max(0) as u64),
+                    alive: heartbeat.saturating_add(dead_after) > now,
+                    claims: claims.max(0) as u64,
+                },
+            )
+            .collect())
+    }
+}
+
 /// `next_allowed_at, backoff_until, consecutive_failures, leases` of a `host_states` row.
 type HostRow = (Option<i64>, Option<i64>, i32, String);
 
@@ -850,6 +1023,27 @@ impl HostStates for Store {
                 .fetch_one(&mut *tx)
                 .await?;
             let mut state = host_from_row(host, row)?;
+            let mut runs: Vec<i64> = state
+                .leases
+                .iter()
+                .filter_map(|l| l.run)
+                .map(|r| r.0)
+                .collect();
+            runs.sort_unstable();
+            runs.dedup();
+            for run in runs {
+                let live: Option<bool> = sqlx::query_scalar(
+                    "SELECT ended_at IS NULL AND heartbeat_at + dead_after_ms > $2 \
+                     FROM crawl_runs WHERE id = $1",
+                )
+                .bind(run)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?;
+                if live != Some(true) {
+                    state.leases.retain(|l| l.run != Some(CrawlRunId(run)));
+                }
+            }
             let out = f(&mut state);
             let leases = serde_json::to_string(&state.leases)
                 .map_err(|e| Error::InvalidInput(format!("leases of host {host:?}: {e}")))?;

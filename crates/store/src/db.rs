@@ -9,7 +9,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{ConnectOptions, Connection};
-use tracing::{info, instrument};
+use tracing::{info, instrument, warn};
 
 use crate::url::{BackendKind, DatabaseUrl};
 use crate::{Error, Result};
@@ -25,8 +25,14 @@ pub struct StoreSettings {
     pub max_connections: u32,
     /// How long a caller waits for a free connection before [`Error::is_unavailable`].
     pub acquire_timeout: Duration,
-    /// How long SQLite waits for another process's write lock before giving up.
+    /// How long one SQLite statement waits for another process's write lock (SQLite's
+    /// `busy_timeout`) before it fails with SQLITE_BUSY.
     pub sqlite_busy_timeout: Duration,
+    /// How many times a SQLite write that failed with SQLITE_BUSY or SQLITE_LOCKED (or
+    /// waited out `acquire_timeout` for this process's one writer connection) is tried
+    /// again, after a backoff from 50 ms doubling to at most 2 s. With the defaults a
+    /// write gives up only after another process held the lock for over a minute.
+    pub sqlite_busy_retries: u32,
 }
 
 impl Default for StoreSettings {
@@ -35,6 +41,7 @@ impl Default for StoreSettings {
             max_connections: 8,
             acquire_timeout: Duration::from_secs(10),
             sqlite_busy_timeout: Duration::from_secs(10),
+            sqlite_busy_retries: 5,
         }
     }
 }
@@ -47,6 +54,7 @@ impl Default for StoreSettings {
 pub struct Store {
     pub(crate) backend: Backend,
     url: DatabaseUrl,
+    busy_retries: u32,
 }
 
 #[derive(Clone)]
@@ -71,12 +79,18 @@ macro_rules! read_pool {
     };
 }
 
-/// Runs `$body` with `$pool` bound to the pool that serves single-statement writes.
+/// Runs `$body` with `$pool` bound to the pool that serves single-statement writes. On
+/// SQLite a statement refused for another process's lock runs again ([`Store::retry_busy`]):
+/// an autocommit statement that failed with SQLITE_BUSY changed nothing.
 macro_rules! write_pool {
     ($store:expr, |$pool:ident| $body:expr) => {
         match &$store.backend {
             $crate::db::Backend::Postgres($pool) => $body,
-            $crate::db::Backend::Sqlite { writer: $pool, .. } => $body,
+            $crate::db::Backend::Sqlite { writer: $pool, .. } => {
+                $store
+                    .retry_busy(|| async { Ok::<_, $crate::Error>($body) })
+                    .await?
+            }
         }
     };
 }
@@ -84,7 +98,9 @@ macro_rules! write_pool {
 /// Runs `$body` inside a write transaction bound to `$tx` and commits it; an early return
 /// (`?`) drops the transaction, which rolls it back. SQLite transactions start with
 /// `BEGIN IMMEDIATE` so that a second process waits for the lock up front rather than
-/// failing with SQLITE_BUSY when a read turns into a write.
+/// failing with SQLITE_BUSY when a read turns into a write; that `BEGIN` is the one place
+/// such a transaction can meet the lock (WAL never refuses a commit of a lock holder), so it
+/// alone is retried ([`Store::retry_busy`]) and the body runs once.
 macro_rules! write_tx {
     ($store:expr, |$tx:ident| $body:expr) => {
         match &$store.backend {
@@ -95,7 +111,9 @@ macro_rules! write_tx {
                 out
             }
             $crate::db::Backend::Sqlite { writer, .. } => {
-                let mut $tx = writer.begin_with("BEGIN IMMEDIATE").await?;
+                let mut $tx = $store
+                    .retry_busy(|| async { Ok(writer.begin_with("BEGIN IMMEDIATE").await?) })
+                    .await?;
                 let out = $body;
                 $tx.commit().await?;
                 out
@@ -156,9 +174,11 @@ impl Store {
                 // The writer inserts postings at random places of the hash index; with
                 // SQLite's default 2 MB page cache each work's import got slower as the index
                 // grew (0.4 s, 0.8 s, 1.2 s for three 2 MB works); with 64 MB it stays ~0.5 s.
+                // Writers of this process queue for the one connection while it waits out
+                // another process's lock: they wait as long as it may.
                 let writer = SqlitePoolOptions::new()
                     .max_connections(1)
-                    .acquire_timeout(settings.acquire_timeout)
+                    .acquire_timeout(settings.acquire_timeout.max(settings.sqlite_busy_timeout))
                     .connect_with(options.clone().pragma("cache_size", "-65536"))
                     .await?;
                 // Every connection to an in-memory database is a database of its own, so
@@ -176,7 +196,35 @@ impl Store {
             }
         };
         info!(backend = %url.kind(), "database opened");
-        Ok(Store { backend, url })
+        Ok(Store {
+            backend,
+            url,
+            busy_retries: settings.sqlite_busy_retries,
+        })
+    }
+
+    /// Runs a SQLite write `op` again while it fails because another process (or, past
+    /// `acquire_timeout`, this one) holds the write lock, up to `sqlite_busy_retries`
+    /// times with a growing backoff; any other outcome is returned as it is. `op` must be
+    /// safe to repeat after such a failure: one autocommit statement, or a `BEGIN`.
+    pub(crate) async fn retry_busy<T, F, Fut>(&self, mut op: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
+        let mut retries = 0;
+        loop {
+            match op().await {
+                Err(e) if e.is_lock_contention() && retries < self.busy_retries => {
+                    let wait = busy_backoff(retries);
+                    retries += 1;
+                    warn!(error = %e, retry = retries, wait_ms = wait.as_millis() as u64,
+                          "sqlite write lock held elsewhere; trying again");
+                    tokio::time::sleep(wait).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Applies the embedded migrations that have not been applied yet.
@@ -260,6 +308,18 @@ pub struct MigrationStatus {
     pub description: String,
     /// Whether it is applied.
     pub applied: bool,
+}
+
+/// 50 ms doubling per retry up to 2 s, plus up to a quarter more so that processes that
+/// met the same lock do not all come back at the same instant.
+fn busy_backoff(retry: u32) -> Duration {
+    let base = Duration::from_millis(50)
+        .saturating_mul(1 << retry.min(6))
+        .min(Duration::from_secs(2));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    base + base.mul_f64(f64::from(nanos % 1000) / 4000.0)
 }
 
 fn create_parent_dir(file: &std::path::Path) -> Result<()> {

@@ -87,18 +87,34 @@ impl Error {
                         | sqlx::Error::PoolClosed
                         | sqlx::Error::WorkerCrashed
                         | sqlx::Error::Protocol(_)
-                ) || e.as_database_error().is_some_and(|d| {
-                    // 57P01 admin_shutdown (server restart, pg_terminate_backend), 57P02/57P03
-                    // crash_shutdown/cannot_connect_now, 08xxx connection exceptions; SQLite
-                    // SQLITE_BUSY (5) and SQLITE_LOCKED (6) when another process holds the lock.
-                    d.code().is_some_and(|c| {
-                        c.starts_with("57P") || c.starts_with("08") || c == "5" || c == "6"
+                ) || sqlite_busy(e)
+                    || e.as_database_error().is_some_and(|d| {
+                        // 57P01 admin_shutdown (server restart, pg_terminate_backend),
+                        // 57P02/57P03 crash_shutdown/cannot_connect_now, 08xxx connection
+                        // exceptions.
+                        d.code()
+                            .is_some_and(|c| c.starts_with("57P") || c.starts_with("08"))
                     })
-                })
             }
             _ => false,
         }
     }
+
+    /// True when a write failed only because the SQLite write lock is held: SQLITE_BUSY or
+    /// SQLITE_LOCKED (any extended code), or no turn on this process's writer connection
+    /// within `acquire_timeout`. The same write may succeed once the holder commits.
+    pub fn is_lock_contention(&self) -> bool {
+        matches!(self, Error::Backend(e) if sqlite_busy(e) || matches!(e, sqlx::Error::PoolTimedOut))
+    }
+}
+
+/// SQLITE_BUSY (5) or SQLITE_LOCKED (6); sqlx reports the extended code (517 is
+/// SQLITE_BUSY_SNAPSHOT, 262 SQLITE_LOCKED_SHAREDCACHE, ...), whose low byte is the primary.
+fn sqlite_busy(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.try_downcast_ref::<sqlx::sqlite::SqliteError>())
+        .and_then(|d| sqlx::error::DatabaseError::code(d)?.parse::<i32>().ok())
+        .is_some_and(|code| matches!(code & 0xff, 5 | 6))
 }
 
 impl From<sqlx::Error> for Error {

@@ -9,11 +9,13 @@ use sqlx::Row;
 use tracing::instrument;
 
 use crate::db::{read_pool, write_pool, write_tx};
-use crate::{Error, Page, Result, SnapshotId, Store};
+use crate::{CrawlId, Error, Page, Result, SnapshotId, Store};
 
 /// One HTTP response to store.
 #[derive(Debug, Clone)]
 pub struct NewSnapshot {
+    /// The crawl that fetched it, if any: its totals count the crawl's snapshots.
+    pub crawl: Option<CrawlId>,
     /// The URL asked for.
     pub url: String,
     /// The URL after redirects.
@@ -110,6 +112,10 @@ pub trait EvidenceWrites {
 
     /// Stores a response and, when given and not stored yet, its body, in one transaction.
     /// Returns the row id and whether the body was new.
+    ///
+    /// Within one crawl a response is stored once: the same URL answered again with the same
+    /// status and body (a page fetched again because its runner was killed before it
+    /// recorded the page done) returns the stored row, so evidence and totals count it once.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] when `body_zstd` is `None` and no body with that hash is stored.
@@ -238,6 +244,21 @@ impl EvidenceWrites for Store {
         let headers = serde_json::to_string(&s.headers)
             .map_err(|e| Error::InvalidInput(format!("snapshot headers: {e}")))?;
         let stored = write_tx!(self, |tx| {
+            if let Some(crawl) = s.crawl {
+                let known: Option<i64> = sqlx::query_scalar(
+                    "SELECT id FROM snapshots WHERE crawl_id = $1 AND url = $2 AND sha256 = $3 \
+                     AND status = $4 ORDER BY id LIMIT 1",
+                )
+                .bind(crawl.0)
+                .bind(&s.url)
+                .bind(s.sha256.as_slice())
+                .bind(i32::from(s.status))
+                .fetch_optional(&mut *tx)
+                .await?;
+                if let Some(id) = known {
+                    return Ok((SnapshotId(id), false));
+                }
+            }
             let new_body = match body_zstd {
                 Some(zstd) => {
                     sqlx::query(
@@ -285,8 +306,8 @@ impl EvidenceWrites for Store {
                 "INSERT INTO snapshots (page_id, url, final_url, status, headers, content_type, \
                  body_zstd, body_len, sha256, fetched_at, http_version, header_block, \
                  request_header_block, redirects, body_status, elapsed_ms, remote_addr, etag, \
-                 last_modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-                 $14, $15, $16, $17, $18, $19) RETURNING id",
+                 last_modified, crawl_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                 $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id",
             )
             .bind(page_id)
             .bind(&s.url)
@@ -307,6 +328,7 @@ impl EvidenceWrites for Store {
             .bind(&s.remote_addr)
             .bind(&s.etag)
             .bind(&s.last_modified)
+            .bind(s.crawl.map(|c| c.0))
             .fetch_one(&mut *tx)
             .await?;
             (SnapshotId(id), new_body)

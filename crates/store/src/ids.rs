@@ -50,3 +50,7 @@ id_type!(
     /// One URL of a crawl's frontier (`frontier.id`).
     FrontierId
 );
+id_type!(
+    /// One runner's run of a crawl (`crawl_runs.id`).
+    CrawlRunId
+);

@@ -48,16 +48,16 @@ mod works;
 
 pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use crawl::{
-    CrawlFrontier, CrawlRecord, CrawlStatus, Crawls, FrontierClaim, FrontierCounts, FrontierLease,
-    FrontierOutcome, FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl,
-    NewFrontierEntry,
+    CrawlFrontier, CrawlRecord, CrawlRunRecord, CrawlRuns, CrawlStatus, Crawls, FrontierClaim,
+    FrontierCounts, FrontierLease, FrontierOutcome, FrontierRecord, HostLease, HostStateRecord,
+    HostStates, NewCrawl, NewFrontierEntry,
 };
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotRecord, StoredBody,
 };
-pub use ids::{ChapterId, CrawlId, FrontierId, JobId, SnapshotId, WorkId};
+pub use ids::{ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use queue::{

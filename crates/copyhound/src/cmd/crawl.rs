@@ -12,7 +12,7 @@ use crawler::safety::AddressPolicy;
 use crawler::{CrawlReport, CrawlSettings, Frontier, StoreCrawl};
 use indicatif::{ProgressBar, ProgressFinish, ProgressStyle};
 use serde::Serialize;
-use store::{CrawlFrontier, CrawlId, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
+use store::{CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
 use url::Url;
 
 use super::outln;
@@ -71,10 +71,20 @@ struct Summary {
     queued: u64,
     finished: u64,
     seconds: f64,
+    /// The crawl's totals over all its runs, counted from what is stored.
+    total: Totals,
+}
+
+/// A crawl's totals over all its runs (`crawls` row).
+#[derive(Debug, Serialize)]
+struct Totals {
+    pages: u64,
+    errors: u64,
+    bytes: u64,
 }
 
 impl Summary {
-    fn new(id: CrawlId, status: CrawlStatus, r: &CrawlReport) -> Self {
+    fn new(id: CrawlId, status: CrawlStatus, r: &CrawlReport, totals: &CrawlRecord) -> Self {
         Self {
             crawl_id: id.0,
             status: status.as_str(),
@@ -93,6 +103,11 @@ impl Summary {
             queued: r.frontier.queued,
             finished: r.frontier.finished,
             seconds: r.elapsed.as_secs_f64(),
+            total: Totals {
+                pages: totals.pages_fetched,
+                errors: totals.pages_failed,
+                bytes: totals.bytes,
+            },
         }
     }
 }
@@ -120,15 +135,10 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
             if args.max_pages.is_some() {
                 store.set_crawl_budget(id, args.max_pages).await?;
             }
-            let held = store.frontier_counts(id).await?.claimed;
-            if held > 0 {
-                eprintln!(
-                    "note: {held} urls of crawl {id} are held by another runner or one that was \
-                     killed; they come back when their lease ends (within {} s, \
-                     crawler.frontier_lease)",
-                    stored.frontier_lease.as_secs()
-                );
-            }
+            stored.check(&parse_seeds(&row.seeds)?).with_context(|| {
+                format!("crawl {id} cannot run with the settings stored with it")
+            })?;
+            note_held_urls(store, id).await?;
             (id, stored)
         }
         None => {
@@ -136,6 +146,9 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
             apply_flags(&mut s, &args);
             check_settings(&s)?;
             let seeds = parse_seeds(&args.urls)?;
+            // Before anything is stored: bad settings must not leave a crawl row behind.
+            s.check(&seeds)
+                .context("while checking the crawl settings")?;
             check_addresses(&seeds, &s).await?;
             let id = StoreCrawl::create(store, &s, &seeds)
                 .await
@@ -170,6 +183,33 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         return Ok(());
     }
     run_now(store, id, crawl_settings, args.json).await
+}
+
+/// Tells the operator about URLs of a resumed crawl that other runs hold: those of dead runs
+/// come back at once, those of live runs stay with them.
+async fn note_held_urls(store: &Store, id: CrawlId) -> Result<()> {
+    let runs = store.crawl_runs(id).await?;
+    let (dead, live): (Vec<_>, Vec<_>) = runs.iter().partition(|r| !r.alive);
+    let held = |runs: &[&store::CrawlRunRecord]| runs.iter().map(|r| r.claims).sum::<u64>();
+    let (dead_urls, live_urls) = (held(&dead), held(&live));
+    if dead_urls > 0 {
+        eprintln!("note: {dead_urls} urls of crawl {id} held by runs that died are crawled again");
+    }
+    if let Some(waiting) = live
+        .iter()
+        .map(|r| r.dead_after)
+        .max()
+        .filter(|_| live_urls > 0)
+    {
+        eprintln!(
+            "note: {live_urls} urls of crawl {id} are held by {} other run(s) that were alive \
+             moments ago; if they were killed, their urls come back within {} s \
+             (crawler.run_dead_after)",
+            live.len(),
+            waiting.as_secs_f64().ceil()
+        );
+    }
+    Ok(())
 }
 
 /// Command-line flags over the configured (or stored) settings.
@@ -251,6 +291,10 @@ async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool
     let result = crawl.run().await;
     on_signal.abort();
     progress.abort();
+    if let Err(e) = crawl.end_run().await {
+        // Not fatal: without its heartbeats the run counts as dead after run_dead_after.
+        tracing::warn!(crawl = %id, error = %e, "could not end the crawl run");
+    }
     let report = match result {
         Ok(r) => r,
         Err(e) => {
@@ -267,16 +311,20 @@ async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool
     } else {
         CrawlStatus::Done
     };
-    store
-        .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
-        .await?;
     store.set_crawl_status(id, status, None).await?;
-    let summary = Summary::new(id, status, &report);
+    let totals = store.crawl(id).await?;
+    let summary = Summary::new(id, status, &report, &totals);
     if json {
         outln!("{}", serde_json::to_string(&summary)?);
     } else {
         outln!("crawl {id}: {}", status.as_str());
         outln!("{report}");
+        outln!(
+            "crawl {id} over all runs: {} pages, {:.1} MB, {} errors",
+            totals.pages_fetched,
+            totals.bytes as f64 / 1e6,
+            totals.pages_failed
+        );
         if status == CrawlStatus::Queued {
             outln!("resume with: copyhound crawl --resume {id}");
         }

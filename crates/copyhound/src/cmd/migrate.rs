@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use store::{Store, StoreSettings};
+use store::Store;
 
 use super::outln;
 
@@ -17,7 +17,7 @@ pub struct MigrateArgs {
 /// Runs `migrate` against the database at `database`.
 pub async fn run(args: MigrateArgs, database: &str) -> Result<()> {
     let url = super::masked(database);
-    let store = Store::connect(database, &StoreSettings::default())
+    let store = Store::connect(database, &super::store_settings())
         .await
         .with_context(|| format!("while opening the database {url}"))?;
     let before = store.migration_status().await?;

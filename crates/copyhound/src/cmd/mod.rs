@@ -11,6 +11,7 @@ pub mod worker;
 pub mod works;
 
 use std::io::{ErrorKind, Write as _};
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use store::{Store, StoreSettings};
@@ -20,16 +21,38 @@ pub fn masked(url: &str) -> String {
     store::mask_password(url)
 }
 
+/// How commands open the store: set once by `main` from the global flags, defaults
+/// otherwise (unit tests).
+static STORE_SETTINGS: OnceLock<StoreSettings> = OnceLock::new();
+
+/// Sets the store settings every command opens the database with (`main`, once).
+pub fn set_store_settings(settings: StoreSettings) {
+    let _ = STORE_SETTINGS.set(settings);
+}
+
+/// The store settings commands open the database with.
+pub fn store_settings() -> StoreSettings {
+    STORE_SETTINGS.get().cloned().unwrap_or_default()
+}
+
+/// A number of seconds from the command line: finite, not negative.
+pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..1e9).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds: give one like 10 or 0.5 (0 or more)"
+        )),
+    }
+}
+
 /// Opens the database and applies pending migrations.
 pub async fn open_store(url: &str) -> Result<Store> {
-    Store::open(url, &StoreSettings::default())
-        .await
-        .with_context(|| {
-            format!(
-                "while opening the database {} (set by --database or COPYHOUND_DATABASE_URL)",
-                masked(url)
-            )
-        })
+    Store::open(url, &store_settings()).await.with_context(|| {
+        format!(
+            "while opening the database {} (set by --database or COPYHOUND_DATABASE_URL)",
+            masked(url)
+        )
+    })
 }
 
 /// Standard output was closed by its reader (`copyhound check DIR | head`): not an error;

@@ -183,7 +183,8 @@ async fn handle(
 
 /// Runs one runner of a stored crawl to the end of its shared frontier. The worker renews the
 /// job's lease while it runs; if this worker dies, the job runs again and resumes the crawl
-/// (the entries it held come back when their frontier lease runs out).
+/// (the entries it held come back once its crawl run misses its heartbeats for
+/// `crawler.run_dead_after`; the other runners of the crawl keep theirs).
 async fn run_crawl(
     store: &store::Store,
     id: store::CrawlId,
@@ -222,14 +223,14 @@ async fn run_crawl(
             }
         }
     };
+    if let Err(e) = crawl.end_run().await {
+        // Not fatal: without its heartbeats the run counts as dead after run_dead_after.
+        tracing::warn!(crawl = %id, runner, error = %e, "could not end the crawl run");
+    }
     match result {
         Ok(report) => {
             tracing::info!(crawl = %id, runner, pages = report.pages, interrupted,
                            "crawl runner finished");
-            store
-                .add_crawl_totals(id, report.pages, report.error_count(), report.bytes)
-                .await
-                .map_err(|e| JobError::retry(e.to_string()))?;
             if interrupted {
                 store
                     .set_crawl_status(id, CrawlStatus::Queued, None)

@@ -10,12 +10,14 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
+use sqlx::Connection as _;
 use store::{
-    BackendKind, CrawlFrontier, CrawlId, CrawlStatus, Crawls, Enqueued, Error, EvidenceReads,
-    EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome, HostStates, JobError,
-    JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites, NewChapter, NewFingerprint, NewJob,
-    NewWork, Page, Posting, PostingKind, Retry, Schedules, SourceFormat, Store, StoreSettings,
-    WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker, WorkerReport, WorkerSettings,
+    BackendKind, CrawlFrontier, CrawlId, CrawlRuns, CrawlStatus, Crawls, Enqueued, Error,
+    EvidenceReads, EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome, HostStates,
+    JobError, JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites, NewChapter, NewFingerprint,
+    NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules, SourceFormat, Store,
+    StoreSettings, WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker, WorkerReport,
+    WorkerSettings,
 };
 use tokio::sync::watch;
 
@@ -1445,7 +1447,7 @@ fn entry(url: &str, depth: u32, rank: i16) -> store::NewFrontierEntry {
 }
 
 async fn claim_entry(s: &Store, crawl: CrawlId, lease: Duration) -> Option<store::FrontierRecord> {
-    match s.claim_frontier(crawl, lease).await.unwrap() {
+    match s.claim_frontier(crawl, None, lease).await.unwrap() {
         FrontierClaim::Entry(e) => Some(e),
         _ => None,
     }
@@ -1488,13 +1490,6 @@ pub async fn crawls_round_trip_and_change_status(db: &TestDb) {
     assert_eq!(failed.started_at, running.started_at);
     s.set_crawl_budget(id, None).await.unwrap();
     assert_eq!(s.crawl(id).await.unwrap().max_pages, None);
-    s.add_crawl_totals(id, 3, 1, 5_000_000_000).await.unwrap();
-    s.add_crawl_totals(id, 2, 0, 10).await.unwrap();
-    let totals = s.crawl(id).await.unwrap();
-    assert_eq!(
-        (totals.pages_fetched, totals.pages_failed, totals.bytes),
-        (5, 1, 5_000_000_010)
-    );
 
     let missing = CrawlId(987_654);
     assert!(matches!(
@@ -1509,10 +1504,6 @@ pub async fn crawls_round_trip_and_change_status(db: &TestDb) {
     ));
     assert!(matches!(
         s.set_crawl_budget(missing, Some(1)).await.unwrap_err(),
-        Error::NotFound { .. }
-    ));
-    assert!(matches!(
-        s.add_crawl_totals(missing, 1, 0, 0).await.unwrap_err(),
         Error::NotFound { .. }
     ));
     // A frontier of an unknown crawl is refused by its foreign key.
@@ -1572,7 +1563,7 @@ pub async fn frontier_dedups_orders_retries_and_finishes(db: &TestDb) {
     assert_eq!(c.url, "http://例子.example/2");
     // Nothing left, but entries are in flight: wait.
     assert!(matches!(
-        s.claim_frontier(crawl, lease).await.unwrap(),
+        s.claim_frontier(crawl, None, lease).await.unwrap(),
         FrontierClaim::Wait(_)
     ));
     let counts = s.frontier_counts(crawl).await.unwrap();
@@ -1610,7 +1601,7 @@ pub async fn frontier_dedups_orders_retries_and_finishes(db: &TestDb) {
     s.complete_frontier(fresh.lease, &FrontierOutcome::Failed("http_404".into()))
         .await
         .unwrap();
-    match s.claim_frontier(crawl, lease).await.unwrap() {
+    match s.claim_frontier(crawl, None, lease).await.unwrap() {
         FrontierClaim::Wait(d) => assert!(d <= Duration::from_millis(300), "{d:?}"),
         other => panic!("expected a wait for the retry, got {other:?}"),
     }
@@ -1631,7 +1622,7 @@ pub async fn frontier_dedups_orders_retries_and_finishes(db: &TestDb) {
         .await
         .unwrap();
     assert_eq!(
-        s.claim_frontier(crawl, lease).await.unwrap(),
+        s.claim_frontier(crawl, None, lease).await.unwrap(),
         FrontierClaim::Done
     );
     let counts = s.frontier_counts(crawl).await.unwrap();
@@ -1662,7 +1653,7 @@ pub async fn the_page_budget_bounds_first_claims(db: &TestDb) {
     let a = claim_entry(s, crawl, lease).await.unwrap();
     let b = claim_entry(s, crawl, lease).await.unwrap();
     assert!(matches!(
-        s.claim_frontier(crawl, lease).await.unwrap(),
+        s.claim_frontier(crawl, None, lease).await.unwrap(),
         FrontierClaim::Wait(_)
     ));
     // A retry of a claimed entry is still allowed once the budget is spent.
@@ -1675,7 +1666,7 @@ pub async fn the_page_budget_bounds_first_claims(db: &TestDb) {
             .unwrap();
     }
     assert_eq!(
-        s.claim_frontier(crawl, lease).await.unwrap(),
+        s.claim_frontier(crawl, None, lease).await.unwrap(),
         FrontierClaim::Done
     );
     let counts = s.frontier_counts(crawl).await.unwrap();
@@ -1684,7 +1675,7 @@ pub async fn the_page_budget_bounds_first_claims(db: &TestDb) {
     s.set_crawl_budget(crawl, Some(3)).await.unwrap();
     assert!(claim_entry(s, crawl, lease).await.is_some());
     assert!(matches!(
-        s.claim_frontier(crawl, lease).await.unwrap(),
+        s.claim_frontier(crawl, None, lease).await.unwrap(),
         FrontierClaim::Wait(_)
     ));
 }
@@ -1757,7 +1748,7 @@ pub async fn concurrent_frontier_claims_never_share_an_entry(db: &TestDb) {
                 let mut mine = Vec::new();
                 loop {
                     match s
-                        .claim_frontier(crawl, Duration::from_secs(60))
+                        .claim_frontier(crawl, None, Duration::from_secs(60))
                         .await
                         .unwrap()
                     {
@@ -1800,6 +1791,7 @@ pub async fn host_state_updates_are_serialised(db: &TestDb) {
             h.leases.push(store::HostLease {
                 id: u64::MAX,
                 expires_at: until,
+                run: None,
             });
             before
         })
@@ -1822,6 +1814,7 @@ pub async fn host_state_updates_are_serialised(db: &TestDb) {
                     h.leases.push(store::HostLease {
                         id: i as u64,
                         expires_at: Utc::now(),
+                        run: None,
                     });
                 })
                 .await
@@ -1846,11 +1839,226 @@ pub async fn host_state_updates_are_serialised(db: &TestDb) {
     );
 }
 
+async fn stored_page(s: &Store, crawl: Option<CrawlId>, url: &str, sha: u8, len: u64) {
+    let (id, _) = s
+        .insert_snapshot(
+            &store::NewSnapshot {
+                crawl,
+                body_len: len,
+                ..new_snapshot(url, sha, None)
+            },
+            Some(&b"z"[..]),
+        )
+        .await
+        .unwrap();
+    s.insert_page_text(&store::NewPageText {
+        snapshot: id,
+        url: url.to_owned(),
+        depth: 0,
+        chain: None,
+        kind: "content".into(),
+        title: None,
+        chapter_title: None,
+        body: "正文".into(),
+        encoding: "UTF-8".into(),
+        decode_errors: false,
+        not_modified: false,
+        fetched_at: Utc::now(),
+    })
+    .await
+    .unwrap();
+}
+
+pub async fn crawl_totals_are_counted_from_what_is_stored(db: &TestDb) {
+    let s = &db.store;
+    let id = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let other = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let c = s.crawl(id).await.unwrap();
+    assert_eq!((c.pages_fetched, c.pages_failed, c.bytes), (0, 0, 0));
+    stored_page(s, Some(id), "http://a.example/1", 1, 5_000_000_000).await;
+    stored_page(s, Some(id), "http://a.example/2", 2, 10).await;
+    // The same response stored again by the same crawl (a runner killed before it recorded
+    // the page done) is the stored row; a changed page is evidence of its own but still
+    // one page.
+    stored_page(s, Some(id), "http://a.example/2", 2, 10).await;
+    stored_page(s, Some(id), "http://a.example/2", 3, 7).await;
+    // Another crawl's pages and pages of no crawl count for neither.
+    stored_page(s, Some(other), "http://a.example/1", 1, 5_000_000_000).await;
+    stored_page(s, None, "http://a.example/3", 4, 1).await;
+    // Failures: failed for good, or done with an error status; skipped entries are not.
+    s.push_frontier(
+        id,
+        &[
+            entry("http://a.example/f1", 0, 2),
+            entry("http://a.example/f2", 0, 2),
+            entry("http://a.example/s", 0, 2),
+            entry("http://a.example/ok", 0, 2),
+        ],
+    )
+    .await
+    .unwrap();
+    let outcomes = [
+        FrontierOutcome::Failed("timeout".into()),
+        FrontierOutcome::Done { status: 404 },
+        FrontierOutcome::Skipped("robots_denied".into()),
+        FrontierOutcome::Done { status: 200 },
+    ];
+    for outcome in &outcomes {
+        let e = claim_entry(s, id, Duration::from_secs(60)).await.unwrap();
+        s.complete_frontier(e.lease, outcome).await.unwrap();
+    }
+    let c = s.crawl(id).await.unwrap();
+    assert_eq!(
+        (c.pages_fetched, c.pages_failed, c.bytes),
+        (2, 2, 5_000_000_017)
+    );
+    let o = s.crawl(other).await.unwrap();
+    assert_eq!((o.pages_fetched, o.pages_failed), (1, 0));
+    // A status change writes the same totals into the row for plain-SQL readers.
+    s.set_crawl_status(id, CrawlStatus::Done, None)
+        .await
+        .unwrap();
+    let sql = "SELECT CAST(pages_fetched AS BIGINT), CAST(pages_failed AS BIGINT), bytes \
+               FROM crawls WHERE id = $1";
+    let (pages, failed, bytes): (i64, i64, i64) = match db.kind() {
+        BackendKind::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            let q = sqlx::query_as(sql).bind(id.0);
+            q.fetch_one(&mut c).await.unwrap()
+        }
+        BackendKind::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            let q = sqlx::query_as(sql).bind(id.0);
+            q.fetch_one(&mut c).await.unwrap()
+        }
+    };
+    assert_eq!((pages, failed, bytes), (2, 2, 5_000_000_017));
+}
+
+pub async fn dead_runs_give_their_claims_back_at_once(db: &TestDb) {
+    let s = &db.store;
+    let crawl = s.create_crawl(&new_crawl(None)).await.unwrap();
+    assert!(matches!(
+        s.start_crawl_run(CrawlId(987_654), Duration::from_secs(1))
+            .await
+            .unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.start_crawl_run(crawl, Duration::ZERO).await.unwrap_err(),
+        Error::InvalidInput(_)
+    ));
+    let entries: Vec<_> = (0..4)
+        .map(|i| entry(&format!("http://a.example/{i}"), 0, 2))
+        .collect();
+    s.push_frontier(crawl, &entries).await.unwrap();
+    // An hour's lease: only the runs' liveness can bring these entries back in this test.
+    let lease = Duration::from_secs(3600);
+    let dead_after = Duration::from_millis(1500);
+    let killed = s.start_crawl_run(crawl, dead_after).await.unwrap();
+    let live = s.start_crawl_run(crawl, dead_after).await.unwrap();
+    let claim = |run| async move {
+        match s.claim_frontier(crawl, Some(run), lease).await.unwrap() {
+            FrontierClaim::Entry(e) => e,
+            other => panic!("expected an entry, got {other:?}"),
+        }
+    };
+    let lost = claim(killed).await;
+    let kept = claim(live).await;
+    // Each run holds a fetch slot on a host, for an hour.
+    let hour = Utc::now() + chrono::Duration::hours(1);
+    s.update_host_state("runs.example", |h| {
+        for (id, run) in [(1, killed), (2, live)] {
+            h.leases.push(store::HostLease {
+                id,
+                expires_at: hour,
+                run: Some(run),
+            });
+        }
+    })
+    .await
+    .unwrap();
+    let runs = s.crawl_runs(crawl).await.unwrap();
+    assert_eq!(
+        runs.iter()
+            .map(|r| (r.id, r.alive, r.claims))
+            .collect::<Vec<_>>(),
+        vec![(killed, true, 1), (live, true, 1)]
+    );
+    // The live run beats; the killed one does not. Once its dead_after has passed its
+    // entry is claimable again, the live run's is not.
+    let deadline = Instant::now() + dead_after + Duration::from_millis(300);
+    while Instant::now() < deadline {
+        s.heartbeat_crawl_run(live).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let runs = s.crawl_runs(crawl).await.unwrap();
+    assert_eq!(
+        runs.iter().map(|r| (r.id, r.alive)).collect::<Vec<_>>(),
+        vec![(killed, false), (live, true)]
+    );
+    // The dead run's host slot is free; the live run's is kept.
+    let slots = s
+        .update_host_state("runs.example", |h| {
+            h.leases.iter().map(|l| l.id).collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+    assert_eq!(slots, vec![2]);
+    let resumed = s.start_crawl_run(crawl, dead_after).await.unwrap();
+    let mut urls = HashSet::new();
+    while let FrontierClaim::Entry(e) = s.claim_frontier(crawl, Some(resumed), lease).await.unwrap()
+    {
+        assert_ne!(e.url, kept.url, "a live run lost its claim");
+        urls.insert(e.url);
+    }
+    assert!(
+        urls.contains(&lost.url),
+        "the dead run's entry never came back"
+    );
+    assert_eq!(urls.len(), 3);
+    // The dead run's late completion is fenced; the live run's goes through.
+    assert!(matches!(
+        s.complete_frontier(lost.lease, &FrontierOutcome::Done { status: 200 })
+            .await
+            .unwrap_err(),
+        Error::Conflict(_)
+    ));
+    s.complete_frontier(kept.lease, &FrontierOutcome::Done { status: 200 })
+        .await
+        .unwrap();
+    // Ending a run gives its claims back at once and takes it off the list; twice is fine.
+    let counts = s.frontier_counts(crawl).await.unwrap();
+    assert_eq!((counts.claimed, counts.queued), (3, 0));
+    assert_eq!(s.end_crawl_run(resumed).await.unwrap(), 3);
+    assert_eq!(s.end_crawl_run(resumed).await.unwrap(), 0);
+    assert_eq!(s.frontier_counts(crawl).await.unwrap().queued, 3);
+    assert!(matches!(
+        s.heartbeat_crawl_run(resumed).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.end_crawl_run(store::CrawlRunId(987_654))
+            .await
+            .unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    let listed: Vec<_> = s
+        .crawl_runs(crawl)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, vec![killed, live]);
+}
+
 // ---------------------------------------------------------------------------------------
 // crawl evidence
 
 fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::NewSnapshot {
     store::NewSnapshot {
+        crawl: None,
         url: url.to_owned(),
         final_url: format!("{url}?final"),
         status: 200,

@@ -41,6 +41,8 @@ macro_rules! conformance_suite {
             schedules_enqueue_each_fire_time_once,
             counts_listing_and_purging,
             crawls_round_trip_and_change_status,
+            crawl_totals_are_counted_from_what_is_stored,
+            dead_runs_give_their_claims_back_at_once,
             frontier_dedups_orders_retries_and_finishes,
             the_page_budget_bounds_first_claims,
             expired_frontier_leases_come_back_and_are_fenced,
