@@ -33,6 +33,9 @@ pub struct StoreSettings {
     /// again, after a backoff from 50 ms doubling to at most 2 s. With the defaults a
     /// write gives up only after another process held the lock for over a minute.
     pub sqlite_busy_retries: u32,
+    /// A work import whose latest batch is older than this was abandoned (its process was
+    /// killed): the next import removes its rows. Batches take about a second each.
+    pub abandoned_import_after: Duration,
 }
 
 impl Default for StoreSettings {
@@ -42,6 +45,7 @@ impl Default for StoreSettings {
             acquire_timeout: Duration::from_secs(10),
             sqlite_busy_timeout: Duration::from_secs(10),
             sqlite_busy_retries: 5,
+            abandoned_import_after: Duration::from_secs(600),
         }
     }
 }
@@ -55,6 +59,7 @@ pub struct Store {
     pub(crate) backend: Backend,
     url: DatabaseUrl,
     busy_retries: u32,
+    pub(crate) abandoned_import_after: Duration,
 }
 
 #[derive(Clone)]
@@ -200,6 +205,7 @@ impl Store {
             backend,
             url,
             busy_retries: settings.sqlite_busy_retries,
+            abandoned_import_after: settings.abandoned_import_after,
         })
     }
 

@@ -92,8 +92,10 @@ impl IndexLoads for Store {
 
 impl Store {
     async fn entries(&self, which: Entries) -> Result<Vec<IndexEntry>> {
+        // Chapters of a work still being imported are not entries yet.
         const SELECT: &str = "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.summary, \
-             f.postings FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id";
+             f.postings FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id \
+             JOIN works w ON w.id = c.work_id AND w.importing_since IS NULL";
         let rows: Vec<EntryRow> = read_pool!(self, |pool| {
             match which {
                 Entries::Page { after, limit } => {

@@ -12,7 +12,7 @@ use sqlx::{AssertSqlSafe, Row};
 use tracing::instrument;
 
 use crate::changes::{LogChange, WorkChangeKind};
-use crate::db::{read_pool, write_tx};
+use crate::db::{read_pool, write_pool, write_tx};
 use crate::ids::{ChapterId, WorkId};
 use crate::packed;
 use crate::{Error, Result, Store};
@@ -538,40 +538,68 @@ impl WorkWrites for Store {
         let chars: i64 = lengths.iter().map(|&n| i64::from(n)).sum();
         let hash = work.content_hash.to_vec();
         let chapter_count = work.chapters.len() as i32;
-        write_tx!(self, |tx| {
-            let inserted: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO works (title, author, content_hash, source_name, source_format, \
-                 source_encoding, front_matter, chapter_count, chars) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                 ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-            )
-            .bind(&work.title)
-            .bind(&work.author)
-            .bind(&hash)
-            .bind(&work.source_name)
-            .bind(work.source_format.as_str())
-            .bind(&work.source_encoding)
-            .bind(&work.front_matter)
-            .bind(chapter_count)
-            .bind(chars)
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some(work_id) = inserted else {
-                let existing: i64 =
-                    sqlx::query_scalar("SELECT id FROM works WHERE content_hash = $1")
+        // The work row first, hidden (importing_since set): nothing reads it until the last
+        // batch is in.
+        // The same text imported by another caller right now: wait for it to finish (or be
+        // abandoned), then answer as if it had been stored before.
+        let id = loop {
+            let begun: Option<i64> = write_tx!(self, |tx| {
+                let now = unix_ms();
+                // Imports abandoned by a killed process (StoreSettings::abandoned_import_after).
+                let abandoned_ms = self.abandoned_import_after.as_millis() as i64;
+                sqlx::query("DELETE FROM works WHERE importing_since < $1")
+                    .bind(now - abandoned_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                let existing: Option<(i64, Option<i64>)> =
+                    sqlx::query_as("SELECT id, importing_since FROM works WHERE content_hash = $1")
                         .bind(&hash)
-                        .fetch_one(&mut *tx)
+                        .fetch_optional(&mut *tx)
                         .await?;
-                return Ok(WorkInsert::Existing(WorkId(existing)));
-            };
-            let ids = tx
-                .insert_chapters(work_id, &work.chapters, &lengths)
-                .await?;
-            tx.insert_fingerprints(&ids, &work.chapters).await?;
-            tx.insert_postings(&ids, &work.chapters).await?;
-            tx.log_change(work_id, WorkChangeKind::Added).await?;
-            Ok(WorkInsert::Created(WorkId(work_id)))
-        })
+                match existing {
+                    Some((id, None)) => return Ok(WorkInsert::Existing(WorkId(id))),
+                    Some((_, Some(_))) => None,
+                    // A concurrent insert of the same text (Postgres, read committed) makes
+                    // this one do nothing: the next round waits for it.
+                    None => {
+                        sqlx::query_scalar(
+                            "INSERT INTO works (title, author, content_hash, source_name, \
+                             source_format, source_encoding, front_matter, chapter_count, \
+                             chars, importing_since) \
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+                             ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+                        )
+                        .bind(&work.title)
+                        .bind(&work.author)
+                        .bind(&hash)
+                        .bind(&work.source_name)
+                        .bind(work.source_format.as_str())
+                        .bind(&work.source_encoding)
+                        .bind(&work.front_matter)
+                        .bind(chapter_count)
+                        .bind(chars)
+                        .bind(now)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                    }
+                }
+            });
+            match begun {
+                Some(id) => break id,
+                None => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            }
+        };
+        let id = WorkId(id);
+        match self.insert_batches(id.0, work, &lengths).await {
+            Ok(()) => Ok(WorkInsert::Created(id)),
+            Err(e) => {
+                // Best effort: a row left behind is removed by the next import anyway.
+                if let Err(cleanup) = self.remove_pending(id.0).await {
+                    tracing::warn!(work = %id, error = %cleanup, "could not remove a failed import");
+                }
+                Err(e)
+            }
+        }
     }
 
     #[instrument(skip_all, fields(work = %id))]
@@ -589,6 +617,74 @@ impl WorkWrites for Store {
     }
 }
 
+/// Chapter text written per transaction of an import: about a second of work, so that other
+/// writers (a crawl, another import) get the SQLite write lock between batches.
+const IMPORT_BATCH_BYTES: usize = 1 << 20;
+
+/// The pause between two batches of an import on SQLite (see [`Store::insert_batches`]).
+const SQLITE_BATCH_PAUSE: std::time::Duration = std::time::Duration::from_millis(120);
+
+fn unix_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl Store {
+    /// Writes a pending work's chapters, fingerprints and postings in batches of
+    /// [`IMPORT_BATCH_BYTES`], then makes it visible and logs it, in one last transaction.
+    async fn insert_batches(&self, work_id: i64, work: &NewWork, lengths: &[i32]) -> Result<()> {
+        for range in chunks_by_bytes(&work.chapters, IMPORT_BATCH_BYTES) {
+            let chapters = &work.chapters[range.clone()];
+            let first_ordinal = range.start as i32 + 1;
+            write_tx!(self, |tx| {
+                let ids = tx
+                    .insert_chapters(work_id, chapters, &lengths[range.clone()], first_ordinal)
+                    .await?;
+                tx.insert_fingerprints(&ids, chapters).await?;
+                tx.insert_postings(&ids, chapters).await?;
+                sqlx::query("UPDATE works SET importing_since = $1 WHERE id = $2")
+                    .bind(unix_ms())
+                    .bind(work_id)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok::<_, Error>(())
+            })?;
+            // SQLite does not queue writers: one waiting for the lock polls it (every 100 ms
+            // at most), and would lose every race to the next batch without this pause.
+            if matches!(self.backend, crate::db::Backend::Sqlite { .. }) {
+                tokio::time::sleep(SQLITE_BATCH_PAUSE).await;
+            }
+        }
+        write_tx!(self, |tx| {
+            let shown = sqlx::query(
+                "UPDATE works SET importing_since = NULL \
+                 WHERE id = $1 AND importing_since IS NOT NULL",
+            )
+            .bind(work_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if shown != 1 {
+                return Err(Error::Conflict(format!(
+                    "work {work_id} was removed while it was being imported"
+                )));
+            }
+            tx.log_change(work_id, WorkChangeKind::Added).await?;
+            Ok(())
+        })
+    }
+
+    /// Removes a pending work (chapters, fingerprints and postings go with it).
+    async fn remove_pending(&self, work_id: i64) -> Result<()> {
+        write_pool!(self, |pool| {
+            sqlx::query("DELETE FROM works WHERE id = $1 AND importing_since IS NOT NULL")
+                .bind(work_id)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+}
+
 /// The statements of a work's bulk write and of posting lookups, per backend.
 ///
 /// Postgres gets few large statements (one `UNNEST` of arrays per table and chunk): each
@@ -596,12 +692,14 @@ impl WorkWrites for Store {
 /// statement also waits ~40 ms for a delayed ACK (launchbadge/sqlx#4335). SQLite runs in
 /// process, where many small prepared statements are cheap but parameters are limited.
 trait BulkSql {
-    /// Inserts the chapters (ordinals 1, 2, ...); returns their ids in order.
+    /// Inserts the chapters (ordinals `first_ordinal`, `first_ordinal + 1`, ...); returns
+    /// their ids in order.
     fn insert_chapters(
         &mut self,
         work_id: i64,
         chapters: &[NewChapter],
         lengths: &[i32],
+        first_ordinal: i32,
     ) -> impl Future<Output = Result<Vec<i64>>> + Send;
 
     /// Inserts the chapters' fingerprint summaries, each with its postings packed
@@ -654,10 +752,11 @@ impl BulkSql for sqlx::PgConnection {
         work_id: i64,
         chapters: &[NewChapter],
         lengths: &[i32],
+        first_ordinal: i32,
     ) -> Result<Vec<i64>> {
         let mut ids = Vec::with_capacity(chapters.len());
         for range in chunks_by_bytes(chapters, PG_CHAPTER_BYTES_PER_INSERT) {
-            let ordinals: Vec<i32> = range.clone().map(|i| i as i32 + 1).collect();
+            let ordinals: Vec<i32> = range.clone().map(|i| i as i32 + first_ordinal).collect();
             let titles: Vec<&str> = chapters[range.clone()]
                 .iter()
                 .map(|c| c.title.as_str())
@@ -771,6 +870,7 @@ impl BulkSql for sqlx::SqliteConnection {
         work_id: i64,
         chapters: &[NewChapter],
         lengths: &[i32],
+        first_ordinal: i32,
     ) -> Result<Vec<i64>> {
         let mut ids = Vec::with_capacity(chapters.len());
         for (i, (ch, &len)) in chapters.iter().zip(lengths).enumerate() {
@@ -779,7 +879,7 @@ impl BulkSql for sqlx::SqliteConnection {
                  VALUES ($1, $2, $3, $4, $5) RETURNING id",
             )
             .bind(work_id)
-            .bind(i as i32 + 1)
+            .bind(i as i32 + first_ordinal)
             .bind(&ch.title)
             .bind(&ch.body)
             .bind(len)
@@ -881,7 +981,9 @@ fn like_contains(text: &str) -> String {
 impl WorkReads for Store {
     #[instrument(skip_all, fields(work = %id))]
     async fn work(&self, id: WorkId) -> Result<Work> {
-        let sql = AssertSqlSafe(format!("SELECT {WORK_COLUMNS} FROM works WHERE id = $1"));
+        let sql = AssertSqlSafe(format!(
+            "SELECT {WORK_COLUMNS} FROM works WHERE id = $1 AND importing_since IS NULL"
+        ));
         read_pool!(self, |pool| {
             match sqlx::query(sql).bind(id).fetch_optional(pool).await? {
                 Some(row) => work_from_row(&row),
@@ -892,17 +994,19 @@ impl WorkReads for Store {
 
     async fn work_by_content_hash(&self, hash: &[u8; 32]) -> Result<Option<WorkId>> {
         Ok(read_pool!(self, |pool| {
-            sqlx::query_scalar("SELECT id FROM works WHERE content_hash = $1")
-                .bind(hash.as_slice())
-                .fetch_optional(pool)
-                .await?
+            sqlx::query_scalar(
+                "SELECT id FROM works WHERE content_hash = $1 AND importing_since IS NULL",
+            )
+            .bind(hash.as_slice())
+            .fetch_optional(pool)
+            .await?
         }))
     }
 
     #[instrument(skip_all, fields(filter = ?filter))]
     async fn works(&self, filter: &WorkFilter, page: Page<WorkId>) -> Result<Vec<WorkSummary>> {
         const COLUMNS: &str = "SELECT id, title, author, chapter_count, chars, created_at \
-                               FROM works WHERE id > $1";
+                               FROM works WHERE id > $1 AND importing_since IS NULL";
         const TAIL: &str = "ORDER BY id LIMIT $2";
         let (condition, arg) = match filter {
             WorkFilter::All => ("", None),
@@ -966,6 +1070,7 @@ impl FingerprintReads for Store {
             sqlx::query_as(
                 "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.chars, f.simhash, \
                  f.summary FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id \
+                 JOIN works w ON w.id = c.work_id AND w.importing_since IS NULL \
                  WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2",
             )
             .bind(after)

@@ -14,9 +14,9 @@ use sqlx::Connection as _;
 use store::{
     BackendKind, CrawlFrontier, CrawlId, CrawlRuns, CrawlStatus, Crawls, Enqueued, Error,
     EvidenceReads, EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome, HostStates,
-    JobError, JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites, NewChapter, NewFingerprint,
-    NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules, SourceFormat, Store,
-    StoreSettings, WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker, WorkerReport,
+    IndexLoads, JobError, JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites, NewChapter,
+    NewFingerprint, NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules, SourceFormat,
+    Store, StoreSettings, WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker, WorkerReport,
     WorkerSettings,
 };
 use tokio::sync::watch;
@@ -322,6 +322,105 @@ pub async fn concurrent_imports_of_one_work_store_it_once(db: &TestDb) {
     assert!(outcomes.iter().all(|o| o.id() == id));
     assert_eq!(db.store.chapters(id).await.unwrap().len(), 3);
     assert_eq!(db.store.fingerprints(Page::all()).await.unwrap().len(), 3);
+}
+
+/// A work of `chapters` chapters of `bytes` each: several import batches.
+fn long_work(title: &str, seed: u8, chapters: usize, bytes: usize) -> NewWork {
+    let mut work = sample_work(title, seed);
+    let body = "字".repeat(bytes / 3);
+    work.chapters = (0..chapters)
+        .map(|i| NewChapter {
+            title: format!("第{}章", i + 1),
+            body: body.clone(),
+            fingerprint: fingerprint(u64::from(seed) * 1000 + i as u64, 200),
+        })
+        .collect();
+    work
+}
+
+pub async fn a_long_import_lets_other_writers_in_and_stays_hidden(db: &TestDb) {
+    // Two pools: two processes on one SQLite file, or two clients of one Postgres.
+    let [a, b] = two_pools(db).await;
+    let long = long_work("长篇", 7, 48, 256 * 1024);
+    let import = tokio::spawn(async move { a.insert_work(&long).await });
+    let mut written_during_import = 0;
+    let mut i = 0u8;
+    while !import.is_finished() {
+        // Another writer (a crawl, another import) gets in between the batches...
+        b.insert_work(&sample_work(&format!("short {i}"), 100 + i))
+            .await
+            .unwrap();
+        i += 1;
+        if !import.is_finished() {
+            written_during_import += 1;
+        }
+        // ...and no reader sees the long work before it is whole.
+        for w in b.works(&WorkFilter::All, Page::all()).await.unwrap() {
+            assert_eq!(b.chapters(w.id).await.unwrap().len(), w.chapters as usize);
+        }
+        let mut entries = std::collections::HashMap::new();
+        for entry in b.index_entries(Page::all()).await.unwrap() {
+            *entries.entry(entry.work_id).or_insert(0u32) += 1;
+        }
+        for fp in b.fingerprints(Page::all()).await.unwrap() {
+            assert!(entries.contains_key(&fp.work_id) || import.is_finished());
+        }
+        for (work, n) in entries {
+            assert_eq!(n, b.work(work).await.unwrap().chapters, "{work}");
+        }
+    }
+    let id = created(import.await.unwrap().unwrap());
+    assert!(
+        written_during_import >= 2,
+        "{written_during_import} writes got in"
+    );
+    assert_eq!(b.chapters(id).await.unwrap().len(), 48);
+    let ordinals: Vec<u32> = b
+        .chapters(id)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| c.ordinal)
+        .collect();
+    assert_eq!(ordinals, (1..=48).collect::<Vec<_>>());
+    assert_eq!(b.work_index_entries(id).await.unwrap().len(), 48);
+}
+
+pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
+    let settings = StoreSettings {
+        abandoned_import_after: Duration::from_millis(500),
+        ..StoreSettings::default()
+    };
+    let s = db.reopen(&settings).await;
+    let long = long_work("半途", 9, 96, 256 * 1024);
+    // The importing process dies between two batches.
+    let import = {
+        let (s, long) = (s.clone(), long.clone());
+        tokio::spawn(async move { s.insert_work(&long).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    import.abort();
+    assert!(import.await.unwrap_err().is_cancelled());
+    assert!(
+        s.works(&WorkFilter::All, Page::all())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(s.index_entries(Page::all()).await.unwrap().is_empty());
+    assert_eq!(
+        s.work_by_content_hash(&long.content_hash).await.unwrap(),
+        None
+    );
+    // The same text again: once the dead import is old enough it is removed, and the work
+    // is stored whole, once.
+    let id = created(s.insert_work(&long).await.unwrap());
+    assert_eq!(s.chapters(id).await.unwrap().len(), 96);
+    assert_eq!(s.index_entries(Page::all()).await.unwrap().len(), 96);
+    assert_eq!(
+        s.works(&WorkFilter::All, Page::all()).await.unwrap().len(),
+        1
+    );
 }
 
 pub async fn a_failed_work_insert_writes_nothing(db: &TestDb) {

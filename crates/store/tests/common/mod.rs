@@ -14,6 +14,8 @@ macro_rules! conformance_suite {
             work_round_trips_with_chapters_and_fingerprints,
             reimporting_the_same_content_finds_the_existing_work,
             concurrent_imports_of_one_work_store_it_once,
+            a_long_import_lets_other_writers_in_and_stays_hidden,
+            an_abandoned_import_is_hidden_then_removed,
             a_failed_work_insert_writes_nothing,
             a_work_without_chapters_is_refused,
             missing_rows_are_not_found,
