@@ -433,3 +433,25 @@ async fn bad_crawl_settings_are_refused_before_a_crawl_row_is_written() {
         store::Error::NotFound { .. }
     ));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_runs_while_a_large_import_holds_the_database() {
+    let site = Site::start().await;
+    let env = Env::new();
+    ok(&output({
+        let mut c = copyhound(&env.db);
+        c.arg("migrate");
+        c
+    })
+    .await);
+    let novel = env.file("长篇.txt", common::long_novel("丙", 600).as_bytes());
+    // The import writes batch after batch into the same SQLite file the crawl writes to.
+    let mut import = copyhound(&env.db);
+    import.args(["works", "import", novel.to_str().unwrap()]);
+    let import = tokio::task::spawn_blocking(move || import.output().unwrap());
+    let s = crawl_json(&env, &[&site.url(), "--allow-private"]).await;
+    assert_eq!(s["status"], "done", "{s}");
+    assert_eq!(s["pages"], PAGES as u64, "{s}");
+    site.assert_each_page_once();
+    ok(&import.await.unwrap());
+}

@@ -264,36 +264,13 @@ async fn the_worker_runs_an_import_job_and_stops_cleanly_on_ctrl_c() {
     assert_eq!(works[0].title, "排队的书");
 }
 
-/// A novel of `chapters` chapters of about 20 KB, made of 老残游记's lines, told apart by
-/// `book` so that two of them are different works.
-fn long_novel(book: &str, chapters: usize) -> String {
-    let lines: Vec<&str> = SAMPLE
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.chars().count() > 20)
-        .collect();
-    let mut text = String::new();
-    for n in 1..=chapters {
-        text.push_str(&format!("第{n}章 {book}之{n}\n"));
-        let mut chars = 0;
-        let mut i = n;
-        while chars < 7_000 {
-            let line = lines[i % lines.len()];
-            text.push_str(&format!("{book}{n}：{line}\n"));
-            chars += line.chars().count();
-            i += 7;
-        }
-    }
-    text
-}
-
 #[test]
 fn two_large_imports_at_once_both_succeed() {
     let env = Env::new();
     ok(env.run(&["migrate"]));
     let (a, b) = (
-        env.file("甲.txt", long_novel("甲", 300).as_bytes()),
-        env.file("乙.txt", long_novel("乙", 300).as_bytes()),
+        env.file("甲.txt", common::long_novel("甲", 300).as_bytes()),
+        env.file("乙.txt", common::long_novel("乙", 300).as_bytes()),
     );
     // Two processes on one SQLite file, each holding the write lock batch by batch.
     let spawn = |path: &Path| {

@@ -55,3 +55,30 @@ impl Env {
         out
     }
 }
+
+/// 老残游记's contents and first two chapters (public domain; see the import crate's
+/// `tests/data/README.md`): the lines [`long_novel`] is made of.
+const NOVEL_LINES: &str = include_str!("../../../import/tests/data/laocanyouji_toc_1-2.txt");
+
+/// A novel of `chapters` chapters of about 20 KB, made of 老残游记's lines, told apart by
+/// `book` so that two of them are different works.
+pub fn long_novel(book: &str, chapters: usize) -> String {
+    let lines: Vec<&str> = NOVEL_LINES
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.chars().count() > 20)
+        .collect();
+    let mut text = String::new();
+    for n in 1..=chapters {
+        text.push_str(&format!("第{n}章 {book}之{n}\n"));
+        let mut chars = 0;
+        let mut i = n;
+        while chars < 7_000 {
+            let line = lines[i % lines.len()];
+            text.push_str(&format!("{book}{n}：{line}\n"));
+            chars += line.chars().count();
+            i += 7;
+        }
+    }
+    text
+}
