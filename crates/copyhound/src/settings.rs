@@ -39,6 +39,8 @@ pub struct Settings {
     pub matcher: matcher::MatcherSettings,
     /// Crawling (`[crawler]`): fetching, politeness, robots.txt, scope, limits.
     pub crawler: crawler::CrawlSettings,
+    /// What one imported file may cost (`[import]`): size, HTML shape, EPUB archive.
+    pub import: import::ImportLimits,
 }
 
 impl Settings {
@@ -54,7 +56,10 @@ impl Settings {
         self.matcher
             .validate()
             .map_err(|e| e.in_section("matcher"))?;
-        self.crawler.validate().map_err(|e| e.in_section("crawler"))
+        self.crawler
+            .validate()
+            .map_err(|e| e.in_section("crawler"))?;
+        self.import.validate().map_err(|e| e.in_section("import"))
     }
 }
 

@@ -84,3 +84,25 @@ fn crawl_flags_out_of_range_are_refused_before_anything_is_stored() {
     // Refused while parsing the command line: no database was made.
     assert!(!env.dir.path().join("db").exists());
 }
+
+#[test]
+fn import_limits_are_settings_checked_and_applied() {
+    let env = Env::new();
+    let out = config_with(&env, "COPYHOUND_IMPORT__EPUB__MAX_RATIO", "0");
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("import.epub.max_ratio = 0 is out of range"),
+        "{err}"
+    );
+    // A small size limit refuses a file over it, naming the limit.
+    let file = env.file("长.txt", "第一章 开端\n正文在此。\n".repeat(20).as_bytes());
+    let out = common::copyhound(&env.db)
+        .args(["works", "import", file.to_str().unwrap()])
+        .env("COPYHOUND_IMPORT__MAX_BYTES", "100")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("more than the limit of 100"), "{err}");
+}

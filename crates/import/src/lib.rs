@@ -141,14 +141,68 @@ pub struct ImportSettings {
 
 impl Default for ImportSettings {
     fn default() -> Self {
+        let ImportLimits {
+            max_bytes,
+            html,
+            epub,
+        } = ImportLimits::default();
         ImportSettings {
             split: SplitSettings::default(),
             fingerprint: FingerprintSettings::default(),
             threads: 0,
+            max_bytes,
+            html,
+            epub,
+        }
+    }
+}
+
+impl ImportSettings {
+    /// These settings with the bounds of `limits`.
+    #[must_use]
+    pub fn with_limits(self, limits: ImportLimits) -> Self {
+        ImportSettings {
+            max_bytes: limits.max_bytes,
+            html: limits.html,
+            epub: limits.epub,
+            ..self
+        }
+    }
+}
+
+/// What one file may cost to import, as an operator configures it (`[import]`): its size,
+/// its HTML's shape, its EPUB's archive. Everything past a bound is refused with a message
+/// naming it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ImportLimits {
+    /// Largest file accepted, in bytes (the whole file is held in memory while imported).
+    pub max_bytes: u64,
+    /// Bounds on parsing HTML and XHTML (also each EPUB document).
+    pub html: HtmlLimits,
+    /// Bounds on an EPUB archive, checked while inflating.
+    pub epub: EpubLimits,
+}
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        ImportLimits {
             max_bytes: 256 * 1024 * 1024,
             html: HtmlLimits::default(),
             epub: EpubLimits::default(),
         }
+    }
+}
+
+impl ImportLimits {
+    /// Checks every bound; keys are relative to `[import]`.
+    ///
+    /// # Errors
+    /// [`bounds::OutOfRange`] naming the first bad bound and what is allowed.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        bounds::at_least("max_bytes", self.max_bytes, 1)?;
+        self.html.validate().map_err(|e| e.in_section("html"))?;
+        self.epub.validate().map_err(|e| e.in_section("epub"))
     }
 }
 
@@ -159,10 +213,13 @@ impl ImportSettings {
     /// # Errors
     /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
     pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
-        bounds::at_least("max_bytes", self.max_bytes, 1)?;
+        ImportLimits {
+            max_bytes: self.max_bytes,
+            html: self.html.clone(),
+            epub: self.epub.clone(),
+        }
+        .validate()?;
         self.split.validate().map_err(|e| e.in_section("split"))?;
-        self.html.validate().map_err(|e| e.in_section("html"))?;
-        self.epub.validate().map_err(|e| e.in_section("epub"))?;
         self.fingerprint
             .validate()
             .map_err(|e| e.in_section("fingerprint"))
