@@ -23,7 +23,7 @@ pub struct EpubLimits {
     /// Bytes of all entries inflated, at most.
     pub max_inflated_bytes: u64,
     /// Largest inflated/compressed ratio of an entry that inflates to more than
-    /// [`RATIO_FLOOR`] bytes. Text and XHTML compress 3 to 10 times; bombs a thousand.
+    /// 1 MiB. Text and XHTML compress 3 to 10 times; bombs a thousand.
     pub max_ratio: u64,
 }
 
