@@ -98,7 +98,11 @@ fn bench_fingerprint_refuses_bad_arguments() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads must be at least 1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--threads") && stderr.contains("is not a count"),
+        "{stderr}"
+    );
     let out = copyhound()
         .args(["bench", "fingerprint", "--input", "/nonexistent/copyhound"])
         .output()
@@ -157,5 +161,9 @@ fn bench_extract_measures_parse_and_extraction_of_real_pages() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--threads must be at least 1"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--threads") && stderr.contains("is not a count"),
+        "{stderr}"
+    );
 }

@@ -106,3 +106,19 @@ fn import_limits_are_settings_checked_and_applied() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("more than the limit of 100"), "{err}");
 }
+
+#[test]
+fn zero_jobs_workers_and_threads_are_refused_by_the_flags() {
+    let env = Env::new();
+    for args in [
+        &["worker", "--concurrency", "0"][..],
+        &["check", "--jobs", "0", "x.txt"],
+        &["bench", "fingerprint", "--threads", "0"],
+        &["bench", "match", "--jobs", "0", "--input", "."],
+    ] {
+        let out = common::copyhound(&env.db).args(args).output().unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(err.contains("\"0\" is not a count"), "{args:?}: {err}");
+    }
+}

@@ -62,7 +62,7 @@ pub struct ExtractArgs {
 #[derive(Debug, Args)]
 pub struct MeasureArgs {
     /// Worker threads.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::parse_count)]
     threads: usize,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -73,12 +73,9 @@ pub struct MeasureArgs {
 }
 
 impl MeasureArgs {
-    /// Threads, JSON and seconds, once thread and time options no measurement can use are
-    /// refused.
+    /// Threads, JSON and seconds, once a time no measurement can use is refused (clap
+    /// refuses 0 threads).
     fn checked(&self) -> Result<(usize, bool, f64)> {
-        if self.threads == 0 {
-            bail!("--threads must be at least 1");
-        }
         if !(self.seconds.is_finite() && self.seconds >= 0.0) {
             bail!(
                 "--seconds must be a non-negative number, got {}",
@@ -106,7 +103,7 @@ pub struct MatchArgs {
     #[arg(long)]
     json: bool,
     /// Pages checked at once; default: twice the number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_count)]
     jobs: Option<usize>,
 }
 

@@ -41,7 +41,7 @@ pub struct CheckArgs {
     #[arg(long)]
     allow_private: bool,
     /// Pages checked at once; default: twice the number of cores.
-    #[arg(long)]
+    #[arg(long, value_parser = super::parse_count)]
     jobs: Option<usize>,
 }
 

@@ -45,6 +45,16 @@ pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// A count from the command line that must be at least 1 (jobs, threads, workers).
+pub fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a count: give a whole number, 1 or more"
+        )),
+    }
+}
+
 /// Opens the database and applies pending migrations.
 pub async fn open_store(url: &str) -> Result<Store> {
     Store::open(url, &store_settings()).await.with_context(|| {

@@ -24,7 +24,7 @@ pub struct WorkerArgs {
     #[arg(long, default_value = store::queue::DEFAULT_QUEUE)]
     queue: String,
     /// Jobs run at once.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = super::parse_count)]
     concurrency: usize,
     /// Seconds running jobs get to finish after Ctrl-C before they are released.
     #[arg(long, default_value_t = 30)]
