@@ -345,7 +345,7 @@ struct Inner<F, S, H> {
 }
 
 /// What [`Crawl::new`] builds from the settings, and all it can refuse them for.
-struct Parts {
+pub(crate) struct Parts {
     seeds: Vec<Url>,
     fetcher: Fetcher,
     scope: Scope,
@@ -353,7 +353,7 @@ struct Parts {
 }
 
 impl Parts {
-    fn new(settings: &CrawlSettings, seeds: &[Url]) -> Result<Self> {
+    pub(crate) fn new(settings: &CrawlSettings, seeds: &[Url]) -> Result<Self> {
         settings.validate()?;
         let seeds = seeds
             .iter()
@@ -412,15 +412,27 @@ where
         sink: S,
         hosts: H,
     ) -> Result<Self> {
+        let parts = Parts::new(&settings, &seeds)?;
+        Ok(Self::from_parts(settings, parts, frontier, sink, hosts))
+    }
+
+    /// A crawl from parts already built from `settings` (and so already checked).
+    pub(crate) fn from_parts(
+        settings: CrawlSettings,
+        parts: Parts,
+        frontier: F,
+        sink: S,
+        hosts: H,
+    ) -> Self {
         let Parts {
             seeds,
             fetcher,
             scope,
             extractor,
-        } = Parts::new(&settings, &seeds)?;
+        } = parts;
         let robots = RobotsCache::new(settings.fetch.agent.clone(), settings.robots.clone());
         let politeness = Politeness::new(hosts, settings.politeness.clone());
-        Ok(Self {
+        Self {
             inner: Arc::new(Inner {
                 settings,
                 seeds,
@@ -436,7 +448,7 @@ where
                 stop: AtomicBool::new(false),
                 sitemap_files: AtomicUsize::new(0),
             }),
-        })
+        }
     }
 
     /// The frontier.

@@ -100,6 +100,6 @@ pub use robots::{RobotsCache, RobotsSettings};
 pub use safety::{AddressPolicy, SafetySettings};
 pub use sink::{MemorySink, PageRecord, SnapshotId, SnapshotSink};
 pub use snapshot::{BodyStatus, Sha256, Snapshot};
-pub use store_frontier::{StoreCrawl, StoreFrontier, StoreHostStates};
+pub use store_frontier::{HeldUrls, StoreCrawl, StoreFrontier, StoreHostStates, held_urls};
 pub use store_sink::{StoreSink, stored_snapshot};
 pub use warc::{WarcReader, WarcRecord, WarcWriter};

@@ -16,7 +16,7 @@ use store::{
 };
 use url::Url;
 
-use crate::crawl::{Crawl, CrawlSettings};
+use crate::crawl::{Crawl, CrawlReport, CrawlSettings, Parts};
 use crate::error::{Error, Result};
 use crate::frontier::{
     ChainPos, Claim, Claimed, Discovery, EntryId, EntryState, Frontier, FrontierEntry,
@@ -166,6 +166,45 @@ where
         }
         Ok(())
     }
+}
+
+/// A crawl's frontier entries that its other runs hold, as a resume finds them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldUrls {
+    /// Held by runs that died: they are crawled again at once.
+    pub by_dead_runs: u64,
+    /// Held by runs that were alive moments ago: they stay with them.
+    pub by_live_runs: u64,
+    /// Runs alive moments ago.
+    pub live_runs: usize,
+    /// If the live runs were killed, their entries come back within this
+    /// (their longest `run_dead_after`; zero when they hold none).
+    pub longest_wait: Duration,
+}
+
+/// Who holds the entries of crawl `crawl` (for an operator resuming it).
+///
+/// # Errors
+/// [`Error::Store`] when the store fails.
+pub async fn held_urls<S: CrawlRuns>(store: &S, crawl: CrawlId) -> Result<HeldUrls> {
+    let runs = store
+        .crawl_runs(crawl)
+        .await
+        .map_err(backend("listing the runs of a crawl"))?;
+    let mut held = HeldUrls::default();
+    for run in &runs {
+        if run.alive {
+            held.by_live_runs += run.claims;
+            held.live_runs += 1;
+            held.longest_wait = held.longest_wait.max(run.dead_after);
+        } else {
+            held.by_dead_runs += run.claims;
+        }
+    }
+    if held.by_live_runs == 0 {
+        held.longest_wait = Duration::ZERO;
+    }
+    Ok(held)
 }
 
 /// A store write for a claim that another worker has taken over since is not an error of
@@ -437,7 +476,8 @@ where
     /// The runner for stored crawl `id` with the settings and seeds it was created with (its
     /// frontier claims last `settings.frontier_lease`), as a new run of the crawl
     /// ([`StoreFrontier::with_run`], dead after `settings.run_dead_after` without a
-    /// heartbeat). Call [`StoreCrawl::end_run`] when it stops.
+    /// heartbeat). Run it with [`StoreCrawl::run_to_end`], or call [`StoreCrawl::end_run`] when
+    /// it stops.
     /// Several runners (in one process or many) may run one crawl at once; a runner started
     /// after another stopped resumes where it stopped.
     ///
@@ -468,18 +508,18 @@ where
             .iter()
             .map(|s| Url::parse(s).map_err(|e| Error::invalid_url(s, e.to_string())))
             .collect::<Result<Vec<_>>>()?;
-        // Checked before the run starts, so bad settings leave no run behind.
-        settings.check(&seeds)?;
+        // Built (and so checked) before the run starts, so bad settings leave no run behind.
+        let parts = Parts::new(&settings, &seeds)?;
         let frontier =
             StoreFrontier::with_run(store.clone(), id, lease, settings.run_dead_after).await?;
         let hosts = StoreHostStates::for_run(store.clone(), frontier.run());
-        Crawl::new(
+        Ok(Crawl::from_parts(
             settings,
-            seeds,
+            parts,
             frontier,
             StoreSink::for_crawl(store, id),
             hosts,
-        )
+        ))
     }
 
     /// Ends this runner's run of the crawl ([`StoreFrontier::end_run`]).
@@ -488,5 +528,19 @@ where
     /// [`Error::Store`] when the store fails.
     pub async fn end_run(&self) -> Result<()> {
         self.frontier().end_run().await
+    }
+
+    /// [`Crawl::run`], then [`StoreCrawl::end_run`], so that the URLs this runner still
+    /// holds go back at once. Failing to end the run is logged, not returned: without its
+    /// heartbeats the run counts as dead after `crawler.run_dead_after` anyway.
+    ///
+    /// # Errors
+    /// As [`Crawl::run`].
+    pub async fn run_to_end(&self) -> Result<CrawlReport> {
+        let result = self.run().await;
+        if let Err(e) = self.end_run().await {
+            tracing::warn!(error = %e, "could not end the crawl run");
+        }
+        result
     }
 }

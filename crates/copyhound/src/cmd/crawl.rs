@@ -12,7 +12,7 @@ use crawler::safety::AddressPolicy;
 use crawler::{CrawlReport, CrawlSettings, Frontier, StoreCrawl};
 use indicatif::{ProgressBar, ProgressFinish, ProgressStyle};
 use serde::Serialize;
-use store::{CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
+use store::{CrawlId, CrawlRecord, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
 use url::Url;
 
 use super::outln;
@@ -130,25 +130,21 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
             let mut stored: CrawlSettings = serde_json::from_str(&row.settings)
                 .with_context(|| format!("while reading the settings stored with crawl {id}"))?;
             apply_flags(&mut stored, &args);
-            check_settings(&stored)
-                .with_context(|| format!("while checking the settings stored with crawl {id}"))?;
+            check_crawl(&stored, &parse_seeds(&row.seeds)?).with_context(|| {
+                format!("crawl {id} cannot run with the settings stored with it")
+            })?;
             if args.max_pages.is_some() {
                 store.set_crawl_budget(id, args.max_pages).await?;
             }
-            stored.check(&parse_seeds(&row.seeds)?).with_context(|| {
-                format!("crawl {id} cannot run with the settings stored with it")
-            })?;
             note_held_urls(store, id).await?;
             (id, stored)
         }
         None => {
             let mut s = settings.crawler.clone();
             apply_flags(&mut s, &args);
-            check_settings(&s)?;
             let seeds = parse_seeds(&args.urls)?;
             // Before anything is stored: bad settings must not leave a crawl row behind.
-            s.check(&seeds)
-                .context("while checking the crawl settings")?;
+            check_crawl(&s, &seeds).context("while checking the crawl settings")?;
             check_addresses(&seeds, &s).await?;
             let id = StoreCrawl::create(store, &s, &seeds)
                 .await
@@ -188,25 +184,21 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
 /// Tells the operator about URLs of a resumed crawl that other runs hold: those of dead runs
 /// come back at once, those of live runs stay with them.
 async fn note_held_urls(store: &Store, id: CrawlId) -> Result<()> {
-    let runs = store.crawl_runs(id).await?;
-    let (dead, live): (Vec<_>, Vec<_>) = runs.iter().partition(|r| !r.alive);
-    let held = |runs: &[&store::CrawlRunRecord]| runs.iter().map(|r| r.claims).sum::<u64>();
-    let (dead_urls, live_urls) = (held(&dead), held(&live));
-    if dead_urls > 0 {
-        eprintln!("note: {dead_urls} urls of crawl {id} held by runs that died are crawled again");
-    }
-    if let Some(waiting) = live
-        .iter()
-        .map(|r| r.dead_after)
-        .max()
-        .filter(|_| live_urls > 0)
-    {
+    let held = crawler::held_urls(store, id).await?;
+    if held.by_dead_runs > 0 {
         eprintln!(
-            "note: {live_urls} urls of crawl {id} are held by {} other run(s) that were alive \
+            "note: {} urls of crawl {id} held by runs that died are crawled again",
+            held.by_dead_runs
+        );
+    }
+    if held.by_live_runs > 0 {
+        eprintln!(
+            "note: {} urls of crawl {id} are held by {} other run(s) that were alive \
              moments ago; if they were killed, their urls come back within {} s \
              (crawler.run_dead_after)",
-            live.len(),
-            waiting.as_secs_f64().ceil()
+            held.by_live_runs,
+            held.live_runs,
+            held.longest_wait.as_secs_f64().ceil()
         );
     }
     Ok(())
@@ -225,10 +217,14 @@ fn apply_flags(s: &mut CrawlSettings, args: &CrawlArgs) {
     }
 }
 
-/// The crawl's settings after the flags, checked before anything is stored or queued.
-fn check_settings(s: &CrawlSettings) -> Result<()> {
-    s.validate()
-        .map_err(|e| anyhow::anyhow!("{}", e.in_section("crawler")))
+/// The crawl's settings after the flags, checked (once, with everything a crawl of `seeds`
+/// builds from them) before anything is stored or queued; a value out of range is named by
+/// its full key.
+fn check_crawl(s: &CrawlSettings, seeds: &[Url]) -> Result<()> {
+    match s.check(seeds) {
+        Err(crawler::Error::OutOfRange(e)) => Err(anyhow::anyhow!("{}", e.in_section("crawler"))),
+        other => Ok(other?),
+    }
 }
 
 fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
@@ -288,13 +284,9 @@ async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool
             crawl.stop();
         }
     });
-    let result = crawl.run().await;
+    let result = crawl.run_to_end().await;
     on_signal.abort();
     progress.abort();
-    if let Err(e) = crawl.end_run().await {
-        // Not fatal: without its heartbeats the run counts as dead after run_dead_after.
-        tracing::warn!(crawl = %id, error = %e, "could not end the crawl run");
-    }
     let report = match result {
         Ok(r) => r,
         Err(e) => {

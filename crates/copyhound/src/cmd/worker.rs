@@ -40,6 +40,7 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     // The configured fingerprint parameters: the matcher compares with the same ones.
     let importer = Importer::new(ImportSettings {
         fingerprint: settings.fingerprint.clone(),
+        limits: settings.import.clone(),
         ..ImportSettings::default()
     })
     .context("while setting up the importer")?;
@@ -211,7 +212,7 @@ async fn run_crawl(
     tracing::info!(crawl = %id, runner, attempt = ctx.lease.attempt, "crawl runner started");
     // On the worker's shutdown the crawl stops after the pages in flight; the URLs it had
     // claimed go back to the frontier and the job back to the queue, to resume later.
-    let run = crawl.run();
+    let run = crawl.run_to_end();
     let mut run = std::pin::pin!(run);
     let mut interrupted = false;
     let result = loop {
@@ -223,10 +224,6 @@ async fn run_crawl(
             }
         }
     };
-    if let Err(e) = crawl.end_run().await {
-        // Not fatal: without its heartbeats the run counts as dead after run_dead_after.
-        tracing::warn!(crawl = %id, runner, error = %e, "could not end the crawl run");
-    }
     match result {
         Ok(report) => {
             tracing::info!(crawl = %id, runner, pages = report.pages, interrupted,
