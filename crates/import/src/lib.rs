@@ -83,7 +83,7 @@ pub enum Error {
     /// Not text in any encoding.
     #[error("the file is not text: {0}")]
     Binary(String),
-    /// Larger than [`ImportSettings::max_bytes`].
+    /// Larger than [`ImportLimits::max_bytes`].
     #[error("the file has {bytes} bytes, more than the limit of {max} (ImportSettings::max_bytes)")]
     TooLarge {
         /// Its size.
@@ -122,8 +122,8 @@ pub enum Error {
 /// The import crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// How works are imported. The defaults suit a novel on a desktop.
-#[derive(Debug, Clone, PartialEq)]
+/// How works are imported. The defaults suit a novel on a desktop (threads 0: one per core).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportSettings {
     /// How chapters are found.
     pub split: SplitSettings,
@@ -131,43 +131,8 @@ pub struct ImportSettings {
     pub fingerprint: FingerprintSettings,
     /// Threads that fingerprint chapters; 0 for one per core.
     pub threads: usize,
-    /// Largest file accepted, in bytes (the whole file is held in memory while imported).
-    pub max_bytes: u64,
-    /// Bounds on parsing HTML and XHTML (also each EPUB document).
-    pub html: HtmlLimits,
-    /// Bounds on an EPUB archive, checked while inflating.
-    pub epub: EpubLimits,
-}
-
-impl Default for ImportSettings {
-    fn default() -> Self {
-        let ImportLimits {
-            max_bytes,
-            html,
-            epub,
-        } = ImportLimits::default();
-        ImportSettings {
-            split: SplitSettings::default(),
-            fingerprint: FingerprintSettings::default(),
-            threads: 0,
-            max_bytes,
-            html,
-            epub,
-        }
-    }
-}
-
-impl ImportSettings {
-    /// These settings with the bounds of `limits`.
-    #[must_use]
-    pub fn with_limits(self, limits: ImportLimits) -> Self {
-        ImportSettings {
-            max_bytes: limits.max_bytes,
-            html: limits.html,
-            epub: limits.epub,
-            ..self
-        }
-    }
+    /// What one file may cost: size, HTML shape, EPUB archive.
+    pub limits: ImportLimits,
 }
 
 /// What one file may cost to import, as an operator configures it (`[import]`): its size,
@@ -213,12 +178,7 @@ impl ImportSettings {
     /// # Errors
     /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
     pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
-        ImportLimits {
-            max_bytes: self.max_bytes,
-            html: self.html.clone(),
-            epub: self.epub.clone(),
-        }
-        .validate()?;
+        self.limits.validate()?;
         self.split.validate().map_err(|e| e.in_section("split"))?;
         self.fingerprint
             .validate()
@@ -333,9 +293,7 @@ pub struct Importer {
     fingerprinter: Arc<Fingerprinter>,
     splitter: Arc<Splitter>,
     threads: usize,
-    max_bytes: u64,
-    html: HtmlLimits,
-    epub: EpubLimits,
+    limits: ImportLimits,
 }
 
 impl Importer {
@@ -356,9 +314,7 @@ impl Importer {
             fingerprinter: Arc::new(fingerprinter),
             splitter: Arc::new(Splitter::new(settings.split)?),
             threads,
-            max_bytes: settings.max_bytes,
-            html: settings.html,
-            epub: settings.epub,
+            limits: settings.limits,
         })
     }
 
@@ -381,10 +337,10 @@ impl Importer {
             error,
         };
         let len = tokio::fs::metadata(path).await.map_err(read_error)?.len();
-        if len > self.max_bytes {
+        if len > self.limits.max_bytes {
             return Err(Error::TooLarge {
                 bytes: len,
-                max: self.max_bytes,
+                max: self.limits.max_bytes,
             });
         }
         let bytes = tokio::fs::read(path).await.map_err(read_error)?;
@@ -415,10 +371,10 @@ impl Importer {
     {
         let started = Instant::now();
         let byte_count = bytes.len() as u64;
-        if byte_count > self.max_bytes {
+        if byte_count > self.limits.max_bytes {
             return Err(Error::TooLarge {
                 bytes: byte_count,
-                max: self.max_bytes,
+                max: self.limits.max_bytes,
             });
         }
         // Decoding, splitting and fingerprinting are CPU work: keep them off the runtime.
@@ -500,11 +456,11 @@ impl Importer {
             SourceFormat::Html => {
                 let d = decode::decode(bytes)?;
                 replaced = d.replaced;
-                let (_, text) = html::html_to_text(&d.text, &self.html)?;
+                let (_, text) = html::html_to_text(&d.text, &self.limits.html)?;
                 (text, Some(d.encoding), None, Vec::new())
             }
             SourceFormat::Epub => {
-                let e = epub::epub_to_text(bytes, &self.epub, &self.html)?;
+                let e = epub::epub_to_text(bytes, &self.limits.epub, &self.limits.html)?;
                 (e.documents.join("\n\n"), None, e.author, e.documents)
             }
         };
@@ -718,7 +674,7 @@ mod tests {
             Importer::new(s).unwrap_err().to_string()
         };
         assert_eq!(
-            refusal(|s| s.max_bytes = 0),
+            refusal(|s| s.limits.max_bytes = 0),
             "invalid import settings: max_bytes = 0 is out of range: must be at least 1"
         );
         assert_eq!(

@@ -8,13 +8,24 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use import::{EpubLimits, Error, HtmlLimits, ImportOptions, ImportSettings, Importer, Prepared};
+use import::{
+    EpubLimits, Error, HtmlLimits, ImportLimits, ImportOptions, ImportSettings, Importer, Prepared,
+};
 use testkit::hostile;
 
 /// One importer for the whole test binary: building it loads jieba's dictionary.
 fn importer() -> &'static Importer {
     static IMPORTER: OnceLock<Importer> = OnceLock::new();
     IMPORTER.get_or_init(|| Importer::new(ImportSettings::default()).unwrap())
+}
+
+/// An importer with other limits (a new one: the shared one keeps the defaults).
+fn importer_with(limits: ImportLimits) -> Importer {
+    Importer::new(ImportSettings {
+        limits,
+        ..ImportSettings::default()
+    })
+    .unwrap()
 }
 
 fn hostile_file(name: &str) -> Vec<u8> {
@@ -63,14 +74,13 @@ fn every_hostile_html_document_gives_a_work_or_a_clear_error() {
 
 #[test]
 fn an_element_bomb_is_refused_naming_the_limit() {
-    let importer = Importer::new(ImportSettings {
+    let importer = importer_with(ImportLimits {
         html: HtmlLimits {
             max_elements: 10_000,
             ..HtmlLimits::default()
         },
-        ..ImportSettings::default()
-    })
-    .unwrap();
+        ..ImportLimits::default()
+    });
     let err = prepare(
         &importer,
         "bomb.html",
@@ -110,15 +120,14 @@ fn an_epub_inflating_to_a_gibibyte_is_refused_while_inflating() {
 
 #[test]
 fn epub_entry_count_and_inflated_total_are_limits() {
-    let importer = Importer::new(ImportSettings {
+    let importer = importer_with(ImportLimits {
         epub: EpubLimits {
             max_entries: 20,
             max_inflated_bytes: 1 << 20,
             ..EpubLimits::default()
         },
-        ..ImportSettings::default()
-    })
-    .unwrap();
+        ..ImportLimits::default()
+    });
     let many = common::epub(xhtml_chapter, 30, 10);
     let err = prepare(&importer, "many.epub", &many).unwrap_err();
     assert_eq!(
@@ -132,14 +141,13 @@ fn epub_entry_count_and_inflated_total_are_limits() {
         "the epub is refused: its entries inflate to more than 1048576 bytes \
          (epub.max_inflated_bytes)"
     );
-    let ratio = Importer::new(ImportSettings {
+    let ratio = importer_with(ImportLimits {
         epub: EpubLimits {
             max_ratio: 10,
             ..EpubLimits::default()
         },
-        ..ImportSettings::default()
-    })
-    .unwrap();
+        ..ImportLimits::default()
+    });
     let repetitive = common::epub(
         |out| {
             xhtml_chapter(out);

@@ -85,15 +85,12 @@ async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<
     let mut split = SplitSettings::default();
     split.heading_patterns.extend(args.headings);
     // The configured fingerprint parameters: the matcher compares with the same ones.
-    let importer = Importer::new(
-        ImportSettings {
-            split,
-            fingerprint: settings.fingerprint.clone(),
-            threads: args.threads,
-            ..ImportSettings::default()
-        }
-        .with_limits(settings.import.clone()),
-    )
+    let importer = Importer::new(ImportSettings {
+        split,
+        fingerprint: settings.fingerprint.clone(),
+        threads: args.threads,
+        limits: settings.import.clone(),
+    })
     .context("while setting up the importer")?;
     let options = ImportOptions {
         title: args.title,
