@@ -15,10 +15,12 @@
 //!
 //! Damaged input keeps its encoding. chardetng rules an encoding out on a single malformed
 //! sequence, so a GBK file with one stray byte, or cut in the middle of a character, would be
-//! read as windows-1252 mojibake. [`detect`] therefore tries the multi-byte encodings again
-//! when chardetng falls back to a single-byte one: an encoding in which the bytes decode with a
-//! few errors (at most one non-ASCII byte in 200), and which chardetng confirms on the bytes
-//! with those errors left out, is taken. The errors become U+FFFD and are counted in
+//! read as windows-1252 mojibake. [`detect`] therefore takes UTF-8 with a few malformed
+//! sequences (at least 16 well-formed non-ASCII characters per sequence) as UTF-8 before
+//! chardetng is asked, and when chardetng falls back to a single-byte encoding, or to one
+//! that does not decode cleanly, tries the legacy multi-byte encodings again: the one with
+//! the fewest malformed sequences (on the same terms) that chardetng confirms on the lines
+//! that decode cleanly is taken. The errors become U+FFFD and are counted in
 //! [`Decoded::replaced`].
 
 use encoding_rs::{BIG5, EUC_JP, EUC_KR, Encoding, GBK, SHIFT_JIS, UTF_8};
@@ -153,8 +155,7 @@ pub fn detect(bytes: &[u8], tld: Option<&str>) -> &'static Encoding {
     // UTF-8 with a few malformed sequences is damaged UTF-8: its structure cannot be met by
     // chance. Asked first, because chardetng, having ruled UTF-8 out for the one bad byte, may
     // take GBK, in which UTF-8's Chinese decodes cleanly as other characters.
-    let utf8 = tally(sample, whole, UTF_8);
-    if utf8.errors > 0 && utf8.errors * RESCUE_GOOD_PER_ERROR <= utf8.good {
+    if tally(sample, whole, UTF_8).is_damaged() {
         return UTF_8;
     }
     let tld = tld
@@ -196,8 +197,9 @@ fn chardet(sample: &[u8], whole: bool, tld: Option<&[u8]>) -> &'static Encoding 
     detector.guess(tld, chardetng::Utf8Detection::Allow)
 }
 
-/// Multi-byte encodings a damaged text is tried in, those of Chinese sites first.
-const RESCUE: [&Encoding; 6] = [UTF_8, GBK, BIG5, SHIFT_JIS, EUC_KR, EUC_JP];
+/// Legacy multi-byte encodings a damaged text is tried in, those of Chinese sites first
+/// (damaged UTF-8 is recognised before chardetng is asked).
+const RESCUE: [&Encoding; 5] = [GBK, BIG5, SHIFT_JIS, EUC_KR, EUC_JP];
 
 /// Well-formed non-ASCII characters a damaged text needs per malformed sequence: fewer, and it
 /// is more likely written in another encoding than damaged.
@@ -210,6 +212,14 @@ struct Tally {
     errors: usize,
     /// Non-ASCII characters decoded, replacement characters not counted.
     good: usize,
+}
+
+impl Tally {
+    /// Some malformed sequences, but few against the well-formed characters: a damaged text
+    /// in this encoding rather than a text in another.
+    fn is_damaged(&self) -> bool {
+        self.errors > 0 && self.errors * RESCUE_GOOD_PER_ERROR <= self.good
+    }
 }
 
 fn tally(sample: &[u8], whole: bool, encoding: &'static Encoding) -> Tally {
@@ -234,35 +244,31 @@ fn tally(sample: &[u8], whole: bool, encoding: &'static Encoding) -> Tally {
 fn rescue(sample: &[u8], whole: bool, tld: Option<&[u8]>) -> Option<&'static Encoding> {
     let mut best: Option<(usize, &'static Encoding)> = None;
     for encoding in RESCUE {
-        let Tally { text, errors, good } = tally(sample, whole, encoding);
-        if errors == 0 || errors * RESCUE_GOOD_PER_ERROR > good {
+        let t = tally(sample, whole, encoding);
+        if !t.is_damaged() || best.is_some_and(|(e, _)| e <= t.errors) {
             // Clean, and chardetng preferred another encoding on its statistics rather than
-            // for a malformed sequence; or too damaged to be this encoding at all.
+            // for a malformed sequence; too damaged to be this encoding at all; or no better
+            // than one found already.
             continue;
         }
-        if best.is_some_and(|(e, _)| e <= errors) {
-            continue;
-        }
-        // UTF-8's structure cannot be met by chance; a legacy encoding is confirmed by
-        // chardetng on the lines that decode cleanly (a stray byte inside a character puts the
-        // rest of its line out of step; a line feed is never part of a multi-byte character
-        // in these encodings), or on the text without its errors if no line does.
-        let confirmed = encoding == UTF_8 || {
-            let clean_lines: Vec<u8> = sample
-                .split(|&b| b == b'\n')
-                .filter(|line| !line.is_ascii() && !encoding.decode_without_bom_handling(line).1)
-                .flat_map(|line| line.iter().copied().chain([b'\n']))
-                .collect();
-            let probe = if clean_lines.is_empty() {
-                let clean: String = text.chars().filter(|&c| c != '\u{FFFD}').collect();
-                encoding.encode(&clean).0.into_owned()
-            } else {
-                clean_lines
-            };
-            chardet(&probe, whole, tld) == encoding
+        // Confirmed by chardetng on the lines that decode cleanly (a stray byte inside a
+        // character puts the rest of its line out of step; a line feed is never part of a
+        // multi-byte character in these encodings), or on the text without its errors if no
+        // line does.
+        let clean_lines: Vec<u8> = sample
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_ascii() && !encoding.decode_without_bom_handling(line).1)
+            .flat_map(|line| line.iter().copied().chain([b'\n']))
+            .collect();
+        let probe = if clean_lines.is_empty() {
+            let clean: String = t.text.chars().filter(|&c| c != '\u{FFFD}').collect();
+            encoding.encode(&clean).0.into_owned()
+        } else {
+            clean_lines
         };
+        let confirmed = chardet(&probe, whole, tld) == encoding;
         if confirmed {
-            best = Some((errors, encoding));
+            best = Some((t.errors, encoding));
         }
     }
     best.map(|(_, e)| e)
