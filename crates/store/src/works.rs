@@ -586,7 +586,7 @@ impl WorkWrites for Store {
             });
             match begun {
                 Some(id) => break id,
-                None => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+                None => self.wait_for_import(&hash).await?,
             }
         };
         let id = WorkId(id);
@@ -671,6 +671,25 @@ impl Store {
             tx.log_change(work_id, WorkChangeKind::Added).await?;
             Ok(())
         })
+    }
+
+    /// Waits, reading only (the write lock stays with the import), until the pending import
+    /// of the text with `hash` is complete, gone, or old enough to count as abandoned.
+    async fn wait_for_import(&self, hash: &[u8]) -> Result<()> {
+        let abandoned_ms = self.abandoned_import_after.as_millis() as i64;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let since: Option<Option<i64>> = read_pool!(self, |pool| {
+                sqlx::query_scalar("SELECT importing_since FROM works WHERE content_hash = $1")
+                    .bind(hash)
+                    .fetch_optional(pool)
+                    .await?
+            });
+            match since {
+                Some(Some(since)) if since >= unix_ms() - abandoned_ms => {}
+                _ => return Ok(()),
+            }
+        }
     }
 
     /// Removes a pending work (chapters, fingerprints and postings go with it).
