@@ -4,7 +4,6 @@
 //! line, sets up logging and dispatches.
 
 mod cmd;
-mod matching;
 mod settings;
 
 use std::path::PathBuf;

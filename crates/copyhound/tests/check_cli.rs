@@ -297,7 +297,7 @@ fn a_bad_url_fails() {
     let env = registered();
     let out = env.run(&["check", "http://exa mple.com/x"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("bad URL"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad url"));
 }
 
 #[test]

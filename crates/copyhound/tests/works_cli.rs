@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::{Env, copyhound};
+use pipeline::Job;
 use store::{
-    FingerprintReads, Job, JobQueue, JobStatus, NewJob, PostingKind, Store, StoreSettings,
-    WorkReads,
+    FingerprintReads, JobQueue, JobStatus, NewJob, PostingKind, Store, StoreSettings, WorkReads,
 };
 
 /// 老残游记's contents and first two chapters (public domain; see the import crate's

@@ -18,7 +18,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::charset;
 use crate::error::{Error, ErrorKind, Result};
 use crate::extract::{ExtractSettings, Extracted, Extractor, PageKind};
 use crate::fetch::{FetchRequest, FetchSettings, Fetcher};
@@ -753,32 +752,35 @@ where
         // within the page's time budget, so that no page starves the tasks that hold the
         // store's connections.
         let extractor = Arc::clone(&self.extractor);
-        let plain = snapshot.media_type().as_deref() == Some("text/plain");
         let content_type = snapshot.content_type().map(str::to_owned);
         let url = snapshot.final_url.clone();
         let deadline = Instant::now() + self.settings.extract.time_budget;
         let work = tokio::task::spawn_blocking(move || {
-            let tld = url.host_str().and_then(|h| h.rsplit('.').next());
-            let decoded = charset::decode(&body, content_type.as_deref(), tld);
-            let extracted =
-                (!plain).then(|| extractor.extract_by(&decoded.text, &url, Some(deadline)));
-            (decoded, extracted)
+            crate::extract::read_page(
+                &extractor,
+                &body,
+                content_type.as_deref(),
+                &url,
+                Some(deadline),
+            )
         });
-        let (decoded, extracted) = match work.await {
+        let read = match work.await {
             Ok(done) => done,
             Err(e) => {
                 tracing::error!(error = %e, "extraction panicked; page skipped");
                 return self.skip(id, SkipReason::ExtractionFailed).await;
             }
         };
-        if let Some(exceeded) = extracted.as_ref().and_then(|e| e.exceeded) {
+        if let Some(exceeded) = read.exceeded() {
             tracing::info!(url = %snapshot.final_url, %exceeded, "page over a parsing limit; skipped");
             return self.skip(id, SkipReason::OverLimit).await;
         }
-        let (kind, text) = match &extracted {
-            Some(e) => (e.kind, e.text()),
-            None => (PageKind::Content, plain_text(&decoded.text)),
-        };
+        let crate::extract::ReadPage {
+            decoded,
+            extracted,
+            kind,
+            text,
+        } = read;
         let chain = entry.chain.clone().or_else(|| {
             extracted.as_ref()?.next_page.as_ref().map(|_| ChainPos {
                 head: entry.url.clone(),
@@ -1027,15 +1029,6 @@ fn feedback(result: &Result<Snapshot>) -> HostFeedback {
             _ => HostFeedback::Success,
         },
     }
-}
-
-/// A plain-text page's paragraphs: its non-empty lines, trimmed.
-fn plain_text(text: &str) -> String {
-    text.lines()
-        .map(|l| l.trim_matches(|c: char| c.is_whitespace()))
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// One chapter put together from its pages.

@@ -169,6 +169,69 @@ impl Extracted {
     }
 }
 
+/// A fetched page read: decoded, then its main text extracted (HTML) or tidied (plain text).
+#[derive(Debug)]
+pub struct ReadPage {
+    /// The decoding.
+    pub decoded: ingest::charset::Decoded,
+    /// What extraction found; `None` for a plain-text page.
+    pub extracted: Option<Extracted>,
+    /// What kind of page it is (plain text is [`PageKind::Content`]).
+    pub kind: PageKind,
+    /// The main text, paragraphs separated by `\n`.
+    pub text: String,
+}
+
+impl ReadPage {
+    /// The parsing limit the page broke, if it did: only its start was read.
+    pub fn exceeded(&self) -> Option<Exceeded> {
+        self.extracted.as_ref().and_then(|e| e.exceeded)
+    }
+}
+
+/// Reads a fetched response body: the one way from bytes to main text, shared by the crawl
+/// and by `check` (so both apply the same site rules and limits). `content_type` is the
+/// `Content-Type` header (or what a file's extension says): `text/plain` is read as text,
+/// anything else as HTML. CPU work on hostile bytes: call it on a blocking thread.
+pub fn read_page(
+    extractor: &Extractor,
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &Url,
+    deadline: Option<Instant>,
+) -> ReadPage {
+    let plain = content_type
+        .and_then(|ct| ct.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/plain"));
+    let tld = url.host_str().and_then(|h| h.rsplit('.').next());
+    let decoded = ingest::charset::decode(body, content_type, tld);
+    if plain {
+        let text = plain_text(&decoded.text);
+        return ReadPage {
+            decoded,
+            extracted: None,
+            kind: PageKind::Content,
+            text,
+        };
+    }
+    let extracted = extractor.extract_by(&decoded.text, url, deadline);
+    ReadPage {
+        kind: extracted.kind,
+        text: extracted.text(),
+        extracted: Some(extracted),
+        decoded,
+    }
+}
+
+/// A plain-text page's lines, trimmed, blank ones dropped.
+pub fn plain_text(text: &str) -> String {
+    text.lines()
+        .map(|l| l.trim_matches(|c: char| c.is_whitespace()))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Extracts with the built-in rules only.
 pub fn extract(html: &str, url: &Url) -> Extracted {
     static DEFAULT: LazyLock<Extractor> = LazyLock::new(Extractor::default);

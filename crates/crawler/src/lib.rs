@@ -86,7 +86,7 @@ pub use crawl::{
     assemble_chapters,
 };
 pub use error::{Error, ErrorKind, Result, TimeoutPhase};
-pub use extract::{ExtractSettings, Extracted, Extractor, PageKind};
+pub use extract::{ExtractSettings, Extracted, Extractor, PageKind, ReadPage, read_page};
 pub use fetch::{FetchRequest, FetchSettings, Fetcher, Validators};
 pub use frontier::{
     Claim, Claimed, Discovery, EntryId, Frontier, FrontierEntry, FrontierLimits, MemoryFrontier,
@@ -101,5 +101,5 @@ pub use safety::{AddressPolicy, SafetySettings};
 pub use sink::{MemorySink, PageRecord, SnapshotId, SnapshotSink};
 pub use snapshot::{BodyStatus, Sha256, Snapshot};
 pub use store_frontier::{HeldUrls, StoreCrawl, StoreFrontier, StoreHostStates, held_urls};
-pub use store_sink::{StoreSink, stored_snapshot};
+pub use store_sink::{PageFollowUp, StoreSink, stored_snapshot};
 pub use warc::{WarcReader, WarcRecord, WarcWriter};

@@ -23,7 +23,7 @@ use crate::frontier::{
     FrontierProgress,
 };
 use crate::politeness::{HostKey, HostState, HostStateStore, Lease, LeaseId};
-use crate::store_sink::StoreSink;
+use crate::store_sink::{PageFollowUp, StoreSink};
 
 fn backend(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
     move |e| Error::Store {
@@ -485,14 +485,22 @@ where
     /// [`Error::Store`] for an unknown crawl or a failing store, [`Error::InvalidSetting`]
     /// when the stored settings cannot be read, and the errors of [`Crawl::new`].
     pub async fn open(store: S, id: CrawlId) -> Result<Self> {
+        let settings = Self::stored_settings(&store, id).await?;
+        Self::open_then(store, id, settings, None).await
+    }
+
+    /// The settings crawl `id` was created with.
+    ///
+    /// # Errors
+    /// [`Error::Store`] for an unknown crawl or a failing store, [`Error::InvalidSetting`]
+    /// when the stored settings cannot be read.
+    pub async fn stored_settings(store: &S, id: CrawlId) -> Result<CrawlSettings> {
         let row = store.crawl(id).await.map_err(backend("reading a crawl"))?;
-        let settings: CrawlSettings =
-            serde_json::from_str(&row.settings).map_err(|e| Error::InvalidSetting {
-                name: "crawls.settings",
-                value: format!("crawl {id}"),
-                reason: e.to_string(),
-            })?;
-        Self::open_with(store, id, settings).await
+        serde_json::from_str(&row.settings).map_err(|e| Error::InvalidSetting {
+            name: "crawls.settings",
+            value: format!("crawl {id}"),
+            reason: e.to_string(),
+        })
     }
 
     /// As [`StoreCrawl::open`], with `settings` instead of the stored ones (the page budget
@@ -501,6 +509,20 @@ where
     /// # Errors
     /// As [`StoreCrawl::open`].
     pub async fn open_with(store: S, id: CrawlId, settings: CrawlSettings) -> Result<Self> {
+        Self::open_then(store, id, settings, None).await
+    }
+
+    /// As [`StoreCrawl::open_with`], each stored page text queueing `follow_up`'s job in the
+    /// transaction that stores it ([`StoreSink::then`]).
+    ///
+    /// # Errors
+    /// As [`StoreCrawl::open`].
+    pub async fn open_then(
+        store: S,
+        id: CrawlId,
+        settings: CrawlSettings,
+        follow_up: Option<PageFollowUp>,
+    ) -> Result<Self> {
         let lease = settings.frontier_lease;
         let row = store.crawl(id).await.map_err(backend("reading a crawl"))?;
         let seeds = row
@@ -517,7 +539,7 @@ where
             settings,
             parts,
             frontier,
-            StoreSink::for_crawl(store, id),
+            StoreSink::for_crawl(store, id).then(follow_up),
             hosts,
         ))
     }

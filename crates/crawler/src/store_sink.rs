@@ -16,17 +16,36 @@ use crate::snapshot::{
     RedirectHop, Sha256, Snapshot, compress, decode_headers, decompress, encode_headers,
 };
 
+/// The job (if any) a stored page's text queues in the transaction that stores it: how the
+/// stage after the crawl (matching) learns of each page without the crawler knowing it.
+pub type PageFollowUp = std::sync::Arc<dyn Fn(&NewPageText) -> Option<store::NewJob> + Send + Sync>;
+
 /// A [`SnapshotSink`] writing to the database through the store's evidence traits.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct StoreSink<S> {
     store: S,
     crawl: Option<store::CrawlId>,
+    follow_up: Option<PageFollowUp>,
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for StoreSink<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSink")
+            .field("store", &self.store)
+            .field("crawl", &self.crawl)
+            .field("follow_up", &self.follow_up.is_some())
+            .finish()
+    }
 }
 
 impl<S> StoreSink<S> {
     /// A sink whose snapshots belong to no crawl.
     pub fn new(store: S) -> Self {
-        Self { store, crawl: None }
+        Self {
+            store,
+            crawl: None,
+            follow_up: None,
+        }
     }
 
     /// A sink whose snapshots belong to crawl `crawl`: they make its totals, and a response
@@ -35,7 +54,15 @@ impl<S> StoreSink<S> {
         Self {
             store,
             crawl: Some(crawl),
+            follow_up: None,
         }
+    }
+
+    /// This sink, queueing `follow_up`'s job with each page text it stores for the first
+    /// time (in the same transaction).
+    pub fn then(mut self, follow_up: Option<PageFollowUp>) -> Self {
+        self.follow_up = follow_up;
+        self
     }
 }
 
@@ -227,8 +254,9 @@ where
             not_modified: page.not_modified,
             fetched_at: page.fetched_at,
         };
+        let job = self.follow_up.as_ref().and_then(|f| f(&row));
         self.store
-            .insert_page_text(&row)
+            .insert_page_text_then(&row, job.as_ref())
             .await
             .map_err(backend("storing a page"))
     }

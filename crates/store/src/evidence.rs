@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 use tracing::instrument;
 
-use crate::db::{read_pool, write_pool, write_tx};
+use crate::db::{read_pool, write_tx};
 use crate::{CrawlId, Error, Page, Result, SnapshotId, Store};
 
 /// One HTTP response to store.
@@ -127,6 +127,16 @@ pub trait EvidenceWrites {
 
     /// Stores a page's text; a second call for the same snapshot replaces it.
     fn insert_page_text(&self, page: &NewPageText) -> impl Future<Output = Result<()>> + Send;
+
+    /// [`EvidenceWrites::insert_page_text`], and when the row is new (not when it replaces
+    /// one), `then` enqueued in the same transaction: the stage that analyses the page is
+    /// queued exactly when its text is stored, and only once per snapshot, however often a
+    /// crawl stores it again.
+    fn insert_page_text_then(
+        &self,
+        page: &NewPageText,
+        then: Option<&crate::NewJob>,
+    ) -> impl Future<Output = Result<()>> + Send;
 }
 
 /// Evidence reads, for conditional re-fetches and export.
@@ -336,13 +346,27 @@ impl EvidenceWrites for Store {
         Ok(stored)
     }
 
-    #[instrument(skip_all, fields(snapshot = %page.snapshot, chars = page.body.len()))]
     async fn insert_page_text(&self, page: &NewPageText) -> Result<()> {
+        self.insert_page_text_then(page, None).await
+    }
+
+    #[instrument(skip_all, fields(snapshot = %page.snapshot, chars = page.body.len()))]
+    async fn insert_page_text_then(
+        &self,
+        page: &NewPageText,
+        then: Option<&crate::NewJob>,
+    ) -> Result<()> {
         let (head, index) = match &page.chain {
             Some((head, index)) => (Some(head.as_str()), Some(*index as i32)),
             None => (None, None),
         };
-        write_pool!(self, |pool| {
+        let now = crate::queue::millis(chrono::Utc::now());
+        write_tx!(self, |tx| {
+            let known: Option<i64> =
+                sqlx::query_scalar("SELECT snapshot_id FROM page_texts WHERE snapshot_id = $1")
+                    .bind(page.snapshot)
+                    .fetch_optional(&mut *tx)
+                    .await?;
             sqlx::query(
                 "INSERT INTO page_texts (snapshot_id, url, depth, chain_head, chain_index, kind, \
                  title, chapter_title, body, encoding, decode_errors, not_modified, fetched_at) \
@@ -368,9 +392,15 @@ impl EvidenceWrites for Store {
             .bind(page.decode_errors)
             .bind(page.not_modified)
             .bind(page.fetched_at)
-            .execute(pool)
+            .execute(&mut *tx)
             .await?;
-        });
+            // Two writers of one new row on Postgres may both enqueue: the job's key keeps
+            // one (None: a live job holds it, which is just as good).
+            if let (None, Some(job)) = (known, then) {
+                let _ = crate::queue::insert_job!(&mut *tx, job, now);
+            }
+            Ok::<(), crate::Error>(())
+        })?;
         Ok(())
     }
 }

@@ -20,13 +20,16 @@
 //!
 //! ```no_run
 //! # async fn demo() -> store::Result<()> {
-//! use store::{Job, JobQueue, NewJob, Store, StoreSettings, WorkFilter, WorkReads, Page};
+//! use store::{JobQueue, NewJob, Store, StoreSettings, WorkFilter, WorkReads, Page};
+//!
+//! #[derive(serde::Serialize)]
+//! enum Job { ImportWork { path: String } }
 //!
 //! let store = Store::open("sqlite://data/copyhound.db", &StoreSettings::default()).await?;
 //! for work in store.works(&WorkFilter::All, Page::all()).await? {
 //!     println!("{} {} ({} chapters)", work.id, work.title, work.chapters);
 //! }
-//! let upload = Job::ImportWork { path: "uploads/红楼梦.txt".into(), title: None, author: None };
+//! let upload = Job::ImportWork { path: "uploads/红楼梦.txt".into() };
 //! store.enqueue(&NewJob::new(&upload)?.dedupe_key("import:uploads/红楼梦.txt")).await?;
 //! # Ok(()) }
 //! ```
@@ -61,9 +64,9 @@ pub use ids::{ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, SnapshotId, Wor
 pub use index_load::{IndexEntry, IndexLoads};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use queue::{
-    Backoff, ClaimedJob, Enqueued, Job, JobContext, JobError, JobFilter, JobQueue, JobRecord,
-    JobStatus, Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker,
-    WorkerReport, WorkerSettings,
+    Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
+    Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerReport,
+    WorkerSettings,
 };
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{

@@ -175,7 +175,7 @@ fn extract(args: ExtractArgs, settings: &Settings) -> Result<()> {
         None => SAMPLE_PAGES.iter().map(|p| p.to_vec()).collect(),
         Some(dir) => {
             let mut files = Vec::new();
-            super::check::collect_pages(dir, &mut files)?;
+            pipeline::check::collect_pages(dir, &mut files)?;
             files.retain(|f| {
                 f.extension().and_then(|e| e.to_str()).is_some_and(|e| {
                     e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")
@@ -248,7 +248,7 @@ struct MatchFigures {
 }
 
 async fn match_pages(args: MatchArgs, database: &str, settings: &Settings) -> Result<()> {
-    let inputs = super::check::expand_inputs(&[args.input.to_string_lossy().into_owned()])?;
+    let inputs = pipeline::check::expand_inputs(&[args.input.to_string_lossy().into_owned()])?;
     let store = super::open_store(database).await?;
     let result = time_matching(&store, inputs, &args, settings).await;
     store.close().await;
@@ -285,13 +285,12 @@ async fn time_matching(
     let matcher = std::sync::Arc::new(super::check::load(store, settings, true).await?);
     let load_seconds = started.elapsed().as_secs_f64();
     let chapters_indexed = matcher.index().len();
-    let checker =
-        super::check::Checker::new(matcher, store.clone(), crawler::FetchSettings::default())?;
+    let checker = super::check::local_checker(matcher, store, settings)?;
     let jobs = args.jobs.unwrap_or_else(super::check::default_jobs);
     let (pages, mut bytes, mut matches) = (inputs.len(), 0, 0);
     let started = Instant::now();
     checker
-        .run(inputs, jobs, async |input, checked| {
+        .run::<anyhow::Error>(inputs, jobs, async |input, checked| {
             let checked = checked.with_context(|| format!("while reading {input}"))?;
             bytes += checked.text.len();
             matches += checked.matches.len();

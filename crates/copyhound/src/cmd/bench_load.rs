@@ -123,7 +123,7 @@ async fn bench(args: &LoadArgs, settings: &Settings, store: &Store) -> Result<Lo
     );
     let started = Instant::now();
     let (matcher, report) =
-        crate::matching::load_matcher(store, settings.matcher.clone(), fingerprinter).await?;
+        pipeline::load_matcher(store, settings.matcher.clone(), fingerprinter).await?;
     let load_seconds = started.elapsed().as_secs_f64();
     let rss_mib = rss_mib();
     drop(matcher);

@@ -6,23 +6,22 @@
 //! once, and the results are printed in input order (directories in path order), whatever
 //! order they finish in. A summary line with pages per second goes to stderr at the end.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
-use crawler::{FetchRequest, FetchSettings, Fetcher};
+use crawler::PageKind;
 use fingerprint::Fingerprinter;
 use matcher::{AlignedSpan, Match, Matcher};
+use pipeline::check::expand_inputs;
+use pipeline::{Checked, Checker, load_matcher};
 use serde::Serialize;
 use store::{Store, WorkReads};
-use url::Url;
 
-use crate::matching::{StoreTexts, TextCache, find, load_matcher};
 use crate::settings::Settings;
 
 /// Options of `check`.
@@ -78,7 +77,9 @@ pub(crate) async fn load(store: &Store, settings: &Settings, quiet: bool) -> Res
         Fingerprinter::new(settings.fingerprint.clone())
             .context("while setting up the fingerprinter ([fingerprint] settings)")?,
     );
-    let (matcher, loaded) = load_matcher(store, settings.matcher.clone(), fingerprinter).await?;
+    let (matcher, loaded) = load_matcher(store, settings.matcher.clone(), fingerprinter)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?;
     if loaded.skipped > 0 {
         eprintln!(
             "warning: {} chapters left out of the index (fingerprinted by another version: \
@@ -99,18 +100,24 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
     let mut titles: HashMap<i64, String> = HashMap::new();
     let mut fetch = settings.crawler.fetch.clone();
     fetch.safety.allow_private |= args.allow_private;
-    let checker = Checker::new(Arc::clone(&matcher), store.clone(), fetch)?;
+    let checker = Checker::new(
+        Arc::clone(&matcher),
+        store.clone(),
+        fetch,
+        settings.crawler.extract.clone(),
+    )
+    .context("while setting up the checker ([crawler.fetch] and [crawler.extract] settings)")?;
     let jobs = args.jobs.unwrap_or_else(default_jobs);
     let started = Instant::now();
     let (mut failed, mut pages, mut matches) = (0, 0, 0);
     let total = inputs.len();
     checker
-        .run(inputs, jobs, async |input, checked| {
+        .run::<anyhow::Error>(inputs, jobs, async |input, checked| {
             let checked = match checked {
                 Ok(checked) => checked,
                 Err(e) => {
                     failed += 1;
-                    eprintln!("error: {input}: {e:#}");
+                    eprintln!("error: {input}: {}", pipeline::chain(&e));
                     return Ok(());
                 }
             };
@@ -140,7 +147,7 @@ async fn print_checked(
 ) -> Result<()> {
     let mut out = String::new();
     if checked.matches.is_empty() && !json {
-        writeln!(out, "{input}: no registered work found")?;
+        writeln!(out, "{input}: {}", nothing_found(checked.kind))?;
     }
     for m in &checked.matches {
         let Some(chapter) = checked.texts.chapter(m.chapter) else {
@@ -181,6 +188,36 @@ async fn print_checked(
     super::write_stdout(&out)
 }
 
+/// A checker of local pages (benchmarks): default fetch settings, the configured extraction.
+pub(crate) fn local_checker(
+    matcher: Arc<Matcher>,
+    store: &Store,
+    settings: &Settings,
+) -> Result<Checker> {
+    Ok(Checker::new(
+        matcher,
+        store.clone(),
+        crawler::FetchSettings::default(),
+        settings.crawler.extract.clone(),
+    )?)
+}
+
+/// What a page with no match is: a chapter of no registered work, or no chapter at all.
+fn nothing_found(kind: PageKind) -> &'static str {
+    match kind {
+        PageKind::Challenge => {
+            "an anti-bot challenge page, not the chapter: no text to match (the site showed a \
+             \"checking your browser\" page; fetch it in a browser and save it, or crawl it later)"
+        }
+        PageKind::Redirect => "a redirect stub with no text of its own: check the page it leads to",
+        PageKind::Empty => "no text found on the page",
+        PageKind::Index => {
+            "a table of contents, not a chapter: no registered work found in its text"
+        }
+        PageKind::Content => "no registered work found",
+    }
+}
+
 /// Pages checked at once by default: twice the cores, so that a core whose page waits for
 /// the store (or the network) has another page to work on (measured: 2 at once on 2 cores
 /// left a fifth of the time idle).
@@ -191,193 +228,6 @@ pub(crate) fn default_jobs() -> usize {
 /// The number of cores (1 when unknown).
 pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-}
-
-fn is_url(input: &str) -> bool {
-    input.starts_with("http://") || input.starts_with("https://")
-}
-
-/// `inputs` with every directory replaced by the pages under it, in path order.
-pub(crate) fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for input in inputs {
-        if !is_url(input) && Path::new(input).is_dir() {
-            let mut paths = Vec::new();
-            collect_pages(Path::new(input), &mut paths)?;
-            paths.sort();
-            if paths.is_empty() {
-                bail!("no .txt or .html pages under {input}");
-            }
-            out.extend(paths.into_iter().map(|p| p.to_string_lossy().into_owned()));
-        } else {
-            out.push(input.clone());
-        }
-    }
-    Ok(out)
-}
-
-/// Every `.txt`, `.html` and `.htm` file under `dir`, recursively.
-pub(crate) fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_pages(&path, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "txt" | "html" | "htm"))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// A checked page: its main text, the matches, and the matched chapters' texts.
-pub(crate) struct Checked {
-    pub text: String,
-    pub matches: Vec<Match>,
-    pub texts: StoreTexts,
-}
-
-/// What checks pages: the index, the store for chapter texts, a fetcher for URLs.
-#[derive(Clone)]
-pub(crate) struct Checker {
-    matcher: Arc<Matcher>,
-    store: Store,
-    fetcher: Fetcher,
-    texts: Arc<TextCache>,
-}
-
-impl Checker {
-    /// A checker that fetches URLs with `fetch` (the `[crawler.fetch]` settings: user agent,
-    /// timeouts, size cap, which addresses may be reached).
-    pub(crate) fn new(matcher: Arc<Matcher>, store: Store, fetch: FetchSettings) -> Result<Self> {
-        let fetcher = Fetcher::new(fetch).context("while setting up the fetcher")?;
-        Ok(Checker {
-            matcher,
-            store,
-            fetcher,
-            texts: Arc::default(),
-        })
-    }
-
-    /// Checks `inputs`, `jobs` at once, and hands each result to `each` in input order. An
-    /// input that cannot be read or fetched is an `Err` for `each`; a database failure or an
-    /// error of `each` ends the run.
-    pub(crate) async fn run(
-        &self,
-        inputs: Vec<String>,
-        jobs: usize,
-        mut each: impl AsyncFnMut(String, Result<Checked>) -> Result<()>,
-    ) -> Result<()> {
-        type Running = tokio::task::JoinHandle<Result<Result<Checked>>>;
-        let mut running: VecDeque<(String, Running)> = VecDeque::new();
-        let mut inputs = inputs.into_iter();
-        loop {
-            while running.len() < jobs.max(1) {
-                let Some(input) = inputs.next() else { break };
-                let task = tokio::spawn(self.clone().one(input.clone()));
-                running.push_back((input, task));
-            }
-            let Some((input, task)) = running.pop_front() else {
-                return Ok(());
-            };
-            let checked = task
-                .await
-                .map_err(|e| anyhow!("checking {input} failed: {e}"))??;
-            each(input, checked).await?;
-        }
-    }
-
-    /// One input: `Ok(Err(..))` when it cannot be read, `Err` on a database failure.
-    async fn one(self, input: String) -> Result<Result<Checked>> {
-        let fetched = if is_url(&input) {
-            match self.fetch(&input).await {
-                Ok(text) => Some(text),
-                Err(e) => return Ok(Err(e)),
-            }
-        } else {
-            None
-        };
-        let runtime = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || {
-            let text = match fetched {
-                Some(text) => text,
-                None => match read_file(Path::new(&input)) {
-                    Ok(text) => text,
-                    Err(e) => return Ok(Err(e)),
-                },
-            };
-            let (matches, texts) = find(&self.matcher, &self.store, &text, &runtime, &self.texts)?;
-            Ok(Ok(Checked {
-                text,
-                matches,
-                texts,
-            }))
-        })
-        .await
-        .map_err(|e| anyhow!("checking a page failed: {e}"))?
-    }
-
-    /// The main text of the page at `input`, decoded.
-    async fn fetch(&self, input: &str) -> Result<String> {
-        let url = Url::parse(input).with_context(|| format!("bad URL {input:?}"))?;
-        let snapshot = self
-            .fetcher
-            .fetch(&FetchRequest::get(url))
-            .await
-            .context("while fetching")?;
-        if !(200..300).contains(&snapshot.status) {
-            bail!("the server answered HTTP {}", snapshot.status);
-        }
-        // Decoding and extraction are CPU work on hostile bytes: off the runtime.
-        tokio::task::spawn_blocking(move || {
-            let tld = snapshot
-                .final_url
-                .host_str()
-                .and_then(|h| h.rsplit('.').next())
-                .map(str::to_owned);
-            let decoded =
-                crawler::charset::decode(&snapshot.body, snapshot.content_type(), tld.as_deref());
-            let html = snapshot
-                .media_type()
-                .is_none_or(|t| t.contains("html") || t.contains("xml"));
-            if html {
-                main_text(&decoded.text, &snapshot.final_url)
-            } else {
-                Ok(decoded.text)
-            }
-        })
-        .await
-        .map_err(|e| anyhow!("reading the page failed: {e}"))?
-    }
-}
-
-/// The main text of a file (`.html`/`.htm`: extracted), decoded from whatever encoding.
-pub(crate) fn read_file(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let decoded = crawler::charset::decode(&bytes, None, None);
-    let is_html = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
-    if !is_html {
-        return Ok(decoded.text);
-    }
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let base = Url::from_file_path(&absolute)
-        .map_err(|()| anyhow!("cannot make a file URL of {}", absolute.display()))?;
-    main_text(&decoded.text, &base)
-}
-
-/// The page's main text, or an error naming the parsing limit it broke.
-fn main_text(html: &str, url: &Url) -> Result<String> {
-    let extracted = crawler::extract::extract(html, url);
-    if let Some(exceeded) = extracted.exceeded {
-        bail!("{exceeded}: the page is not read");
-    }
-    Ok(extracted.paragraphs.join("\n"))
 }
 
 /// Characters of context shown around a passage, and of a long passage shown at each end.

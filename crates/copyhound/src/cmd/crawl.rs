@@ -11,8 +11,9 @@ use clap::Args;
 use crawler::safety::AddressPolicy;
 use crawler::{CrawlReport, CrawlSettings, Frontier, StoreCrawl};
 use indicatif::{ProgressBar, ProgressFinish, ProgressStyle};
+use pipeline::{CrawlFinish, CrawlRunner, Job, MatchDrain, MatchWorkers};
 use serde::Serialize;
-use store::{CrawlId, CrawlRecord, CrawlStatus, Crawls, Job, JobQueue, NewJob, Store};
+use store::{CrawlId, CrawlStatus, Crawls, JobQueue, Store};
 use url::Url;
 
 use super::outln;
@@ -59,6 +60,11 @@ struct Summary {
     crawl_id: i64,
     /// `done`, or `queued` when stopped before the end (resume it).
     status: &'static str,
+    /// Pages analysed by this command (the crawl's pages with text, and any other page
+    /// waiting in the match queue).
+    matched: u64,
+    /// Match jobs left queued (for `copyhound worker`).
+    match_jobs_left: u64,
     pages: u64,
     responses: u64,
     bytes: u64,
@@ -84,10 +90,13 @@ struct Totals {
 }
 
 impl Summary {
-    fn new(id: CrawlId, status: CrawlStatus, r: &CrawlReport, totals: &CrawlRecord) -> Self {
+    fn new(id: CrawlId, finish: &CrawlFinish, drain: &MatchDrain) -> Self {
+        let (r, totals) = (&finish.report, &finish.totals);
         Self {
             crawl_id: id.0,
-            status: status.as_str(),
+            status: finish.status.as_str(),
+            matched: drain.matched,
+            match_jobs_left: drain.left,
             pages: r.pages,
             responses: r.responses,
             bytes: r.bytes,
@@ -154,12 +163,7 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
     };
     if args.enqueue {
         for runner in 0..args.runners {
-            let job = NewJob::new(&Job::Crawl {
-                crawl_id: id,
-                runner,
-            })?
-            .dedupe_key(format!("crawl:{id}:{runner}"))
-            .max_attempts(3);
+            let job = Job::crawl_runner(id, runner)?;
             store
                 .enqueue(&job)
                 .await
@@ -178,7 +182,7 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         }
         return Ok(());
     }
-    run_now(store, id, crawl_settings, args.json).await
+    run_now(store, id, crawl_settings, settings, args.json).await
 }
 
 /// Tells the operator about URLs of a resumed crawl that other runs hold: those of dead runs
@@ -260,64 +264,69 @@ async fn check_addresses(seeds: &[Url], settings: &CrawlSettings) -> Result<()> 
     Ok(())
 }
 
-async fn run_now(store: &Store, id: CrawlId, settings: CrawlSettings, json: bool) -> Result<()> {
-    let crawl = StoreCrawl::open_with(store.clone(), id, settings)
+/// How long `crawl` waits for match jobs that make no progress (another process's, or ones
+/// failing and waiting to be retried) before it leaves them to `copyhound worker`.
+const MATCH_IDLE: Duration = Duration::from_secs(30);
+
+async fn run_now(
+    store: &Store,
+    id: CrawlId,
+    crawl_settings: CrawlSettings,
+    settings: &Settings,
+    json: bool,
+) -> Result<()> {
+    let runner = CrawlRunner::open(store, id, Some(crawl_settings))
         .await
         .with_context(|| format!("while setting up crawl {id}"))?;
-    store
-        .set_crawl_status(id, CrawlStatus::Running, None)
-        .await?;
+    // The pages are analysed as they are stored, here (and by any worker serving the match
+    // queue): the command ends with every page it fetched matched.
+    let handler = super::worker::handler(store, settings)?;
+    let matching = MatchWorkers::start(store, handler, super::check::cores());
     if !json {
         eprintln!(
             "crawl {id} running (Ctrl-C stops it; resume with `copyhound crawl --resume {id}`)"
         );
     }
-    let progress = tokio::spawn(show_progress(crawl.clone()));
-    let stopped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let on_signal = tokio::spawn({
-        let (crawl, stopped) = (crawl.clone(), stopped.clone());
-        let signal = super::worker::shutdown_signal_quiet();
-        async move {
-            signal.await;
-            stopped.store(true, std::sync::atomic::Ordering::Relaxed);
-            eprintln!("stopping: finishing the pages in flight");
-            crawl.stop();
-        }
-    });
-    let result = crawl.run_to_end().await;
-    on_signal.abort();
+    let progress = tokio::spawn(show_progress(runner.crawl().clone()));
+    let signal = super::worker::shutdown_signal_quiet();
+    let stop = async move {
+        signal.await;
+        eprintln!("stopping: finishing the pages in flight");
+    };
+    let result = runner.run(stop, true).await;
     progress.abort();
-    let report = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let message = format!("{e:#}");
-            store
-                .set_crawl_status(id, CrawlStatus::Failed, Some(&message))
-                .await
-                .ok();
-            return Err(e).with_context(|| format!("crawl {id} failed"));
-        }
-    };
-    let status = if stopped.load(std::sync::atomic::Ordering::Relaxed) {
-        CrawlStatus::Queued
-    } else {
-        CrawlStatus::Done
-    };
-    store.set_crawl_status(id, status, None).await?;
-    let totals = store.crawl(id).await?;
-    let summary = Summary::new(id, status, &report, &totals);
+    let finish = result.with_context(|| format!("crawl {id} failed"));
+    if !json && finish.is_ok() {
+        eprintln!("matching the pages stored…");
+    }
+    let drain = matching
+        .finish(MATCH_IDLE)
+        .await
+        .context("while matching the crawled pages")?;
+    let finish = finish?;
+    let summary = Summary::new(id, &finish, &drain);
     if json {
         outln!("{}", serde_json::to_string(&summary)?);
     } else {
-        outln!("crawl {id}: {}", status.as_str());
-        outln!("{report}");
+        let totals = &finish.totals;
+        outln!("crawl {id}: {}", finish.status.as_str());
+        outln!("{}", finish.report);
         outln!(
             "crawl {id} over all runs: {} pages, {:.1} MB, {} errors",
             totals.pages_fetched,
             totals.bytes as f64 / 1e6,
             totals.pages_failed
         );
-        if status == CrawlStatus::Queued {
+        outln!(
+            "pages matched: {}{}",
+            drain.matched,
+            if drain.left > 0 {
+                format!(" ({} left queued for `copyhound worker`)", drain.left)
+            } else {
+                String::new()
+            }
+        );
+        if finish.status == CrawlStatus::Queued {
             outln!("resume with: copyhound crawl --resume {id}");
         }
     }

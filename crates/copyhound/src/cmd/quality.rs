@@ -204,15 +204,14 @@ async fn bench(
     let paths = write_pages(&pages, &ids, out)?;
     let started = Instant::now();
     let matcher = Arc::new(super::check::load(store, settings, true).await?);
-    let checker =
-        super::check::Checker::new(matcher, store.clone(), crawler::FetchSettings::default())?;
+    let checker = super::check::local_checker(matcher, store, settings)?;
     let inputs = paths
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
     let mut reported: Vec<Vec<ChapterId>> = Vec::with_capacity(pages.len());
     checker
-        .run(inputs, jobs, async |input, checked| {
+        .run::<anyhow::Error>(inputs, jobs, async |input, checked| {
             let checked = checked.with_context(|| format!("while reading {input}"))?;
             // A chapter the corpus does not know stays in as an id no page expects.
             reported.push(

@@ -1,17 +1,14 @@
 //! `copyhound worker`: run jobs from the queue until Ctrl-C (or SIGTERM), then let running
 //! jobs finish for a grace period and give the rest back to the queue.
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use crawler::StoreCrawl;
-use import::{ImportOptions, ImportSettings, Importer};
-use store::{CrawlStatus, Crawls, Job, JobContext, JobError, Worker, WorkerSettings};
+use import::{ImportSettings, Importer};
+use pipeline::{Analyser, Handler};
+use store::WorkerSettings;
 
-use crate::matching::{LiveIndex, match_snapshot};
 use crate::settings::Settings;
 
 /// How often a loaded matcher index applies the work change log between jobs.
@@ -20,10 +17,11 @@ const REFRESH_EVERY: Duration = Duration::from_secs(30);
 /// Options of `worker`.
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// The queue to serve.
-    #[arg(long, default_value = store::queue::DEFAULT_QUEUE)]
-    queue: String,
-    /// Jobs run at once.
+    /// The queues to serve (repeatable): `default` holds crawls and imports, `match` the
+    /// pages to analyse. Default: both.
+    #[arg(long = "queue", value_name = "QUEUE")]
+    queues: Vec<String>,
+    /// Jobs run at once, per queue.
     #[arg(long, default_value_t = 4, value_parser = super::parse_count)]
     concurrency: usize,
     /// Seconds running jobs get to finish after Ctrl-C before they are released.
@@ -37,66 +35,48 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     // stops the worker cleanly instead of killing it.
     let shutdown = shutdown_signal();
     let store = super::open_store(database).await?;
-    // The configured fingerprint parameters: the matcher compares with the same ones.
-    let importer = Importer::new(ImportSettings {
-        fingerprint: settings.fingerprint.clone(),
-        limits: settings.import.clone(),
-        ..ImportSettings::default()
-    })
-    .context("while setting up the importer")?;
-    let matcher_settings = (settings.fingerprint.clone(), settings.matcher.clone());
-    let settings = WorkerSettings {
-        queue: args.queue,
-        concurrency: args.concurrency,
-        shutdown_grace: Duration::from_secs(args.grace),
-        ..WorkerSettings::default()
+    let handler = handler(&store, settings)?;
+    let queues = if args.queues.is_empty() {
+        vec![
+            store::queue::DEFAULT_QUEUE.to_owned(),
+            pipeline::MATCH_QUEUE.to_owned(),
+        ]
+    } else {
+        args.queues
     };
-    eprintln!(
-        "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
-        settings.name,
-        settings.queue,
-        super::masked(database)
-    );
-    let handler_store = store.clone();
-    let index = Arc::new(MatchIndex {
-        live: tokio::sync::OnceCell::new(),
-        settings: matcher_settings,
-    });
-    // Between jobs too, so the first match job after a quiet spell has little to apply.
-    let refresher = {
-        let (index, store) = (Arc::clone(&index), store.clone());
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(REFRESH_EVERY);
-            loop {
-                tick.tick().await;
-                let Some(live) = index.live.get() else {
-                    continue;
-                };
-                match live.refresh(&store).await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!(
-                        applied = n,
-                        since_load = live.changes_applied(),
-                        full_loads = live.full_loads(),
-                        "matcher index refreshed"
-                    ),
-                    Err(e) => {
-                        tracing::warn!(error = %format!("{e:#}"), "matcher index refresh failed");
-                    }
-                }
-            }
-        })
-    };
-    let report = Worker::new(store.clone(), settings)
-        .run(
-            move |job: Job, ctx: JobContext| {
-                let (store, importer, index) =
-                    (handler_store.clone(), importer.clone(), Arc::clone(&index));
-                async move { handle(&store, &importer, &index, job, ctx).await }
-            },
-            shutdown,
-        )
-        .await;
+    let refresher = pipeline::keep_index_current(store.clone(), &handler, REFRESH_EVERY);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut loops = Vec::new();
+    for queue in &queues {
+        let worker_settings = WorkerSettings {
+            queue: queue.clone(),
+            concurrency: args.concurrency,
+            shutdown_grace: Duration::from_secs(args.grace),
+            ..WorkerSettings::default()
+        };
+        eprintln!(
+            "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
+            worker_settings.name,
+            worker_settings.queue,
+            super::masked(database)
+        );
+        loops.push(pipeline::serve(
+            &store,
+            handler.clone(),
+            worker_settings,
+            stop_rx.clone(),
+        ));
+    }
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    let mut report = store::WorkerReport::default();
+    for done in loops {
+        let r = done.await.context("a worker loop failed")?;
+        report.completed += r.completed;
+        report.retried += r.retried;
+        report.dead += r.dead;
+        report.released += r.released;
+    }
     refresher.abort();
     eprintln!(
         "worker stopped: {} completed, {} retried, {} dead, {} released",
@@ -106,157 +86,27 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     Ok(())
 }
 
-/// The matcher index of the match jobs: loaded by the first one, then kept current through
-/// the work change log (each job refreshes it first; nothing is reloaded).
-struct MatchIndex {
-    live: tokio::sync::OnceCell<Arc<LiveIndex>>,
-    settings: (fingerprint::FingerprintSettings, matcher::MatcherSettings),
+/// The job handler with the configured settings: the importer's fingerprint parameters are
+/// the matcher's too, so pages are compared with the works as they were fingerprinted.
+pub fn handler(store: &store::Store, settings: &Settings) -> Result<Handler> {
+    let importer = Importer::new(ImportSettings {
+        fingerprint: settings.fingerprint.clone(),
+        limits: settings.import.clone(),
+        ..ImportSettings::default()
+    })
+    .context("while setting up the importer")?;
+    let analyser = Analyser::new(
+        store.clone(),
+        settings.fingerprint.clone(),
+        settings.matcher.clone(),
+    );
+    Ok(Handler::new(
+        store.clone(),
+        importer,
+        std::sync::Arc::new(analyser),
+    ))
 }
 
-impl MatchIndex {
-    async fn get(&self, store: &store::Store) -> Result<&Arc<LiveIndex>> {
-        self.live
-            .get_or_try_init(|| async {
-                let fingerprinter = Arc::new(
-                    fingerprint::Fingerprinter::new(self.settings.0.clone())
-                        .context("while setting up the fingerprinter ([fingerprint] settings)")?,
-                );
-                let live = LiveIndex::load(store, self.settings.1.clone(), fingerprinter).await?;
-                tracing::info!(chapters = live.loaded.chapters, "matcher index loaded");
-                Ok(Arc::new(live))
-            })
-            .await
-    }
-}
-
-async fn handle(
-    store: &store::Store,
-    importer: &Importer,
-    index: &MatchIndex,
-    job: Job,
-    ctx: JobContext,
-) -> Result<(), JobError> {
-    match job {
-        // Idempotent: the snapshot's matches are replaced as a whole.
-        Job::MatchSnapshot { snapshot } => {
-            let live = index
-                .get(store)
-                .await
-                .map_err(|e| JobError::retry(format!("{e:#}")))?;
-            match match_snapshot(store, live, snapshot).await {
-                Ok(_) => Ok(()),
-                Err(e)
-                    if e.chain().any(|c| {
-                        matches!(
-                            c.downcast_ref::<store::Error>(),
-                            Some(store::Error::NotFound { .. })
-                        )
-                    }) =>
-                {
-                    Err(JobError::permanent(format!("{e:#}")))
-                }
-                Err(e) => Err(JobError::retry(format!("{e:#}"))),
-            }
-        }
-        // Idempotent: a second run finds the work by its content hash and writes nothing.
-        Job::ImportWork {
-            path,
-            title,
-            author,
-        } => {
-            let options = ImportOptions { title, author };
-            match importer
-                .import_file(store, Path::new(&path), &options, &())
-                .await
-            {
-                Ok(_) => Ok(()),
-                Err(e @ (import::Error::Store(_) | import::Error::Read { .. })) => Err(e.into()),
-                // The file is not a work: retrying will not change that.
-                Err(e) => Err(JobError::permanent(e.to_string())),
-            }
-        }
-        Job::Crawl { crawl_id, runner } => run_crawl(store, crawl_id, runner, ctx).await,
-        other => Err(JobError::permanent(format!(
-            "this build has no handler for {other:?}"
-        ))),
-    }
-}
-
-/// Runs one runner of a stored crawl to the end of its shared frontier. The worker renews the
-/// job's lease while it runs; if this worker dies, the job runs again and resumes the crawl
-/// (the entries it held come back once its crawl run misses its heartbeats for
-/// `crawler.run_dead_after`; the other runners of the crawl keep theirs).
-async fn run_crawl(
-    store: &store::Store,
-    id: store::CrawlId,
-    runner: u32,
-    ctx: JobContext,
-) -> Result<(), JobError> {
-    let crawl = match StoreCrawl::open(store.clone(), id).await {
-        Ok(c) => c,
-        Err(crawler::Error::Store { source, .. })
-            if matches!(
-                source.downcast_ref::<store::Error>(),
-                Some(store::Error::NotFound { .. })
-            ) =>
-        {
-            return Err(JobError::permanent(format!("crawl {id} does not exist")));
-        }
-        Err(e @ crawler::Error::Store { .. }) => return Err(JobError::retry(e.to_string())),
-        Err(e) => return Err(JobError::permanent(format!("crawl {id} cannot run: {e}"))),
-    };
-    store
-        .set_crawl_status(id, CrawlStatus::Running, None)
-        .await
-        .map_err(|e| JobError::retry(e.to_string()))?;
-    tracing::info!(crawl = %id, runner, attempt = ctx.lease.attempt, "crawl runner started");
-    // On the worker's shutdown the crawl stops after the pages in flight; the URLs it had
-    // claimed go back to the frontier and the job back to the queue, to resume later.
-    let run = crawl.run_to_end();
-    let mut run = std::pin::pin!(run);
-    let mut interrupted = false;
-    let result = loop {
-        tokio::select! {
-            r = &mut run => break r,
-            () = ctx.shutdown.requested(), if !interrupted => {
-                interrupted = true;
-                crawl.stop();
-            }
-        }
-    };
-    match result {
-        Ok(report) => {
-            tracing::info!(crawl = %id, runner, pages = report.pages, interrupted,
-                           "crawl runner finished");
-            if interrupted {
-                store
-                    .set_crawl_status(id, CrawlStatus::Queued, None)
-                    .await
-                    .map_err(|e| JobError::retry(e.to_string()))?;
-                return Err(JobError::interrupted(format!(
-                    "crawl {id} stopped for a worker shutdown after {} pages",
-                    report.pages
-                )));
-            }
-            store
-                .set_crawl_status(id, CrawlStatus::Done, None)
-                .await
-                .map_err(|e| JobError::retry(e.to_string()))
-        }
-        Err(e) => {
-            let message = format!("{e:#}");
-            if ctx.lease.attempt >= ctx.max_attempts {
-                store
-                    .set_crawl_status(id, CrawlStatus::Failed, Some(&message))
-                    .await
-                    .ok();
-            }
-            Err(JobError::retry(message))
-        }
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM, saying so.
 /// [`shutdown_signal_quiet`], saying so when it comes.
 fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     let signal = shutdown_signal_quiet();

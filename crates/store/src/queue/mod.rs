@@ -1,6 +1,7 @@
 //! The durable job queue, kept in the `jobs` table of the same database.
 //!
-//! A job is a value of a serde enum named by what it does (see [`Job`]); its variant name
+//! A job is a value of a serde enum named by what it does (copyhound's is `pipeline::Job`);
+//! its variant name
 //! is the job's `kind` and the whole value, as JSON, its payload. The life of a job:
 //!
 //! ```text
@@ -46,52 +47,19 @@ pub use worker::{
     Backoff, JobContext, JobError, ShutdownSignal, Worker, WorkerReport, WorkerSettings,
 };
 
-/// The jobs copyhound runs, named by what they do. Handlers must be idempotent: a job whose
-/// worker died runs again.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub enum Job {
-    /// Import a work from a file the server can read (an admin UI upload).
-    ImportWork {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Title; the file stem when absent.
-        title: Option<String>,
-        /// Author.
-        author: Option<String>,
-    },
-    /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
-    /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
-    /// once; a job that runs again resumes the crawl where it stopped.
-    Crawl {
-        /// The crawl.
-        crawl_id: crate::CrawlId,
-        /// Which of the crawl's parallel runners this is (0-based); part of the job's
-        /// de-duplication key, so each runner is queued once.
-        #[serde(default)]
-        runner: u32,
-    },
-    /// Match a stored page's main text (its `page_texts` row) against the registered works
-    /// and store the result as the snapshot's matches (replacing an earlier result).
-    MatchSnapshot {
-        /// The fetched page.
-        snapshot: crate::ids::SnapshotId,
-    },
-}
-
 /// The queue a job goes to when [`NewJob::queue`] is not called.
 pub const DEFAULT_QUEUE: &str = "default";
 
 /// A job to enqueue: the payload plus how and when to run it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewJob {
-    queue: String,
-    kind: String,
-    payload: String,
-    run_at: Option<DateTime<Utc>>,
-    dedupe_key: Option<String>,
-    priority: i32,
-    max_attempts: u32,
+    pub(crate) queue: String,
+    pub(crate) kind: String,
+    pub(crate) payload: String,
+    pub(crate) run_at: Option<DateTime<Utc>>,
+    pub(crate) dedupe_key: Option<String>,
+    pub(crate) priority: i32,
+    pub(crate) max_attempts: u32,
 }
 
 impl NewJob {

@@ -1,0 +1,121 @@
+//! The match stage: a stored page's main text matched against the registered works, the
+//! result stored as the snapshot's matches.
+
+use std::sync::Arc;
+
+use fingerprint::{FingerprintSettings, Fingerprinter};
+use matcher::MatcherSettings;
+use store::{EvidenceReads, MatchWrites, NewMatch, SnapshotId, Store};
+
+use crate::error::{Error, Result, store_err};
+use crate::index::LiveIndex;
+use crate::texts::{TextCache, find};
+
+/// What matching one stored page found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Analysed {
+    /// Matches stored for the page (licensed ones included).
+    pub matches: usize,
+}
+
+/// Matches stored pages: the live index (loaded by the first page, then kept current through
+/// the work change log, never reloaded) and the chapter texts the pages named, shared by
+/// every page it matches. One per process; cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Analyser {
+    store: Store,
+    fingerprint: FingerprintSettings,
+    matcher: MatcherSettings,
+    live: tokio::sync::OnceCell<Arc<LiveIndex>>,
+    texts: Arc<TextCache>,
+}
+
+impl Analyser {
+    /// An analyser over `store` that fingerprints pages with `fingerprint` (the settings the
+    /// works were fingerprinted with) and matches with `matcher`. Nothing is loaded until the
+    /// first page.
+    pub fn new(store: Store, fingerprint: FingerprintSettings, matcher: MatcherSettings) -> Self {
+        Analyser {
+            store,
+            fingerprint,
+            matcher,
+            live: tokio::sync::OnceCell::new(),
+            texts: Arc::default(),
+        }
+    }
+
+    /// The live index, loaded on first use.
+    ///
+    /// # Errors
+    /// Invalid settings or a database failure (the next call tries again).
+    pub async fn index(&self) -> Result<&Arc<LiveIndex>> {
+        self.live
+            .get_or_try_init(|| async {
+                let fingerprinter = Arc::new(
+                    Fingerprinter::new(self.fingerprint.clone()).map_err(Error::Fingerprint)?,
+                );
+                let live =
+                    LiveIndex::load(&self.store, self.matcher.clone(), fingerprinter).await?;
+                tracing::info!(chapters = live.loaded.chapters, "matcher index loaded");
+                Ok(Arc::new(live))
+            })
+            .await
+    }
+
+    /// The index if it was loaded (for a refresh between pages).
+    pub fn loaded(&self) -> Option<&Arc<LiveIndex>> {
+        self.live.get()
+    }
+
+    /// Brings the index up to date with the works, matches the stored main text of
+    /// `snapshot` and makes the result the snapshot's stored matches. Idempotent: matching a
+    /// page again replaces its matches with the same ones.
+    ///
+    /// # Errors
+    /// A database failure; [`Error::is_not_found`] when the snapshot has no stored text.
+    pub async fn analyse(&self, snapshot: SnapshotId) -> Result<Analysed> {
+        let live = self.index().await?;
+        live.refresh(&self.store).await?;
+        let page = self
+            .store
+            .page_text(snapshot)
+            .await
+            .map_err(store_err("reading the page text"))?;
+        let (live_index, store, texts) = (
+            Arc::clone(live),
+            self.store.clone(),
+            Arc::clone(&self.texts),
+        );
+        let runtime = tokio::runtime::Handle::current();
+        let matches = tokio::task::spawn_blocking(move || {
+            let matcher = live_index.matcher();
+            find(&matcher, &store, &page.body, &runtime, &texts).map(|(matches, _)| matches)
+        })
+        .await
+        .map_err(|e| Error::task("matching a page", e))??;
+        let rows = matches
+            .iter()
+            .map(|m| {
+                Ok(NewMatch {
+                    chapter_id: store::ChapterId(m.chapter.0),
+                    work_id: store::WorkId(m.work.0),
+                    method: "align".to_owned(),
+                    score: m.score,
+                    coverage: m.coverage,
+                    matched_chars: u32::try_from(m.matched_chars).unwrap_or(u32::MAX),
+                    passages: serde_json::to_string(&m.spans).map_err(|source| Error::Encode {
+                        what: "aligned passages",
+                        source,
+                    })?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.store
+            .replace_matches(snapshot, &rows)
+            .await
+            .map_err(store_err("storing the matches"))?;
+        Ok(Analysed {
+            matches: rows.len(),
+        })
+    }
+}

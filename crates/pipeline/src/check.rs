@@ -1,0 +1,234 @@
+//! `check`'s core: local files, directories of pages or single URLs matched against the
+//! registered works without crawling or recording anything. Each page is read (fetched),
+//! decoded, extracted with the crawl's own rules (`[crawler.extract]`: selectors, limits,
+//! time budget) and matched on a blocking thread, a bounded number at once; results come
+//! back in input order whatever order they finish in. Printing is the caller's.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crawler::{ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind};
+use matcher::{Match, Matcher};
+use store::Store;
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::texts::{StoreTexts, TextCache, find};
+
+/// A checked page: its main text, what kind of page it is, the matches, and the matched
+/// chapters' texts.
+#[derive(Debug)]
+pub struct Checked {
+    /// The main text matched.
+    pub text: String,
+    /// What extraction made of the page: a page with no match that is a challenge, a
+    /// redirect stub or empty was never a chapter.
+    pub kind: PageKind,
+    /// The registered chapters it copies, best first.
+    pub matches: Vec<Match>,
+    /// Their texts.
+    pub texts: StoreTexts,
+}
+
+/// What checks pages: the index, the store for chapter texts, a fetcher for URLs and the
+/// crawl's extractor.
+#[derive(Clone, Debug)]
+pub struct Checker {
+    matcher: Arc<Matcher>,
+    store: Store,
+    fetcher: Fetcher,
+    extractor: Arc<Extractor>,
+    extract: ExtractSettings,
+    texts: Arc<TextCache>,
+}
+
+impl Checker {
+    /// A checker that fetches URLs with `fetch` (user agent, timeouts, size cap, which
+    /// addresses may be reached) and reads pages with `extract`, as a crawl would.
+    ///
+    /// # Errors
+    /// Settings the fetcher or the extractor refuse.
+    pub fn new(
+        matcher: Arc<Matcher>,
+        store: Store,
+        fetch: FetchSettings,
+        extract: ExtractSettings,
+    ) -> Result<Self> {
+        let fetcher = Fetcher::new(fetch)?;
+        let extractor = Arc::new(Extractor::new(&extract)?);
+        Ok(Checker {
+            matcher,
+            store,
+            fetcher,
+            extractor,
+            extract,
+            texts: Arc::default(),
+        })
+    }
+
+    /// Checks `inputs`, `jobs` at once, and hands each result to `each` in input order. An
+    /// input that cannot be read or fetched is an `Err` for `each`; a database failure or an
+    /// error of `each` ends the run.
+    ///
+    /// # Errors
+    /// A database failure, a panicked task, or `each`'s error.
+    pub async fn run<E: From<Error>>(
+        &self,
+        inputs: Vec<String>,
+        jobs: usize,
+        mut each: impl AsyncFnMut(String, Result<Checked>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        type Running = tokio::task::JoinHandle<Result<Result<Checked>>>;
+        let mut running: VecDeque<(String, Running)> = VecDeque::new();
+        let mut inputs = inputs.into_iter();
+        loop {
+            while running.len() < jobs.max(1) {
+                let Some(input) = inputs.next() else { break };
+                let task = tokio::spawn(self.clone().one(input.clone()));
+                running.push_back((input, task));
+            }
+            let Some((input, task)) = running.pop_front() else {
+                return Ok(());
+            };
+            let checked = task
+                .await
+                .map_err(|e| Error::task("checking a page", e))??;
+            each(input, checked).await?;
+        }
+    }
+
+    /// One input: `Ok(Err(..))` when it cannot be read, `Err` on a database failure.
+    async fn one(self, input: String) -> Result<Result<Checked>> {
+        let read = if is_url(&input) {
+            match self.fetch(&input).await {
+                Ok(read) => Some(read),
+                Err(e) => return Ok(Err(e)),
+            }
+        } else {
+            None
+        };
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || {
+            let (text, kind) = match read {
+                Some(read) => read,
+                None => match self.read_file(Path::new(&input)) {
+                    Ok(read) => read,
+                    Err(e) => return Ok(Err(e)),
+                },
+            };
+            let (matches, texts) = find(&self.matcher, &self.store, &text, &runtime, &self.texts)?;
+            Ok(Ok(Checked {
+                text,
+                kind,
+                matches,
+                texts,
+            }))
+        })
+        .await
+        .map_err(|e| Error::task("checking a page", e))?
+    }
+
+    /// The main text of the page at `input` and its kind.
+    async fn fetch(&self, input: &str) -> Result<(String, PageKind)> {
+        let url = Url::parse(input).map_err(|e| Error::Page(format!("bad url {input:?}: {e}")))?;
+        let snapshot = self.fetcher.fetch(&FetchRequest::get(url)).await?;
+        if !(200..300).contains(&snapshot.status) {
+            return Err(Error::Page(format!(
+                "the server answered HTTP {}",
+                snapshot.status
+            )));
+        }
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            this.read(&snapshot.body, snapshot.content_type(), &snapshot.final_url)
+        })
+        .await
+        .map_err(|e| Error::task("reading a page", e))?
+    }
+
+    /// The main text of a file (`.html`/`.htm` extracted, anything else read as text),
+    /// decoded from whatever encoding, and its kind.
+    fn read_file(&self, path: &Path) -> Result<(String, PageKind)> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let is_html = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+        let content_type = if is_html { "text/html" } else { "text/plain" };
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let base = Url::from_file_path(&absolute).map_err(|()| {
+            Error::Page(format!("cannot make a file url of {}", absolute.display()))
+        })?;
+        self.read(&bytes, Some(content_type), &base)
+    }
+
+    /// A page read as the crawl reads it, within the extraction time budget.
+    fn read(
+        &self,
+        body: &[u8],
+        content_type: Option<&str>,
+        url: &Url,
+    ) -> Result<(String, PageKind)> {
+        let deadline = Instant::now() + self.extract.time_budget;
+        let read = crawler::read_page(&self.extractor, body, content_type, url, Some(deadline));
+        if let Some(exceeded) = read.exceeded() {
+            return Err(Error::Page(format!("{exceeded}: the page is not read")));
+        }
+        Ok((read.text, read.kind))
+    }
+}
+
+fn is_url(input: &str) -> bool {
+    input.starts_with("http://") || input.starts_with("https://")
+}
+
+/// `inputs` with every directory replaced by the pages under it, in path order.
+///
+/// # Errors
+/// A directory that cannot be read or holds no page.
+pub fn expand_inputs(inputs: &[String]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        if !is_url(input) && Path::new(input).is_dir() {
+            let mut paths = Vec::new();
+            collect_pages(Path::new(input), &mut paths)?;
+            paths.sort();
+            if paths.is_empty() {
+                return Err(Error::Page(format!("no .txt or .html pages under {input}")));
+            }
+            out.extend(paths.into_iter().map(|p| p.to_string_lossy().into_owned()));
+        } else {
+            out.push(input.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Every `.txt`, `.html` and `.htm` file under `dir`, recursively.
+///
+/// # Errors
+/// A directory that cannot be read.
+pub fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let read_err = |source| Error::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(read_err)? {
+        let path = entry.map_err(read_err)?.path();
+        if path.is_dir() {
+            collect_pages(&path, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e.to_ascii_lowercase().as_str(), "txt" | "html" | "htm"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

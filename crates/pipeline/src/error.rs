@@ -1,0 +1,98 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// What joining the stages can fail with, split by what a caller does about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The store failed (or a row is missing: [`Error::is_not_found`]).
+    #[error("while {doing}")]
+    Store {
+        /// What was being done.
+        doing: &'static str,
+        /// The store's error.
+        #[source]
+        source: store::Error,
+    },
+    /// The crawler refused or failed (settings, fetch, a crawl's store).
+    #[error(transparent)]
+    Crawler(#[from] crawler::Error),
+    /// The matcher's index or settings refused something.
+    #[error("while {doing}")]
+    Matcher {
+        /// What was being done.
+        doing: &'static str,
+        /// The matcher's error.
+        #[source]
+        source: matcher::Error,
+    },
+    /// Fingerprint settings out of range.
+    #[error("invalid [fingerprint] settings")]
+    Fingerprint(#[source] fingerprint::Error),
+    /// A local input cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A page that cannot be matched: an HTTP error status, a page over a parsing limit, an
+    /// input that is neither a file nor an http(s) URL.
+    #[error("{0}")]
+    Page(String),
+    /// A task of ours panicked or was cancelled.
+    #[error("{what} failed: {reason}")]
+    Task {
+        /// Which task.
+        what: &'static str,
+        /// The panic or cancellation.
+        reason: String,
+    },
+    /// A value could not be serialised for the store.
+    #[error("while encoding {what}")]
+    Encode {
+        /// What.
+        what: &'static str,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// This crate's result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Whether a row the operation needed does not exist (a snapshot without text, a
+    /// deleted crawl): retrying will not help.
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            Error::Store { source, .. } => matches!(source, store::Error::NotFound { .. }),
+            Error::Crawler(crawler::Error::Store { source, .. }) => matches!(
+                source.downcast_ref::<store::Error>(),
+                Some(store::Error::NotFound { .. })
+            ),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn task(what: &'static str, e: impl std::fmt::Display) -> Self {
+        Error::Task {
+            what,
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// `map_err` for store calls: `.map_err(store_err("reading a page text"))`.
+pub(crate) fn store_err(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
+    move |source| Error::Store { doing, source }
+}
+
+/// `map_err` for matcher calls.
+pub(crate) fn matcher_err(doing: &'static str) -> impl FnOnce(matcher::Error) -> Error {
+    move |source| Error::Matcher { doing, source }
+}

@@ -1,0 +1,239 @@
+//! The matcher's index over the stored fingerprints: loaded a page of chapters at a time,
+//! and kept current through the work change log ([`LiveIndex`]).
+
+use std::sync::Arc;
+
+use fingerprint::{FingerprintSummary, Fingerprinter, Winnow};
+use matcher::{ChapterEntry, IndexBuilder, Matcher, MatcherSettings};
+use store::{IndexEntry, IndexLoads, Page, Posting, WorkChangeKind, WorkChanges};
+
+use crate::error::{Result, matcher_err, store_err};
+
+/// Chapters per index-load query: one query a page (two for chapters stored before
+/// postings were packed), a few MB of postings each.
+const LOAD_PAGE: u32 = 500;
+
+/// How the load went.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadReport {
+    /// Chapters in the index.
+    pub chapters: usize,
+    /// Chapters left out: their stored fingerprint could not be read or was computed by
+    /// another normaliser version.
+    pub skipped: usize,
+}
+
+fn winnows(postings: &[Posting]) -> Vec<Winnow> {
+    postings
+        .iter()
+        .map(|p| Winnow {
+            hash: p.hash,
+            pos: p.pos,
+        })
+        .collect()
+}
+
+/// A stored entry decoded for the index: the summary and both winnowings.
+struct Decoded {
+    summary: FingerprintSummary,
+    winnow: Vec<Winnow>,
+    pinyin_winnow: Vec<Winnow>,
+}
+
+impl Decoded {
+    /// `None` (after a warning) when the stored summary cannot be read.
+    fn new(entry: &IndexEntry) -> Option<Self> {
+        match FingerprintSummary::from_bytes(&entry.summary) {
+            Ok(summary) => Some(Decoded {
+                summary,
+                winnow: winnows(&entry.text_winnow),
+                pinyin_winnow: winnows(&entry.pinyin_winnow),
+            }),
+            Err(e) => {
+                tracing::warn!(chapter = %entry.chapter_id, error = %e, "unreadable fingerprint skipped");
+                None
+            }
+        }
+    }
+
+    fn entry<'a>(&'a self, stored: &IndexEntry) -> ChapterEntry<'a> {
+        ChapterEntry {
+            id: matcher::ChapterId(stored.chapter_id.0),
+            work: matcher::WorkId(stored.work_id.0),
+            summary: &self.summary,
+            winnow: &self.winnow,
+            pinyin_winnow: &self.pinyin_winnow,
+        }
+    }
+}
+
+/// Adds `entries` through `add` (an index builder's or a built index's), counting what was
+/// indexed and what was refused.
+fn add_entries(
+    entries: &[IndexEntry],
+    report: &mut LoadReport,
+    mut add: impl FnMut(&ChapterEntry<'_>) -> matcher::Result<matcher::ChapterKey>,
+) {
+    for stored in entries {
+        let Some(decoded) = Decoded::new(stored) else {
+            report.skipped += 1;
+            continue;
+        };
+        match add(&decoded.entry(stored)) {
+            Ok(_) => report.chapters += 1,
+            Err(e) => {
+                tracing::warn!(chapter = %stored.chapter_id, error = %e, "fingerprint not indexed");
+                report.skipped += 1;
+            }
+        }
+    }
+}
+
+/// Builds a matcher over every chapter fingerprint in the store, a page of chapters at a time.
+///
+/// # Errors
+/// Invalid settings or a database failure. A chapter whose fingerprint the index refuses is
+/// skipped and counted in the report instead.
+pub async fn load_matcher(
+    store: &impl IndexLoads,
+    settings: MatcherSettings,
+    fingerprinter: Arc<Fingerprinter>,
+) -> Result<(Matcher, LoadReport)> {
+    let mut builder =
+        IndexBuilder::new(settings.index.clone()).map_err(matcher_err("setting up the index"))?;
+    let mut report = LoadReport::default();
+    let mut after = None;
+    loop {
+        let page = store
+            .index_entries(Page {
+                after,
+                limit: Some(LOAD_PAGE),
+            })
+            .await
+            .map_err(store_err("loading fingerprints from the database"))?;
+        after = page.last().map(|e| e.chapter_id);
+        let short = page.len() < LOAD_PAGE as usize;
+        add_entries(&page, &mut report, |e| builder.add(e));
+        if short {
+            break;
+        }
+    }
+    let matcher = Matcher::new(settings, fingerprinter, builder.build())
+        .map_err(matcher_err("setting up the matcher"))?;
+    Ok((matcher, report))
+}
+
+/// Changes read from the log per query while refreshing.
+const CHANGES_PAGE: u32 = 1000;
+
+/// A long-lived index kept current as works are added and removed, without reloading: it
+/// remembers the last change-log sequence number it applied, and [`LiveIndex::refresh`]
+/// applies the newer ones (an added work's chapters are read and added, a removed work's
+/// dropped). Matching takes the read lock, so queries run in parallel and a refresh holds
+/// the write lock only while it changes the index, never while it reads the database.
+#[derive(Debug)]
+pub struct LiveIndex {
+    matcher: std::sync::RwLock<Matcher>,
+    /// The last sequence number applied; the lock also keeps refreshes one at a time.
+    applied: tokio::sync::Mutex<i64>,
+    /// What the start-up load found.
+    pub loaded: LoadReport,
+    full_loads: std::sync::atomic::AtomicUsize,
+    changes_applied: std::sync::atomic::AtomicUsize,
+}
+
+impl LiveIndex {
+    /// Loads every stored chapter. The change log's position is read first, so a work
+    /// written during the load is applied again by the first refresh (which is harmless:
+    /// applying a change twice gives the same index).
+    ///
+    /// # Errors
+    /// Invalid settings or a database failure.
+    pub async fn load(
+        store: &(impl IndexLoads + WorkChanges),
+        settings: MatcherSettings,
+        fingerprinter: Arc<Fingerprinter>,
+    ) -> Result<Self> {
+        let applied = store
+            .last_change()
+            .await
+            .map_err(store_err("reading the work change log"))?;
+        let (matcher, loaded) = load_matcher(store, settings, fingerprinter).await?;
+        Ok(LiveIndex {
+            matcher: std::sync::RwLock::new(matcher),
+            applied: tokio::sync::Mutex::new(applied),
+            loaded,
+            full_loads: std::sync::atomic::AtomicUsize::new(1),
+            changes_applied: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// The matcher, for queries (a read lock: hold it for one page, not across awaits).
+    pub fn matcher(&self) -> std::sync::RwLockReadGuard<'_, Matcher> {
+        self.matcher
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Full loads done (1: the start-up one; refreshes never reload).
+    pub fn full_loads(&self) -> usize {
+        self.full_loads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Changes applied by refreshes so far.
+    pub fn changes_applied(&self) -> usize {
+        self.changes_applied
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Applies the changes logged since the last refresh; returns how many.
+    ///
+    /// # Errors
+    /// A database failure; the changes applied before it stay applied, the rest come with the
+    /// next refresh.
+    pub async fn refresh(&self, store: &(impl IndexLoads + WorkChanges)) -> Result<usize> {
+        let mut applied = self.applied.lock().await;
+        let mut count = 0;
+        loop {
+            let changes = store
+                .changes_since(*applied, CHANGES_PAGE)
+                .await
+                .map_err(store_err("reading the work change log"))?;
+            for change in &changes {
+                let work = matcher::WorkId(change.work_id.0);
+                let entries = match change.kind {
+                    WorkChangeKind::Added => store
+                        .work_index_entries(change.work_id)
+                        .await
+                        .map_err(store_err("reading an added work's fingerprints"))?,
+                    WorkChangeKind::Removed => Vec::new(),
+                };
+                // Decode outside the lock; swap under it.
+                let decoded: Vec<(Option<Decoded>, &IndexEntry)> =
+                    entries.iter().map(|e| (Decoded::new(e), e)).collect();
+                {
+                    let mut matcher = self
+                        .matcher
+                        .write()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let index = matcher.index_mut();
+                    // Idempotent: a work added twice (or loaded, then added) is replaced.
+                    index.remove_work(work);
+                    for (d, stored) in &decoded {
+                        let Some(d) = d else { continue };
+                        if let Err(e) = index.add(&d.entry(stored)) {
+                            tracing::warn!(chapter = %stored.chapter_id, error = %e, "fingerprint not indexed");
+                        }
+                    }
+                }
+                *applied = change.seq;
+                count += 1;
+                self.changes_applied
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            if changes.len() < CHANGES_PAGE as usize {
+                return Ok(count);
+            }
+        }
+    }
+}

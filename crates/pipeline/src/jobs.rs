@@ -1,0 +1,175 @@
+//! The jobs where the stages meet, and the one handler that runs them. The store keeps the
+//! queue's mechanics (claims, leases, retries); what a job means is decided here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use import::{ImportOptions, Importer};
+use store::{CrawlId, JobContext, JobError, SnapshotId, Store};
+
+use crate::analyse::Analyser;
+use crate::crawl::CrawlRunner;
+
+/// The jobs copyhound runs, named by what they do (the variant name is the job's `kind` in
+/// the queue). Every handler is idempotent: a job whose worker died runs again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum Job {
+    /// Import a work from a file the server can read (an admin UI upload).
+    ImportWork {
+        /// The file.
+        path: PathBuf,
+        /// Title; the file stem when absent.
+        title: Option<String>,
+        /// Author.
+        author: Option<String>,
+    },
+    /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
+    /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
+    /// once; a job that runs again resumes the crawl where it stopped.
+    Crawl {
+        /// The crawl.
+        crawl_id: CrawlId,
+        /// Which of the crawl's parallel runners this is (0-based); part of the job's
+        /// de-duplication key, so each runner is queued once.
+        #[serde(default)]
+        runner: u32,
+    },
+    /// Match a stored page's main text (its `page_texts` row) against the registered works
+    /// and store the result as the snapshot's matches (replacing an earlier result).
+    MatchSnapshot {
+        /// The fetched page.
+        snapshot: SnapshotId,
+    },
+}
+
+impl Job {
+    /// The job `copyhound crawl --enqueue` queues for runner `runner` of crawl `crawl_id`.
+    ///
+    /// # Errors
+    /// Never in practice (the job serialises).
+    pub fn crawl_runner(crawl_id: CrawlId, runner: u32) -> store::Result<store::NewJob> {
+        Ok(store::NewJob::new(&Job::Crawl { crawl_id, runner })?
+            .dedupe_key(format!("crawl:{crawl_id}:{runner}"))
+            .max_attempts(3))
+    }
+}
+
+/// What the handler runs jobs with: the store, the importer (its fingerprint settings are
+/// the matcher's too) and the analyser with its live index. One per worker process.
+#[derive(Debug, Clone)]
+pub struct Handler {
+    store: Store,
+    importer: Importer,
+    analyser: Arc<Analyser>,
+}
+
+impl Handler {
+    /// A handler over `store`.
+    pub fn new(store: Store, importer: Importer, analyser: Arc<Analyser>) -> Self {
+        Handler {
+            store,
+            importer,
+            analyser,
+        }
+    }
+
+    /// The analyser, whose index a worker refreshes between jobs.
+    pub fn analyser(&self) -> &Arc<Analyser> {
+        &self.analyser
+    }
+
+    /// Runs one job. Errors say whether a retry can help ([`JobError::permanent`] when it
+    /// cannot, [`JobError::interrupted`] when a shutdown stopped it).
+    ///
+    /// # Errors
+    /// The job's failure, for the worker to retry or bury.
+    pub async fn handle(&self, job: Job, ctx: JobContext) -> Result<(), JobError> {
+        match job {
+            // Idempotent: the snapshot's matches are replaced as a whole.
+            Job::MatchSnapshot { snapshot } => match self.analyser.analyse(snapshot).await {
+                Ok(_) => Ok(()),
+                Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+                Err(e) => Err(JobError::retry(chain(&e))),
+            },
+            // Idempotent: a second run finds the work by its content hash and writes nothing.
+            Job::ImportWork {
+                path,
+                title,
+                author,
+            } => {
+                let options = ImportOptions { title, author };
+                match self
+                    .importer
+                    .import_file(&self.store, Path::new(&path), &options, &())
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    Err(e @ (import::Error::Store(_) | import::Error::Read { .. })) => {
+                        Err(e.into())
+                    }
+                    // The file is not a work: retrying will not change that.
+                    Err(e) => Err(JobError::permanent(e.to_string())),
+                }
+            }
+            Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
+        }
+    }
+
+    /// Runs one runner of a stored crawl to the end of its shared frontier. The worker renews
+    /// the job's lease while it runs; if this worker dies, the job runs again and resumes the
+    /// crawl (the entries it held come back once its crawl run misses its heartbeats for
+    /// `crawler.run_dead_after`; the other runners of the crawl keep theirs).
+    async fn crawl(&self, id: CrawlId, runner: u32, ctx: JobContext) -> Result<(), JobError> {
+        let crawl = match CrawlRunner::open(&self.store, id, None).await {
+            Ok(c) => c,
+            Err(e) if e.is_not_found() => {
+                return Err(JobError::permanent(format!("crawl {id} does not exist")));
+            }
+            Err(e @ crate::Error::Crawler(crawler::Error::Store { .. })) => {
+                return Err(JobError::retry(chain(&e)));
+            }
+            Err(e) => {
+                return Err(JobError::permanent(format!(
+                    "crawl {id} cannot run: {}",
+                    chain(&e)
+                )));
+            }
+        };
+        tracing::info!(crawl = %id, runner, attempt = ctx.lease.attempt, "crawl runner started");
+        // On the worker's shutdown the crawl stops after the pages in flight; the URLs it had
+        // claimed go back to the frontier and the job back to the queue, to resume later.
+        let last_attempt = ctx.lease.attempt >= ctx.max_attempts;
+        let stop = ctx.shutdown.clone();
+        match crawl
+            .run(async move { stop.requested().await }, last_attempt)
+            .await
+        {
+            Ok(finish) if finish.stopped => {
+                tracing::info!(crawl = %id, runner, pages = finish.report.pages, "crawl runner stopped");
+                Err(JobError::interrupted(format!(
+                    "crawl {id} stopped for a worker shutdown after {} pages",
+                    finish.report.pages
+                )))
+            }
+            Ok(finish) => {
+                tracing::info!(crawl = %id, runner, pages = finish.report.pages,
+                               status = finish.status.as_str(), "crawl runner finished");
+                Ok(())
+            }
+            Err(e) => Err(JobError::retry(chain(&e))),
+        }
+    }
+}
+
+/// An error with its causes, on one line (what a job's `last_error` shows).
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

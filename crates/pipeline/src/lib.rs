@@ -1,0 +1,30 @@
+//! copyhound's stages joined into the system a rights team runs: a crawled page's text queues
+//! its match job in the transaction that stores it, the match stage finds the registered
+//! chapters it copies, and the matches become cases. The CLI and the admin UI both call
+//! this crate; it reads no configuration and parses no command line.
+//!
+//! - [`Job`] and [`Handler`]: the jobs where the stages meet and the one handler a worker
+//!   runs them with.
+//! - [`CrawlRunner`]: a crawl's life (status, totals, stop and resume) for `crawl` and the
+//!   workers alike; its pages queue their match jobs ([`match_follow_up`]).
+//! - [`Analyser`]: the match stage over a [`LiveIndex`] kept current through the work change
+//!   log.
+//! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
+
+mod analyse;
+pub mod check;
+mod crawl;
+mod error;
+mod index;
+mod jobs;
+mod serve;
+mod texts;
+
+pub use analyse::{Analysed, Analyser};
+pub use check::{Checked, Checker};
+pub use crawl::{CrawlFinish, CrawlRunner, MATCH_QUEUE, match_follow_up, match_job};
+pub use error::{Error, Result};
+pub use index::{LiveIndex, LoadReport, load_matcher};
+pub use jobs::{Handler, Job, chain};
+pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
+pub use texts::{StoreTexts, TextCache, find};

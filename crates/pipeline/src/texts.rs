@@ -1,0 +1,136 @@
+//! Chapter texts read from the store for verification, and the one function that finds the
+//! registered chapters a page's text copies.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use matcher::{ChapterSource, Matcher, SourceError};
+use store::{Chapter, WorkReads};
+
+use crate::error::{Error, Result, matcher_err};
+
+/// Chapter texts shared by the pages of one run (`check` over a directory: pages of one
+/// novel name the same candidates again and again), so each is read from the store once.
+/// Bounded: when it holds more than [`TextCache::MAX_BYTES`] of text it starts over.
+/// Chapters never change once stored (a re-import is a new work), so a cached text is never
+/// stale; a deleted chapter is simply no longer a candidate once the index dropped it.
+#[derive(Debug, Default)]
+pub struct TextCache {
+    inner: std::sync::Mutex<(HashMap<matcher::ChapterId, Arc<Chapter>>, usize)>,
+}
+
+impl TextCache {
+    /// Text bytes kept at most.
+    pub const MAX_BYTES: usize = 256 << 20;
+
+    fn get(&self, id: matcher::ChapterId) -> Option<Arc<Chapter>> {
+        let inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        inner.0.get(&id).cloned()
+    }
+
+    fn put(&self, id: matcher::ChapterId, chapter: Arc<Chapter>) {
+        let mut inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if inner.1 + chapter.body.len() > Self::MAX_BYTES {
+            *inner = (HashMap::new(), 0);
+        }
+        inner.1 += chapter.body.len();
+        inner.0.insert(id, chapter);
+    }
+}
+
+/// Chapter texts read from the store ahead of verification: the matcher's queries are
+/// synchronous, so the few candidates' chapters are fetched first, then matched.
+#[derive(Debug, Default)]
+pub struct StoreTexts {
+    chapters: HashMap<matcher::ChapterId, Arc<Chapter>>,
+}
+
+impl StoreTexts {
+    /// Reads the chapters `ids`, from `cache` when it has them (those no longer stored are
+    /// left out; the matcher skips them).
+    ///
+    /// # Errors
+    /// A database failure.
+    pub async fn load(
+        store: &impl WorkReads,
+        ids: impl IntoIterator<Item = matcher::ChapterId>,
+        cache: &TextCache,
+    ) -> Result<Self> {
+        let mut chapters = HashMap::new();
+        for id in ids {
+            if let Some(chapter) = cache.get(id) {
+                chapters.insert(id, chapter);
+                continue;
+            }
+            match store.chapter(store::ChapterId(id.0)).await {
+                Ok(chapter) => {
+                    let chapter = Arc::new(chapter);
+                    cache.put(id, Arc::clone(&chapter));
+                    chapters.insert(id, chapter);
+                }
+                Err(store::Error::NotFound { .. }) => {}
+                Err(e) => {
+                    return Err(Error::Store {
+                        doing: "reading a candidate chapter",
+                        source: e,
+                    });
+                }
+            }
+        }
+        Ok(StoreTexts { chapters })
+    }
+
+    /// A chapter read by [`StoreTexts::load`].
+    pub fn chapter(&self, id: matcher::ChapterId) -> Option<&Chapter> {
+        self.chapters.get(&id).map(AsRef::as_ref)
+    }
+}
+
+impl ChapterSource for StoreTexts {
+    fn chapter_text(
+        &self,
+        chapter: matcher::ChapterId,
+    ) -> std::result::Result<Option<Cow<'_, str>>, SourceError> {
+        Ok(self
+            .chapters
+            .get(&chapter)
+            .map(|c| Cow::Borrowed(c.body.as_str())))
+    }
+}
+
+/// The registered chapters `text` copies, best first, with the chapters' texts. Runs on a
+/// blocking thread (`spawn_blocking`): fingerprinting and verification are CPU work, and the
+/// few candidate chapters are read from the store through `runtime`.
+///
+/// # Errors
+/// A database failure.
+pub fn find(
+    matcher: &Matcher,
+    store: &(impl WorkReads + Sync),
+    text: &str,
+    runtime: &tokio::runtime::Handle,
+    cache: &TextCache,
+) -> Result<(Vec<matcher::Match>, StoreTexts)> {
+    let page = matcher.page(text);
+    let candidates = matcher
+        .candidates(&page)
+        .map_err(matcher_err("looking up candidates"))?;
+    let texts = runtime.block_on(StoreTexts::load(
+        store,
+        candidates.iter().map(|c| c.chapter),
+        cache,
+    ))?;
+    // Verify the candidates already looked up (`check_page` would look them up again).
+    let verified = candidates
+        .iter()
+        .filter_map(|c| Some(matcher.verify(&page, c, &texts.chapter(c.chapter)?.body)))
+        .collect();
+    Ok((matcher.select(&page, verified), texts))
+}
