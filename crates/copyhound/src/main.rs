@@ -59,6 +59,8 @@ enum Command {
     /// Stored crawl evidence.
     #[command(subcommand)]
     Snapshots(cmd::snapshots::SnapshotsCommand),
+    /// Match stored pages again (after registering a work, or adding a licensed domain).
+    Rematch(cmd::rematch::RematchArgs),
     /// Run jobs from the queue until Ctrl-C.
     Worker(cmd::worker::WorkerArgs),
     /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as TOML.
@@ -92,6 +94,7 @@ fn main() -> ExitCode {
             Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
             Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
             Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),
+            Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),
         }

@@ -8,7 +8,10 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crawler::{CrawlReport, CrawlSettings, PageFollowUp, StoreCrawl};
-use store::{CrawlFrontier, CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, NewJob, Store};
+use store::{
+    CrawlFrontier, CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, EvidenceReads, NewJob,
+    Store,
+};
 
 use crate::error::{Error, Result, store_err};
 use crate::jobs::Job;
@@ -191,5 +194,55 @@ impl CrawlRunner {
         } else {
             CrawlStatus::Queued
         })
+    }
+}
+
+/// What [`queue_rematch`] queued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Requeued {
+    /// Pages whose match job was queued now.
+    pub queued: u64,
+    /// Pages whose match job was already waiting.
+    pub waiting: u64,
+}
+
+/// Stored page texts read per query while queueing a re-match.
+const REMATCH_PAGE: u32 = 1000;
+
+/// Queues the match job of every stored page text `filter` selects: pages fetched before a
+/// work was registered are matched against it (and a licensed domain added since is applied).
+///
+/// # Errors
+/// A database failure; the jobs queued before it stay queued.
+pub async fn queue_rematch(store: &Store, filter: &store::TextFilter) -> Result<Requeued> {
+    use store::JobQueue;
+    let mut out = Requeued::default();
+    let mut after = None;
+    loop {
+        let ids = store
+            .snapshots_with_text(
+                filter,
+                store::Page {
+                    after,
+                    limit: Some(REMATCH_PAGE),
+                },
+            )
+            .await
+            .map_err(store_err("listing the stored pages"))?;
+        for id in &ids {
+            let job = match_job(*id).map_err(store_err("making a match job"))?;
+            match store
+                .enqueue(&job)
+                .await
+                .map_err(store_err("queueing a match job"))?
+            {
+                store::Enqueued::New(_) => out.queued += 1,
+                store::Enqueued::Duplicate(_) => out.waiting += 1,
+            }
+        }
+        after = ids.last().copied();
+        if ids.len() < REMATCH_PAGE as usize {
+            return Ok(out);
+        }
     }
 }

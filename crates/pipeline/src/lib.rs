@@ -22,7 +22,9 @@ mod texts;
 
 pub use analyse::{Analysed, Analyser};
 pub use check::{Checked, Checker};
-pub use crawl::{CrawlFinish, CrawlRunner, MATCH_QUEUE, match_follow_up, match_job};
+pub use crawl::{
+    CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,
+};
 pub use error::{Error, Result};
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};

@@ -159,6 +159,23 @@ pub trait EvidenceReads {
 
     /// The text stored for a snapshot.
     fn page_text(&self, id: SnapshotId) -> impl Future<Output = Result<PageText>> + Send;
+
+    /// Snapshots with a stored text, by ascending id, that `filter` selects (what a re-match
+    /// goes over).
+    fn snapshots_with_text(
+        &self,
+        filter: &TextFilter,
+        page: Page<SnapshotId>,
+    ) -> impl Future<Output = Result<Vec<SnapshotId>>> + Send;
+}
+
+/// Which stored page texts [`EvidenceReads::snapshots_with_text`] selects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextFilter {
+    /// Pages on this host (as the `sites` row names it, lower case), when set.
+    pub site: Option<String>,
+    /// Fetched at or after this time, when set.
+    pub since: Option<DateTime<Utc>>,
 }
 
 /// The columns [`snapshot_from_row`] reads, in its order (a macro so queries stay literals).
@@ -490,6 +507,42 @@ impl EvidenceReads for Store {
             body,
             encoding,
         })
+    }
+
+    async fn snapshots_with_text(
+        &self,
+        filter: &TextFilter,
+        page: Page<SnapshotId>,
+    ) -> Result<Vec<SnapshotId>> {
+        let mut sql = String::from(
+            "SELECT t.snapshot_id FROM page_texts t JOIN snapshots s ON s.id = t.snapshot_id \
+             JOIN pages p ON p.id = s.page_id JOIN sites w ON w.id = p.site_id \
+             WHERE t.snapshot_id > $1",
+        );
+        let mut n = 2;
+        if filter.site.is_some() {
+            sql.push_str(&format!(" AND w.host = ${n}"));
+            n += 1;
+        }
+        if filter.since.is_some() {
+            sql.push_str(&format!(" AND t.fetched_at >= ${n}"));
+            n += 1;
+        }
+        sql.push_str(&format!(" ORDER BY t.snapshot_id LIMIT ${n}"));
+        let after = page.after.map_or(0, |id| id.0);
+        let limit = page.limit.map_or(i64::MAX, i64::from);
+        let site = filter.site.as_deref().map(str::to_ascii_lowercase);
+        let ids: Vec<i64> = read_pool!(self, |pool| {
+            let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.clone())).bind(after);
+            if let Some(site) = &site {
+                q = q.bind(site);
+            }
+            if let Some(since) = filter.since {
+                q = q.bind(since);
+            }
+            q.bind(limit).fetch_all(pool).await?
+        });
+        Ok(ids.into_iter().map(SnapshotId).collect())
     }
 }
 

@@ -59,6 +59,7 @@ pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotRecord, StoredBody,
+    TextFilter,
 };
 pub use ids::{ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};

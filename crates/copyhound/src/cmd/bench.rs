@@ -39,6 +39,10 @@ pub enum BenchCommand {
     /// several layouts and encodings) and negatives, against works registered in a fresh
     /// store.
     Quality(super::quality::QualityArgs),
+    /// The whole pipeline over HTTP: the quality benchmark's pages served on 127.0.0.1,
+    /// crawled with no delay, matched and recorded in a fresh store; pages per second and
+    /// detection.
+    Pipeline(super::bench_pipeline::PipelineArgs),
     /// The matcher's start-up load from a SQLite store filled with synthetic chapters.
     Load(super::bench_load::LoadArgs),
     /// Parsing and main-text extraction of HTML pages (the crawler's per-page work after
@@ -152,6 +156,9 @@ pub fn run(command: BenchCommand, database: &str, settings: &Settings) -> Result
         }
         BenchCommand::Quality(args) => {
             tokio::runtime::Runtime::new()?.block_on(super::quality::run(args, settings))
+        }
+        BenchCommand::Pipeline(args) => {
+            tokio::runtime::Runtime::new()?.block_on(super::bench_pipeline::run(args, settings))
         }
         BenchCommand::Extract(args) => extract(args, settings),
     }

@@ -2,10 +2,12 @@
 
 pub mod bench;
 pub mod bench_load;
+pub mod bench_pipeline;
 pub mod check;
 pub mod crawl;
 pub mod migrate;
 pub mod quality;
+pub mod rematch;
 pub mod snapshots;
 pub mod worker;
 pub mod works;

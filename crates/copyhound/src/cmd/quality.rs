@@ -231,7 +231,7 @@ async fn bench(
 
 /// Fingerprints the registered chapters and stores them, one work per novel: corpus id →
 /// store id of each chapter.
-async fn register(
+pub(crate) async fn register(
     corpus: &Corpus,
     settings: &Settings,
     store: &Store,
@@ -311,7 +311,7 @@ struct Expected<'a> {
 
 /// Writes every page as an HTML file under `out/pages/<case>/` and `out/expected.jsonl`;
 /// the paths, in page order.
-fn write_pages(
+pub(crate) fn write_pages(
     pages: &[PiratePage],
     ids: &HashMap<ChapterId, i64>,
     out: &Path,

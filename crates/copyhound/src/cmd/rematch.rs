@@ -1,0 +1,131 @@
+//! `copyhound rematch [--site HOST] [--since DATE]`: match stored pages again, so pages
+//! fetched before a work was registered are checked against it.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, NaiveDate, Utc};
+use clap::Args;
+use pipeline::MatchWorkers;
+use serde::Serialize;
+use store::TextFilter;
+
+use super::outln;
+use crate::settings::Settings;
+
+/// Options of `rematch`.
+#[derive(Debug, Args)]
+pub struct RematchArgs {
+    /// Only pages of this host (as `crawls show` names it, e.g. www.example.com).
+    #[arg(long, value_name = "HOST")]
+    site: Option<String>,
+    /// Only pages fetched on or after this date (YYYY-MM-DD, UTC) or time (RFC 3339).
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    since: Option<DateTime<Utc>>,
+    /// Queue the pages for `copyhound worker` instead of matching them now.
+    #[arg(long)]
+    enqueue: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The summary `rematch --json` prints.
+#[derive(Debug, Serialize)]
+struct Summary {
+    /// Pages queued for matching now.
+    queued: u64,
+    /// Pages whose match job was already waiting.
+    waiting: u64,
+    /// Pages matched by this command (none with --enqueue).
+    matched: u64,
+    /// Match jobs left queued for `copyhound worker`.
+    left: u64,
+}
+
+/// A `--since` value: a date (midnight UTC) or an RFC 3339 time.
+fn parse_since(s: &str) -> std::result::Result<DateTime<Utc>, String> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&Utc));
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .ok_or_else(|| format!("{s:?} is not a date: give YYYY-MM-DD or an RFC 3339 time"))
+}
+
+/// Runs `rematch` against the database at `database`.
+pub async fn run(args: RematchArgs, database: &str, settings: &Settings) -> Result<()> {
+    let store = super::open_store(database).await?;
+    let result = rematch(&store, args, settings).await;
+    store.close().await;
+    result
+}
+
+async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -> Result<()> {
+    if let Some(site) = &args.site
+        && (site.is_empty() || site.contains(['/', ':', ' ']))
+    {
+        bail!("--site {site:?} is not a host name: give one like www.example.com");
+    }
+    let filter = TextFilter {
+        site: args.site.clone(),
+        since: args.since,
+    };
+    let requeued = pipeline::queue_rematch(store, &filter)
+        .await
+        .context("while queueing the pages to match")?;
+    let mut summary = Summary {
+        queued: requeued.queued,
+        waiting: requeued.waiting,
+        matched: 0,
+        left: requeued.queued + requeued.waiting,
+    };
+    if !args.enqueue && summary.left > 0 {
+        if !args.json {
+            eprintln!("matching {} pages…", summary.left);
+        }
+        let handler = super::worker::handler(store, settings)?;
+        let drain = MatchWorkers::start(store, handler, super::check::cores())
+            .finish(Duration::from_secs(30))
+            .await?;
+        summary.matched = drain.matched;
+        summary.left = drain.left;
+    }
+    if args.json {
+        outln!("{}", serde_json::to_string(&summary)?);
+    } else if summary.queued + summary.waiting == 0 {
+        outln!("no stored pages to match{}", describe(&args));
+    } else {
+        outln!(
+            "{} pages queued for matching ({} were already waiting){}",
+            summary.queued + summary.waiting,
+            summary.waiting,
+            describe(&args)
+        );
+        if args.enqueue {
+            outln!("run `copyhound worker` to match them");
+        } else {
+            outln!("{} pages matched", summary.matched);
+            if summary.left > 0 {
+                outln!(
+                    "{} match jobs left queued for `copyhound worker`",
+                    summary.left
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe(args: &RematchArgs) -> String {
+    let mut out = String::new();
+    if let Some(site) = &args.site {
+        out.push_str(&format!(" on {site}"));
+    }
+    if let Some(since) = args.since {
+        out.push_str(&format!(" fetched since {}", since.to_rfc3339()));
+    }
+    out
+}
