@@ -48,9 +48,9 @@ mod works;
 
 pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use crawl::{
-    CrawlFrontier, CrawlRecord, CrawlRunRecord, CrawlRuns, CrawlStatus, Crawls, FrontierClaim,
-    FrontierCounts, FrontierLease, FrontierOutcome, FrontierRecord, HostLease, HostStateRecord,
-    HostStates, NewCrawl, NewFrontierEntry,
+    CrawlDetail, CrawlFilter, CrawlFrontier, CrawlRecord, CrawlRunRecord, CrawlRunSummary,
+    CrawlRuns, CrawlStatus, Crawls, FrontierClaim, FrontierCounts, FrontierLease, FrontierOutcome,
+    FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
 };
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};

@@ -55,6 +55,8 @@ macro_rules! conformance_suite {
             the_latest_validated_response_is_found_by_either_url,
             page_texts_are_stored_and_replaced,
             a_pages_matches_are_replaced_as_a_whole,
+            crawls_are_listed_newest_first_by_status,
+            a_crawls_detail_counts_what_is_stored,
         );
     };
 }
