@@ -55,7 +55,8 @@ pub use crawl::{
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
-    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotRecord, StoredBody,
+    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotCursor,
+    SnapshotRecord, StoredBody,
 };
 pub use ids::{ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};

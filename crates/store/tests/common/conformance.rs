@@ -2681,3 +2681,68 @@ pub async fn a_crawls_detail_counts_what_is_stored(db: &TestDb) {
     assert_eq!((o.responses, o.new_bodies, o.matches), (3, 2, 1));
     assert!(o.cases.is_empty() && o.errors.is_empty() && o.runs.is_empty());
 }
+
+pub async fn a_crawls_snapshots_are_read_by_url_page_by_page(db: &TestDb) {
+    let s = &db.store;
+    let id = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let other = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let urls = [
+        "http://a.example/c",
+        "http://a.example/a",
+        "http://例子.example/章",
+        "http://a.example/b",
+        "http://a.example/a",
+    ];
+    let mut expected = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let (snapshot, _) = s
+            .insert_snapshot(
+                &store::NewSnapshot {
+                    crawl: Some(id),
+                    ..new_snapshot(url, i as u8 + 1, None)
+                },
+                Some(&b"z"[..]),
+            )
+            .await
+            .unwrap();
+        expected.push(((*url).to_owned(), snapshot));
+        s.insert_snapshot(
+            &store::NewSnapshot {
+                crawl: Some(other),
+                ..new_snapshot(url, i as u8 + 1, None)
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    }
+    s.insert_snapshot(&new_snapshot("http://a.example/a", 1, None), None)
+        .await
+        .unwrap();
+    expected.sort();
+
+    for size in [1, 2, 5, 100] {
+        let mut seen = Vec::new();
+        let mut after: Option<store::SnapshotCursor> = None;
+        loop {
+            let page = s.crawl_snapshots(id, after.as_ref(), size).await.unwrap();
+            assert!(page.len() <= size as usize);
+            after = page.last().map(store::SnapshotCursor::after);
+            let short = page.len() < size as usize;
+            seen.extend(page.into_iter().map(|r| (r.url, r.id)));
+            if short {
+                break;
+            }
+        }
+        assert_eq!(seen, expected, "pages of {size}");
+    }
+    let all = s.crawl_snapshots(id, None, 100).await.unwrap();
+    assert_eq!(all[0].status, 200);
+    assert_eq!(all[0].final_url, format!("{}?final", all[0].url));
+    assert!(
+        s.crawl_snapshots(CrawlId(777_777), None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -57,6 +57,7 @@ macro_rules! conformance_suite {
             a_pages_matches_are_replaced_as_a_whole,
             crawls_are_listed_newest_first_by_status,
             a_crawls_detail_counts_what_is_stored,
+            a_crawls_snapshots_are_read_by_url_page_by_page,
         );
     };
 }
