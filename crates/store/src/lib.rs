@@ -69,6 +69,6 @@ pub use queue::{
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,
-    Page, Posting, PostingHit, PostingKind, SourceFormat, Work, WorkFilter, WorkInsert, WorkReads,
-    WorkSummary, WorkWrites,
+    Page, Posting, PostingHit, PostingKind, SourceFormat, Work, WorkDeletion, WorkFilter,
+    WorkInsert, WorkReads, WorkSummary, WorkTitle, WorkUpdate, WorkUpdated, WorkWrites,
 };

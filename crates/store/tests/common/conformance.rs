@@ -16,7 +16,7 @@ use store::{
     Error, EvidenceReads, EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome,
     HostStates, IndexLoads, JobError, JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites,
     NewChapter, NewFingerprint, NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules,
-    SnapshotId, SourceFormat, Store, StoreSettings, WorkFilter, WorkInsert, WorkReads,
+    SnapshotId, SourceFormat, Store, StoreSettings, WorkChanges, WorkFilter, WorkInsert, WorkReads,
     WorkWrites, Worker, WorkerReport, WorkerSettings,
 };
 use tokio::sync::watch;
@@ -2441,6 +2441,25 @@ async fn scalar(db: &TestDb, sql: &str) -> i64 {
     }
 }
 
+/// `actor, action, target_type, target_id, details` of every `audit_log` row, oldest first,
+/// with `details` parsed.
+async fn audit_rows(db: &TestDb) -> Vec<(String, String, String, i64, serde_json::Value)> {
+    let sql = "SELECT actor, action, target_type, target_id, details FROM audit_log ORDER BY id";
+    let rows: Vec<(String, String, String, i64, String)> = match db.kind() {
+        BackendKind::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            sqlx::query_as(sql).fetch_all(&mut c).await.unwrap()
+        }
+        BackendKind::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            sqlx::query_as(sql).fetch_all(&mut c).await.unwrap()
+        }
+    };
+    rows.into_iter()
+        .map(|(a, b, c, d, e)| (a, b, c, d, serde_json::from_str(&e).unwrap()))
+        .collect()
+}
+
 /// A snapshot of `crawl` at `url` with body `sha`, and its page text of `kind`.
 async fn crawl_page(s: &Store, crawl: CrawlId, url: &str, sha: u8, kind: &str) -> SnapshotId {
     let (id, _) = s
@@ -2745,4 +2764,181 @@ pub async fn a_crawls_snapshots_are_read_by_url_page_by_page(db: &TestDb) {
             .unwrap()
             .is_empty()
     );
+}
+
+pub async fn works_are_retitled_with_an_audit_row(db: &TestDb) {
+    let s = &db.store;
+    let id = created(
+        s.insert_work(&sample_work("红楼梦 draft", 61))
+            .await
+            .unwrap(),
+    );
+    let update = |title: Option<&str>, author: Option<Option<&str>>| store::WorkUpdate {
+        title: title.map(str::to_owned),
+        author: author.map(|a| a.map(str::to_owned)),
+    };
+
+    let done = s
+        .update_work(id, &update(Some("  红楼梦 😀 "), None), "cli")
+        .await
+        .unwrap();
+    assert!(done.changed());
+    assert_eq!(done.before.title, "红楼梦 draft");
+    assert_eq!(done.after.title, "红楼梦 😀");
+    assert_eq!(done.after.author.as_deref(), Some("曹雪芹"));
+    let work = s.work(id).await.unwrap();
+    assert_eq!(
+        (work.title.as_str(), work.author.as_deref()),
+        ("红楼梦 😀", Some("曹雪芹"))
+    );
+    // Only what changed is in the audit row.
+    let audit = audit_rows(db).await;
+    assert_eq!(audit.len(), 1);
+    let (actor, action, target, target_id, details) = &audit[0];
+    assert_eq!(
+        (actor.as_str(), action.as_str(), target.as_str(), *target_id),
+        ("cli", "work.update", "work", id.0)
+    );
+    assert_eq!(
+        details,
+        &serde_json::json!({"title": {"old": "红楼梦 draft", "new": "红楼梦 😀"}})
+    );
+
+    s.update_work(id, &update(None, Some(Some("高鹗"))), "admin")
+        .await
+        .unwrap();
+    let removed = s
+        .update_work(id, &update(None, Some(Some("  "))), "cli")
+        .await
+        .unwrap();
+    assert_eq!(removed.after.author, None);
+    assert_eq!(s.work(id).await.unwrap().author, None);
+    let audit = audit_rows(db).await;
+    assert_eq!(audit.len(), 3);
+    assert_eq!(
+        audit[1].4,
+        serde_json::json!({"author": {"old": "曹雪芹", "new": "高鹗"}})
+    );
+    assert_eq!(
+        audit[2].4,
+        serde_json::json!({"author": {"old": "高鹗", "new": null}})
+    );
+
+    // The same values again: nothing written.
+    let same = s
+        .update_work(id, &update(Some("红楼梦 😀"), Some(None)), "cli")
+        .await
+        .unwrap();
+    assert!(!same.changed());
+    assert_eq!(audit_rows(db).await.len(), 3);
+
+    for (bad, what) in [
+        (update(Some(" \t"), None), "cannot be empty"),
+        (update(None, None), "needs a new title or author"),
+    ] {
+        let err = s.update_work(id, &bad, "cli").await.unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains(what)),
+            "{err}"
+        );
+    }
+    assert!(matches!(
+        s.update_work(store::WorkId(999_999), &update(Some("x"), None), "cli")
+            .await
+            .unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert_eq!(audit_rows(db).await.len(), 3);
+    assert_eq!(s.work(id).await.unwrap().title, "红楼梦 😀");
+}
+
+pub async fn a_work_with_cases_is_deleted_only_when_forced(db: &TestDb) {
+    let s = &db.store;
+    let plain = created(s.insert_work(&sample_work("no cases", 71)).await.unwrap());
+    let id = created(s.insert_work(&sample_work("红楼梦", 72)).await.unwrap());
+    let site = s
+        .crawl(s.create_crawl(&new_crawl(None)).await.unwrap())
+        .await
+        .unwrap()
+        .site_id;
+    let other_site = s
+        .crawl(
+            s.create_crawl(&store::NewCrawl {
+                seeds: vec!["http://盗版.example/".into()],
+                ..new_crawl(None)
+            })
+            .await
+            .unwrap(),
+        )
+        .await
+        .unwrap()
+        .site_id;
+    db.execute(&format!(
+        "INSERT INTO cases (site_id, work_id) VALUES ({site}, {id}), ({other_site}, {id});"
+    ))
+    .await;
+    let before = s.last_change().await.unwrap();
+
+    let refused = s.delete_work_checked(id, false, "cli").await.unwrap();
+    assert_eq!(refused, store::WorkDeletion::Refused { cases: 2 });
+    assert_eq!(s.work(id).await.unwrap().title, "红楼梦");
+    assert_eq!(s.last_change().await.unwrap(), before);
+    assert!(audit_rows(db).await.is_empty());
+
+    let deleted = s.delete_work_checked(id, true, "cli").await.unwrap();
+    assert_eq!(
+        deleted,
+        store::WorkDeletion::Deleted {
+            work: store::WorkTitle {
+                title: "红楼梦".into(),
+                author: Some("曹雪芹".into()),
+            },
+            cases: 2,
+        }
+    );
+    assert!(matches!(s.work(id).await, Err(Error::NotFound { .. })));
+    assert_eq!(
+        scalar(
+            db,
+            &format!("SELECT COUNT(*) FROM cases WHERE work_id = {id}")
+        )
+        .await,
+        0
+    );
+    let changes = s.changes_since(before, 10).await.unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (changes[0].work_id, changes[0].kind),
+        (id, store::WorkChangeKind::Removed)
+    );
+    let audit = audit_rows(db).await;
+    assert_eq!(audit.len(), 1);
+    let (actor, action, _, target_id, details) = &audit[0];
+    assert_eq!(
+        (actor.as_str(), action.as_str(), *target_id),
+        ("cli", "work.delete", id.0)
+    );
+    assert_eq!(details["title"], "红楼梦");
+    assert_eq!(
+        (details["chapters"].as_i64(), details["cases"].as_i64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(details["forced"], true);
+
+    // Without cases no force is needed.
+    let gone = s.delete_work_checked(plain, false, "cli").await.unwrap();
+    assert!(matches!(
+        gone,
+        store::WorkDeletion::Deleted { cases: 0, .. }
+    ));
+    assert_eq!(audit_rows(db).await[1].4["forced"], false);
+    for missing in [id, store::WorkId(888_888)] {
+        assert!(matches!(
+            s.delete_work_checked(missing, true, "cli")
+                .await
+                .unwrap_err(),
+            Error::NotFound { .. }
+        ));
+    }
+    assert_eq!(audit_rows(db).await.len(), 2);
 }
