@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bench_load;
 pub mod check;
 pub mod crawl;
+pub mod crawls;
 pub mod migrate;
 pub mod quality;
 pub mod snapshots;
