@@ -51,6 +51,9 @@ enum Command {
     Check(cmd::check::CheckArgs),
     /// Crawl sites now (or queue the crawl) and store every page as evidence.
     Crawl(cmd::crawl::CrawlArgs),
+    /// Look at stored crawls: list them, show one.
+    #[command(subcommand)]
+    Crawls(cmd::crawls::CrawlsCommand),
     /// Register the works to protect, and look at them.
     #[command(subcommand)]
     Works(cmd::works::WorksCommand),
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
             Command::Bench(c) => cmd::bench::run(c, &database, &settings),
             Command::Check(a) => block_on(cmd::check::run(a, &database, &settings)),
             Command::Crawl(a) => block_on(cmd::crawl::run(a, &database, &settings)),
+            Command::Crawls(c) => block_on(cmd::crawls::run(c, &database)),
             Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
             Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
             Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),

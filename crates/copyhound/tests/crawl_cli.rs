@@ -1,5 +1,6 @@
-//! `copyhound crawl` and crawl jobs run by `copyhound worker`, as a user runs them, against a
-//! small site served on 127.0.0.1 by the test and a temp SQLite database.
+//! `copyhound crawl`, crawl jobs run by `copyhound worker` and `copyhound crawls` on what
+//! they stored, as a user runs them, against a small site served on 127.0.0.1 by the test
+//! and a temp SQLite database.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use axum::response::{Html, IntoResponse, Response};
 use common::{Env, copyhound};
 use store::{
     CrawlFrontier, CrawlId, CrawlStatus, Crawls, EvidenceReads, JobFilter, JobQueue, JobStatus,
-    Page, Store, StoreSettings,
+    MatchWrites, Page, Store, StoreSettings, WorkReads,
 };
 
 /// Pages of the site: `/` links to `/1.html`..`/5.html`, each of which links to the next (the
@@ -454,4 +455,132 @@ async fn a_crawl_runs_while_a_large_import_holds_the_database() {
     assert_eq!(s["pages"], PAGES as u64, "{s}");
     site.assert_each_page_once();
     ok(&import.await.unwrap());
+}
+
+/// `copyhound ARGS...` on the test's database, which must succeed; its standard output.
+async fn stdout_of(env: &Env, args: &[&str]) -> String {
+    let mut cmd = copyhound(&env.db);
+    cmd.args(args);
+    ok(&output(cmd).await).0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawls_list_and_show_what_a_crawl_stored() {
+    let site = Site::start().await;
+    let env = Env::new();
+    let out = stdout_of(&env, &["crawls", "list"]).await;
+    assert!(out.contains("no crawls yet"), "{out}");
+    // A second seed that is not there: an error of its own kind.
+    let missing = format!("{}missing.html", site.url());
+    let s = crawl_json(&env, &[&site.url(), &missing, "--allow-private"]).await;
+    assert_eq!(s["status"], "done", "{s}");
+    let id = s["crawl_id"].as_i64().unwrap().to_string();
+
+    let out = stdout_of(&env, &["crawls", "list"]).await;
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{id} ")))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains(" done ") && row.contains("(+1 more)"), "{row}");
+    assert!(row.contains(&site.url()), "{row}");
+    let listed: serde_json::Value =
+        serde_json::from_str(&stdout_of(&env, &["crawls", "list", "--json"]).await).unwrap();
+    let listed = &listed[0];
+    assert_eq!(listed["id"].to_string(), id);
+    assert_eq!(listed["status"], "done");
+    assert_eq!(listed["seeds"].as_array().unwrap().len(), 2);
+    assert_eq!(listed["pages"], PAGES as u64);
+    assert_eq!(listed["errors"], 1);
+    assert_eq!(listed["bytes"], s["total"]["bytes"]);
+    assert!(listed["finished_at"].is_string(), "{listed}");
+    let out = stdout_of(&env, &["crawls", "list", "--status", "failed"]).await;
+    assert!(out.contains("no failed crawls"), "{out}");
+    let mut bad = copyhound(&env.db);
+    bad.args(["crawls", "list", "--status", "finished"]);
+    let out = output(bad).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("\"finished\" is not a crawl status"),
+        "{stderr}"
+    );
+
+    let out = stdout_of(&env, &["crawls", "show", &id]).await;
+    assert!(out.starts_with(&format!("crawl {id}: done")), "{out}");
+    for line in [
+        format!("seeds (2):     {}", site.url()),
+        "errors:        1 (http_404 1)".to_owned(),
+        "skipped:       1 (no_sitemap 1)".to_owned(),
+        format!("pages:         {PAGES} (content "),
+        "runs:          1 (0 alive)".to_owned(),
+        "max depth ".to_owned(),
+        "matches:       0 of 0 works; cases: none".to_owned(),
+    ] {
+        assert!(out.contains(&line), "{line:?} not in\n{out}");
+    }
+
+    // Matches found on its pages (by the match stage, once it runs) are counted.
+    let novel = env.file("三国.txt", "第一回 宴桃园豪杰三结义\n话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。".as_bytes());
+    stdout_of(&env, &["works", "import", novel.to_str().unwrap()]).await;
+    let store = open(&env).await;
+    let crawl = CrawlId(id.parse().unwrap());
+    let page = store
+        .crawl_snapshots(crawl, None, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.url.ends_with("/1.html"))
+        .unwrap();
+    let chapter = store.chapters(store::WorkId(1)).await.unwrap()[0].id;
+    store
+        .replace_matches(
+            page.id,
+            &[store::NewMatch {
+                chapter_id: chapter,
+                work_id: store::WorkId(1),
+                method: "winnow".into(),
+                score: 0.9,
+                coverage: 0.8,
+                matched_chars: 40,
+                passages: "[]".into(),
+            }],
+        )
+        .await
+        .unwrap();
+    store.close().await;
+    let shown: serde_json::Value =
+        serde_json::from_str(&stdout_of(&env, &["crawls", "show", &id, "--json"]).await).unwrap();
+    assert_eq!(shown["status"], "done");
+    assert_eq!(shown["errors_by_kind"], serde_json::json!({"http_404": 1}));
+    assert_eq!(shown["skipped"], serde_json::json!({"no_sitemap": 1}));
+    assert_eq!(shown["pages"], PAGES as u64);
+    assert_eq!(
+        (shown["matches"].as_u64(), shown["matched_works"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(shown["cases"], serde_json::json!([]));
+    assert_eq!(shown["frontier"]["queued"], 0);
+    assert!(shown["settings"]["max_depth"].is_u64(), "{shown}");
+    let runs = shown["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(
+        runs[0]["ended_at"].is_string() && runs[0]["alive"] == false,
+        "{shown}"
+    );
+    let responses = shown["responses"].as_u64().unwrap();
+    assert!(responses > PAGES as u64, "{shown}");
+    assert_eq!(
+        shown["new_bodies"].as_u64().unwrap() + shown["duplicate_bodies"].as_u64().unwrap(),
+        responses
+    );
+
+    let mut missing = copyhound(&env.db);
+    missing.args(["crawls", "show", "99"]);
+    let out = output(missing).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("there is no crawl 99: see `copyhound crawls list`"),
+        "{stderr}"
+    );
 }

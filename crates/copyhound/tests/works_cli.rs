@@ -1,5 +1,5 @@
 //! `copyhound works`, `migrate` and `worker`, run as a user would run them, against a temp
-//! SQLite database.
+//! SQLite database (and a Postgres schema where a command's store writes differ by backend).
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -290,4 +290,157 @@ fn two_large_imports_at_once_both_succeed() {
     for w in &works {
         assert_eq!(w["chapters"], 300, "{w}");
     }
+}
+
+/// `copyhound ARGS...` on `db`, off the async runtime's threads.
+async fn run_on(db: &str, args: &[&str]) -> Output {
+    let mut cmd = copyhound(db);
+    cmd.args(args);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// `works set` and `works delete` as a user runs them, on the database of `db`.
+async fn retitle_and_delete(db: &store::testing::TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("老残游记.txt");
+    std::fs::write(&file, SAMPLE).unwrap();
+    let (stdout, _) = ok(run_on(
+        &db.url,
+        &["works", "import", arg(&file), "--author", "刘鹗"],
+    )
+    .await);
+    let id: String = stdout
+        .strip_prefix("imported work ")
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .to_owned();
+
+    // Nothing to change, or an empty title: refused before the database is touched.
+    let err = fails(run_on(&db.url, &["works", "set", &id]).await);
+    assert!(err.contains("--title") && err.contains("--author"), "{err}");
+    let err = fails(run_on(&db.url, &["works", "set", &id, "--title", " "]).await);
+    assert!(err.contains("--title \" \" is empty"), "{err}");
+
+    let (stdout, _) = ok(run_on(
+        &db.url,
+        &["works", "set", &id, "--title", "老残游记（校订本）"],
+    )
+    .await);
+    assert_eq!(
+        stdout.trim(),
+        format!("work {id}: «老残游记» / 刘鹗 → «老残游记（校订本）» / 刘鹗")
+    );
+    let (stdout, _) = ok(run_on(&db.url, &["works", "set", &id, "--author", ""]).await);
+    assert!(
+        stdout.contains("→ «老残游记（校订本）» (no author)"),
+        "{stdout}"
+    );
+    let (stdout, _) = ok(run_on(&db.url, &["works", "set", &id, "--author", ""]).await);
+    assert!(
+        stdout.starts_with(&format!("work {id} unchanged")),
+        "{stdout}"
+    );
+    let (stdout, _) = ok(run_on(&db.url, &["works", "show", &id, "--json"]).await);
+    let shown: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(shown["title"], "老残游记（校订本）");
+    assert_eq!(shown["author"], serde_json::Value::Null);
+    let err = fails(run_on(&db.url, &["works", "set", "999", "--title", "x"]).await);
+    assert!(err.contains("there is no work 999"), "{err}");
+
+    // A case refers to it: refused, naming the count and --force.
+    db.execute(&format!(
+        "INSERT INTO sites (name, base_url, host) VALUES ('盗版', 'http://盗版.example/', '盗版.example'); \
+         INSERT INTO cases (site_id, work_id) SELECT id, {id} FROM sites;"
+    ))
+    .await;
+    let err = fails(run_on(&db.url, &["works", "delete", &id]).await);
+    assert!(
+        err.contains(&format!("work {id} «老残游记（校订本）» has 1 case"))
+            && err.contains(&format!("copyhound works delete {id} --force")),
+        "{err}"
+    );
+    assert!(
+        db.store
+            .work(store::WorkId(id.parse().unwrap()))
+            .await
+            .is_ok()
+    );
+    let (stdout, _) = ok(run_on(&db.url, &["works", "delete", &id, "--force"]).await);
+    assert_eq!(
+        stdout.trim(),
+        format!("deleted work {id} «老残游记（校订本）» (no author) and its 1 case")
+    );
+    let (stdout, _) = ok(run_on(&db.url, &["works", "list", "--json"]).await);
+    assert_eq!(stdout.trim(), "[]");
+    let err = fails(run_on(&db.url, &["works", "delete", &id]).await);
+    assert!(err.contains(&format!("there is no work {id}")), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn works_are_retitled_and_deleted_on_sqlite() {
+    let db = store::testing::sqlite("works_set_delete").await.unwrap();
+    retitle_and_delete(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn works_are_retitled_and_deleted_on_postgres() {
+    let Some(db) = store::testing::postgres("works_set_delete").await else {
+        return;
+    };
+    retitle_and_delete(&db).await;
+}
+
+/// The Cloudflare interstitial a pirate site served (see the crawler's `tests/data`).
+const CHALLENGE: &str =
+    include_str!("../../crawler/tests/data/html/69shuba_cloudflare_challenge.html");
+
+#[test]
+fn likely_mistakes_are_imported_with_a_warning() {
+    let env = Env::new();
+    let short = env.file("短.txt", "第一章\n很短的一段文字。".as_bytes());
+    let challenge = env.file("第一章.html", CHALLENGE.as_bytes());
+    let headless = env.file(
+        "无标题.txt",
+        "话说天下大势，分久必合，合久必分。\n"
+            .repeat(6000)
+            .as_bytes(),
+    );
+    let (stdout, stderr) = ok(env.run(&[
+        "works",
+        "import",
+        arg(&short),
+        arg(&challenge),
+        arg(&headless),
+    ]));
+    assert_eq!(stdout.matches("imported work").count(), 3, "{stdout}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 3, "{stderr}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "warning: {}: only 8 characters of text",
+            short.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].starts_with(&format!(
+            "warning: {}: this looks like an anti-bot challenge page",
+            challenge.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        warnings[2].starts_with(&format!("warning: {}: one chapter of ", headless.display()))
+            && warnings[2].contains("--heading REGEX"),
+        "{stderr}"
+    );
+    // A novel with chapters and text: no warning.
+    let novel = env.file("老残游记.txt", SAMPLE.as_bytes());
+    let (_, stderr) = ok(env.run(&["works", "import", arg(&novel)]));
+    assert!(!stderr.contains("warning"), "{stderr}");
 }

@@ -315,7 +315,7 @@ impl Extractor {
             .filter(|l| is_chapter_heading(&l.text))
             .collect();
         let chapter_link_chars: usize = chapter_links.iter().map(|l| l.text.chars().count()).sum();
-        let kind = if is_challenge(html, head.title.as_deref()) && main_chars < 1000 {
+        let kind = if ingest::challenge::is_challenge(html, head.title.as_deref(), main_chars) {
             PageKind::Challenge
         } else if redirect_to.is_some() && walk.text_chars() < 200 {
             PageKind::Redirect
@@ -1136,24 +1136,6 @@ pub fn is_continuation(current: &Url, target: &Url) -> bool {
     let base = PAGE_SUFFIX.replace(&cs, "");
     ts.strip_prefix(base.as_ref())
         .is_some_and(|rest| CONTINUATION.is_match(rest))
-}
-
-const CHALLENGE_MARKERS: &[&str] = &[
-    "/cdn-cgi/challenge-platform/",
-    "cf-browser-verification",
-    "_cf_chl_opt",
-    "cf_chl_",
-    "Checking your browser before accessing",
-    "Attention Required! | Cloudflare",
-    "DDoS protection by",
-    "ddos-guard",
-    "Verify you are human",
-];
-
-fn is_challenge(html: &str, title: Option<&str>) -> bool {
-    title.is_some_and(|t| {
-        t == "Just a moment..." || t == "Attention Required! | Cloudflare" || t == "DDoS-Guard"
-    }) || CHALLENGE_MARKERS.iter().any(|m| html.contains(m))
 }
 
 #[cfg(test)]

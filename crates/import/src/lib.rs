@@ -219,8 +219,91 @@ pub struct ImportReport {
     pub chars: u64,
     /// Entries of a table of contents recognised at the top.
     pub toc_entries: usize,
+    /// What about the input is likely a mistake (the import went ahead anyway).
+    pub warnings: Vec<ImportWarning>,
     /// Wall time.
     pub elapsed: Duration,
+}
+
+/// Below this many characters of text (letters, digits and punctuation, whitespace not
+/// counted) a work is likely not the whole work: a file cut short, a page saved before it
+/// loaded. A short story has thousands.
+pub const FEW_CHARS: usize = 200;
+
+/// A work that is one chapter of more than this many characters (about a third of a short
+/// novel) likely has chapters the splitter did not recognise.
+pub const LONG_SINGLE_CHAPTER_CHARS: usize = 100_000;
+
+/// Something about an imported file that is likely a mistake. The work is imported all the
+/// same; the message says what to check or do.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ImportWarning {
+    /// Fewer than [`FEW_CHARS`] characters of text.
+    FewChars {
+        /// Characters of text in the chapters, whitespace not counted.
+        chars: usize,
+    },
+    /// One chapter of more than [`LONG_SINGLE_CHAPTER_CHARS`] characters: no heading was
+    /// recognised.
+    NoHeadings {
+        /// Characters in the one chapter.
+        chars: usize,
+    },
+    /// An anti-bot challenge page (Cloudflare "Just a moment...", DDoS-Guard) rather than
+    /// the work ([`ingest::challenge`]).
+    Challenge,
+}
+
+impl std::fmt::Display for ImportWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImportWarning::FewChars { chars } => write!(
+                f,
+                "only {chars} characters of text (fewer than {FEW_CHARS}): check that the \
+                 file holds the whole work, not a page saved before it loaded or a file cut short"
+            ),
+            ImportWarning::NoHeadings { chars } => write!(
+                f,
+                "one chapter of {chars} characters: no chapter heading was recognised; if \
+                 the work has chapters, give their heading pattern (`--heading REGEX`, or \
+                 split.heading_patterns) and import it again"
+            ),
+            ImportWarning::Challenge => f.write_str(
+                "this looks like an anti-bot challenge page (Cloudflare \"Just a moment...\", \
+                 DDoS-Guard), not the work: save the page again once the check has passed, or \
+                 import the text from another copy",
+            ),
+        }
+    }
+}
+
+/// The warnings about a prepared work: a challenge page (in `document`, whose title is
+/// `title`), else too little text; one long chapter.
+fn warnings_for(
+    document: &str,
+    title: Option<&str>,
+    chapters: &[split::SplitChapter],
+) -> Vec<ImportWarning> {
+    let mut warnings = Vec::new();
+    let text_chars: usize = chapters
+        .iter()
+        .map(|c| c.body.chars().filter(|c| !c.is_whitespace()).count())
+        .sum();
+    if ingest::challenge::is_challenge(document, title, text_chars) {
+        // A challenge page is short too; one warning says what it is.
+        warnings.push(ImportWarning::Challenge);
+    } else if text_chars < FEW_CHARS {
+        warnings.push(ImportWarning::FewChars { chars: text_chars });
+    }
+    if let [only] = chapters {
+        let chars = only.body.chars().count();
+        if chars > LONG_SINGLE_CHAPTER_CHARS {
+            warnings.push(ImportWarning::NoHeadings { chars });
+        }
+    }
+    warnings
 }
 
 /// Steps of an import, reported as they happen (for a progress bar).
@@ -285,6 +368,8 @@ pub struct Prepared {
     pub chapters: Vec<split::SplitChapter>,
     /// Entries of the table of contents found at the top.
     pub toc_entries: usize,
+    /// What about the input is likely a mistake.
+    pub warnings: Vec<ImportWarning>,
 }
 
 /// Imports works. Build once (it loads the segmentation dictionary) and share.
@@ -400,6 +485,7 @@ impl Importer {
         );
         let (chapters, toc_entries) = (prepared.chapters.len(), prepared.toc_entries);
         let replaced = prepared.replaced;
+        let warnings = prepared.warnings.clone();
         let report = |work, created| ImportReport {
             work,
             created,
@@ -411,6 +497,7 @@ impl Importer {
             chapters,
             chars,
             toc_entries,
+            warnings,
             elapsed: started.elapsed(),
         };
         if let Some(existing) = store
@@ -447,6 +534,9 @@ impl Importer {
             .unwrap_or_else(|| "untitled".to_owned());
         let format = detect_format(name, bytes);
         let mut replaced = 0;
+        // What a challenge page would show itself in: the markup and its title, or for
+        // text its first line.
+        let mut markup = None;
         let (text, encoding, author, documents) = match format {
             SourceFormat::Txt => {
                 let d = decode::decode(bytes)?;
@@ -456,7 +546,8 @@ impl Importer {
             SourceFormat::Html => {
                 let d = decode::decode(bytes)?;
                 replaced = d.replaced;
-                let (_, text) = html::html_to_text(&d.text, &self.limits.html)?;
+                let (page_title, text) = html::html_to_text(&d.text, &self.limits.html)?;
+                markup = Some((d.text, page_title));
                 (text, Some(d.encoding), None, Vec::new())
             }
             SourceFormat::Epub => {
@@ -499,6 +590,10 @@ impl Importer {
                 .collect();
         }
         refuse_without_text(&split)?;
+        let warnings = match &markup {
+            Some((html, page_title)) => warnings_for(html, page_title.as_deref(), &split.chapters),
+            None => warnings_for(&text, text.lines().next(), &split.chapters),
+        };
         for chapter in &mut split.chapters {
             if chapter.title.is_empty() {
                 chapter.title.clone_from(&title);
@@ -515,6 +610,7 @@ impl Importer {
             front_matter: split.front_matter,
             chapters: split.chapters,
             toc_entries: split.toc_entries,
+            warnings,
         })
     }
 
@@ -689,6 +785,71 @@ mod tests {
         assert!(
             refusal(|s| s.fingerprint.dna.overlap = 2.0).contains("fingerprint.dna.overlap = 2")
         );
+    }
+
+    fn chapters(bodies: &[String]) -> Vec<split::SplitChapter> {
+        bodies
+            .iter()
+            .map(|b| split::SplitChapter {
+                title: String::new(),
+                body: b.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn short_texts_and_long_single_chapters_are_warned_about() {
+        let short = chapters(&["第一章 很短。".repeat(10)]);
+        assert_eq!(
+            warnings_for("", None, &short),
+            vec![ImportWarning::FewChars { chars: 60 }]
+        );
+        // Whitespace is not text.
+        let spaced = chapters(&[format!("{}{}", "字".repeat(199), " \n".repeat(500))]);
+        assert_eq!(
+            warnings_for("", None, &spaced),
+            vec![ImportWarning::FewChars { chars: 199 }]
+        );
+        let enough = chapters(&["字".repeat(200)]);
+        assert!(warnings_for("", None, &enough).is_empty());
+
+        let long = "话说天下大势，分久必合，合久必分。".repeat(6000);
+        let one = chapters(std::slice::from_ref(&long));
+        let warnings = warnings_for(&long, None, &one);
+        assert_eq!(warnings, vec![ImportWarning::NoHeadings { chars: 102_000 }]);
+        assert!(
+            warnings[0].to_string().contains("--heading REGEX"),
+            "{}",
+            warnings[0]
+        );
+        // The same text in two chapters: headings were found.
+        let two = chapters(&[long.clone(), long]);
+        assert!(warnings_for("", None, &two).is_empty());
+    }
+
+    #[test]
+    fn challenge_pages_are_warned_about_once() {
+        let html = r#"<html><head><title>Just a moment...</title></head><body><p>Verify you are human by completing the action below.</p></body></html>"#;
+        let text = chapters(&["Verify you are human by completing the action below.".into()]);
+        let warnings = warnings_for(html, Some("Just a moment..."), &text);
+        assert_eq!(warnings, vec![ImportWarning::Challenge]);
+        assert!(warnings[0].to_string().contains("save the page again"));
+        // Saved as text, the first line is the title.
+        let saved =
+            "Just a moment...\nexample.com needs to review the security of your connection.";
+        assert_eq!(
+            warnings_for(saved, saved.lines().next(), &chapters(&[saved.into()])),
+            vec![ImportWarning::Challenge]
+        );
+    }
+
+    #[test]
+    fn warnings_say_what_to_do() {
+        let few = ImportWarning::FewChars { chars: 12 }.to_string();
+        assert!(few.starts_with("only 12 characters of text"), "{few}");
+        assert!(few.contains("whole work"), "{few}");
+        let json = serde_json::to_value(ImportWarning::NoHeadings { chars: 5 }).unwrap();
+        assert_eq!(json, serde_json::json!({"kind": "no_headings", "chars": 5}));
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Untrusted input made safe to read: bytes to text ([`charset`]) and HTML to a DOM
-//! ([`html`]), each bounded in time and memory whatever the input.
+//! ([`html`]), each bounded in time and memory whatever the input; and what is not the text
+//! it claims to be: an anti-bot challenge page ([`challenge`]).
 //!
 //! A leaf shared by the stages that read what other people wrote: `import` (files a rights
 //! holder hands in) and `crawler` (pages a pirate site serves). Both decode with
 //! [`charset::decode`], so the same bytes give the same text in either, and both parse with
-//! [`html::parse_document`], so a page that is hostile to one is hostile to neither.
+//! [`html::parse_document`], so a page that is hostile to one is hostile to neither; both
+//! tell a challenge page with [`challenge::is_challenge`].
 //!
 //! ```
 //! use ingest::{charset, html};
@@ -16,5 +18,6 @@
 //! assert!(parsed.exceeded.is_none());
 //! ```
 
+pub mod challenge;
 pub mod charset;
 pub mod html;

@@ -3,7 +3,9 @@
 //! one politeness budget per host.
 //!
 //! - [`Crawls`]: a `crawls` row per crawl with its seeds, the crawler's settings (opaque
-//!   JSON), its page budget and status.
+//!   JSON), its page budget and status; listed newest first by a [`CrawlFilter`], and read
+//!   whole as a [`CrawlDetail`] (runs, bodies, failures by kind, skips by reason, matches and
+//!   cases found on its pages) for an operator.
 //! - [`CrawlFrontier`]: one `frontier` row per normalised URL of a crawl. A push is
 //!   `INSERT ... ON CONFLICT DO NOTHING` on `(crawl_id, url_hash)`; a claim takes the next
 //!   due entry with a lease (`FOR UPDATE SKIP LOCKED` on Postgres, the single writer inside
@@ -23,6 +25,7 @@
 //!
 //! The store knows nothing of HTTP: URLs, discovery kinds and settings are strings it keeps.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
@@ -155,6 +158,88 @@ pub trait Crawls {
         id: CrawlId,
         max_pages: Option<u64>,
     ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Crawls matching `filter`, newest first: those with an id below `before` (all when
+    /// `None`; pass the last id of a page to get the next), at most `limit` of them. Totals
+    /// are counted as in [`Crawls::crawl`].
+    fn crawls(
+        &self,
+        filter: &CrawlFilter,
+        before: Option<CrawlId>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<CrawlRecord>>> + Send;
+
+    /// Everything stored about one crawl, counted afresh: the row, its frontier, its runs,
+    /// responses and new bodies, pages by kind, failures by kind, skipped entries by reason
+    /// and the matches and cases found on its pages.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn crawl_detail(&self, id: CrawlId) -> impl Future<Output = Result<CrawlDetail>> + Send;
+}
+
+/// Which crawls [`Crawls::crawls`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CrawlFilter {
+    /// Every crawl.
+    #[default]
+    All,
+    /// Crawls in this status.
+    Status(CrawlStatus),
+}
+
+/// Everything stored about one crawl ([`Crawls::crawl_detail`]). All counts are over every
+/// run of the crawl, counted from what is stored when it is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlDetail {
+    /// The row, with its totals.
+    pub crawl: CrawlRecord,
+    /// Its frontier by state.
+    pub frontier: FrontierCounts,
+    /// Its runs, ended ones included, oldest first.
+    pub runs: Vec<CrawlRunSummary>,
+    /// Responses stored (snapshots; robots.txt, sitemaps and error pages included).
+    pub responses: u64,
+    /// Responses whose body no earlier snapshot had (stored anew by this crawl); the rest
+    /// of `responses` had a body already stored.
+    pub new_bodies: u64,
+    /// Distinct page URLs with a stored text, by the kind extraction gave them (`content`,
+    /// `index`, `challenge`, ...).
+    pub pages_by_kind: BTreeMap<String, u64>,
+    /// Frontier entries that failed for good, by the kind recorded (`timeout`, `dns`, ...),
+    /// and those that ended with an HTTP status of 400 or more, as `http_<status>`: the
+    /// failures [`CrawlRecord::pages_failed`] counts.
+    pub errors: BTreeMap<String, u64>,
+    /// Frontier entries not used, by the reason recorded (`robots_denied`, `not_text`, ...).
+    pub skipped: BTreeMap<String, u64>,
+    /// Matches found on the crawl's snapshots.
+    pub matches: u64,
+    /// Distinct works those matches copy.
+    pub matched_works: u64,
+    /// Distinct cases those matches belong to (`cases.id`), ascending.
+    pub cases: Vec<i64>,
+}
+
+impl CrawlDetail {
+    /// Responses whose body was stored already (by this crawl or an earlier one).
+    pub fn duplicate_bodies(&self) -> u64 {
+        self.responses.saturating_sub(self.new_bodies)
+    }
+}
+
+/// A run of a crawl as [`CrawlDetail`] lists it, ended or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrawlRunSummary {
+    /// Its id.
+    pub id: CrawlRunId,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// Its last heartbeat.
+    pub heartbeat_at: DateTime<Utc>,
+    /// When it ended, if it did; a run killed without ending has none and is not alive.
+    pub ended_at: Option<DateTime<Utc>>,
+    /// Not ended, and its heartbeat is recent enough (see [`CrawlRuns`]).
+    pub alive: bool,
 }
 
 /// A URL to add to a crawl's frontier.
@@ -450,6 +535,31 @@ const TOTALS_FAILED: &str = "(SELECT COUNT(*) FROM frontier f WHERE f.crawl_id =
 const TOTALS_BYTES: &str = "(SELECT CAST(COALESCE(SUM(s.body_len), 0) AS BIGINT) \
      FROM snapshots s WHERE s.crawl_id = crawls.id)";
 
+/// `SELECT` of every [`CrawlRow`] column from `crawls`, totals counted afresh.
+fn select_crawls() -> String {
+    format!(
+        "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, \
+         {TOTALS_PAGES}, {TOTALS_FAILED}, {TOTALS_BYTES}, error, created_at, started_at, \
+         finished_at FROM crawls"
+    )
+}
+
+/// `id, started_at, heartbeat_at, dead_after_ms, ended_at` of a `crawl_runs` row.
+type RunHistoryRow = (i64, i64, i64, i64, Option<i64>);
+
+/// A crawl's failures by kind: entries failed for good by their recorded error, entries done
+/// with a status of 400 or more as `http_<status>` (the failures [`TOTALS_FAILED`] counts).
+const ERRORS_BY_KIND: &str = "SELECT CASE WHEN state = 'failed' \
+     THEN COALESCE(last_error, 'unknown') ELSE 'http_' || CAST(status AS TEXT) END, COUNT(*) \
+     FROM frontier WHERE crawl_id = $1 \
+     AND (state = 'failed' OR (state = 'done' AND status >= 400)) GROUP BY 1";
+
+fn counts(rows: Vec<(String, i64)>) -> BTreeMap<String, u64> {
+    rows.into_iter()
+        .map(|(k, n)| (k, n.max(0) as u64))
+        .collect()
+}
+
 fn budget(max_pages: Option<u64>) -> Option<i64> {
     max_pages.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
 }
@@ -483,11 +593,7 @@ impl Crawls for Store {
     }
 
     async fn crawl(&self, id: CrawlId) -> Result<CrawlRecord> {
-        let sql = format!(
-            "SELECT id, site_id, status, seeds, settings, max_pages, pages_claimed, \
-             {TOTALS_PAGES}, {TOTALS_FAILED}, {TOTALS_BYTES}, error, created_at, started_at, \
-             finished_at FROM crawls WHERE id = $1"
-        );
+        let sql = format!("{} WHERE id = $1", select_crawls());
         let row: Option<CrawlRow> = read_pool!(self, |pool| {
             sqlx::query_as(AssertSqlSafe(sql.clone()))
                 .bind(id.0)
@@ -540,6 +646,131 @@ impl Crawls for Store {
                 .rows_affected()
         });
         Error::found(n, "crawl", id)
+    }
+
+    async fn crawls(
+        &self,
+        filter: &CrawlFilter,
+        before: Option<CrawlId>,
+        limit: u32,
+    ) -> Result<Vec<CrawlRecord>> {
+        let status = match filter {
+            CrawlFilter::All => None,
+            CrawlFilter::Status(status) => Some(status.as_str()),
+        };
+        let sql = format!(
+            "{} WHERE id < $1{} ORDER BY id DESC LIMIT $2",
+            select_crawls(),
+            if status.is_some() {
+                " AND status = $3"
+            } else {
+                ""
+            }
+        );
+        let before = before.map_or(i64::MAX, |id| id.0);
+        let rows: Vec<CrawlRow> = read_pool!(self, |pool| {
+            let mut query = sqlx::query_as(AssertSqlSafe(sql.clone()))
+                .bind(before)
+                .bind(i64::from(limit));
+            if let Some(status) = status {
+                query = query.bind(status);
+            }
+            query.fetch_all(pool).await?
+        });
+        rows.into_iter().map(crawl_from_row).collect()
+    }
+
+    #[instrument(skip_all, fields(crawl = %id))]
+    async fn crawl_detail(&self, id: CrawlId) -> Result<CrawlDetail> {
+        let crawl = self.crawl(id).await?;
+        let frontier = self.frontier_counts(id).await?;
+        #[allow(clippy::type_complexity)]
+        let (runs, (responses, new_bodies), kinds, errors, skipped, (matches, works), cases): (
+            Vec<RunHistoryRow>,
+            (i64, i64),
+            Vec<(String, i64)>,
+            Vec<(String, i64)>,
+            Vec<(String, i64)>,
+            (i64, i64),
+            Vec<i64>,
+        ) = read_pool!(self, |pool| {
+            let runs = sqlx::query_as(
+                "SELECT id, started_at, heartbeat_at, dead_after_ms, ended_at FROM crawl_runs \
+                 WHERE crawl_id = $1 ORDER BY id",
+            )
+            .bind(id.0)
+            .fetch_all(pool)
+            .await?;
+            // A body is new when no earlier snapshot has it (the crawler stored it then).
+            let bodies = sqlx::query_as(
+                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN NOT EXISTS (SELECT 1 FROM snapshots o \
+                 WHERE o.sha256 = s.sha256 AND o.id < s.id) THEN 1 ELSE 0 END), 0) \
+                 FROM snapshots s WHERE s.crawl_id = $1",
+            )
+            .bind(id.0)
+            .fetch_one(pool)
+            .await?;
+            let kinds = sqlx::query_as(
+                "SELECT pt.kind, COUNT(DISTINCT pt.url) FROM page_texts pt \
+                 JOIN snapshots s ON s.id = pt.snapshot_id WHERE s.crawl_id = $1 \
+                 GROUP BY pt.kind",
+            )
+            .bind(id.0)
+            .fetch_all(pool)
+            .await?;
+            let errors = sqlx::query_as(ERRORS_BY_KIND)
+                .bind(id.0)
+                .fetch_all(pool)
+                .await?;
+            let skipped = sqlx::query_as(
+                "SELECT COALESCE(last_error, 'unknown'), COUNT(*) FROM frontier \
+                 WHERE crawl_id = $1 AND state = 'skipped' GROUP BY 1",
+            )
+            .bind(id.0)
+            .fetch_all(pool)
+            .await?;
+            let matches = sqlx::query_as(
+                "SELECT COUNT(*), COUNT(DISTINCT m.work_id) FROM matches m \
+                 JOIN snapshots s ON s.id = m.snapshot_id WHERE s.crawl_id = $1",
+            )
+            .bind(id.0)
+            .fetch_one(pool)
+            .await?;
+            let cases = sqlx::query_scalar(
+                "SELECT DISTINCT m.case_id FROM matches m \
+                 JOIN snapshots s ON s.id = m.snapshot_id \
+                 WHERE s.crawl_id = $1 AND m.case_id IS NOT NULL ORDER BY m.case_id",
+            )
+            .bind(id.0)
+            .fetch_all(pool)
+            .await?;
+            (runs, bodies, kinds, errors, skipped, matches, cases)
+        });
+        let now = millis(Utc::now());
+        Ok(CrawlDetail {
+            crawl,
+            frontier,
+            runs: runs
+                .into_iter()
+                .map(
+                    |(id, started, heartbeat, dead_after, ended)| CrawlRunSummary {
+                        id: CrawlRunId(id),
+                        started_at: from_millis(started),
+                        heartbeat_at: from_millis(heartbeat),
+                        ended_at: ended.map(from_millis),
+                        alive: ended.is_none() && heartbeat.saturating_add(dead_after) > now,
+                    },
+                )
+                .collect(),
+            responses: responses.max(0) as u64,
+            new_bodies: new_bodies.max(0) as u64,
+            pages_by_kind: counts(kinds),
+            errors: counts(errors),
+            skipped: counts(skipped),
+            matches: matches.max(0) as u64,
+            matched_works: works.max(0) as u64,
+            cases,
+        })
     }
 }
 

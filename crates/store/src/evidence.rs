@@ -167,6 +167,17 @@ pub trait EvidenceReads {
         filter: &TextFilter,
         page: Page<SnapshotId>,
     ) -> impl Future<Output = Result<Vec<SnapshotId>>> + Send;
+
+    /// A crawl's stored responses in the order of the `snapshots_crawl` index (by request
+    /// URL, then id), at most `limit` after `after` (from the first when `None`); pass
+    /// [`SnapshotCursor::after`] of the last row to get the next page. Empty for an unknown
+    /// crawl.
+    fn crawl_snapshots(
+        &self,
+        crawl: CrawlId,
+        after: Option<&SnapshotCursor>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<SnapshotRecord>>> + Send;
 }
 
 /// Which stored page texts [`EvidenceReads::snapshots_with_text`] selects.
@@ -176,6 +187,26 @@ pub struct TextFilter {
     pub site: Option<String>,
     /// Fetched at or after this time, when set.
     pub since: Option<DateTime<Utc>>,
+}
+
+/// Where a page of [`EvidenceReads::crawl_snapshots`] starts: after this snapshot, in the
+/// order by request URL, then id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotCursor {
+    /// The request URL of the last snapshot read.
+    pub url: String,
+    /// Its id.
+    pub id: SnapshotId,
+}
+
+impl SnapshotCursor {
+    /// The position just after `record`.
+    pub fn after(record: &SnapshotRecord) -> Self {
+        SnapshotCursor {
+            url: record.url.clone(),
+            id: record.id,
+        }
+    }
 }
 
 /// The columns [`snapshot_from_row`] reads, in its order (a macro so queries stay literals).
@@ -477,6 +508,45 @@ impl EvidenceReads for Store {
             sqlx::query(sql)
                 .bind(after)
                 .bind(limit)
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(snapshot_from_row)
+                .collect()
+        })
+    }
+
+    #[instrument(skip_all, fields(crawl = %crawl, limit))]
+    async fn crawl_snapshots(
+        &self,
+        crawl: CrawlId,
+        after: Option<&SnapshotCursor>,
+        limit: u32,
+    ) -> Result<Vec<SnapshotRecord>> {
+        // Keyset on (url, id): `url >= $2` is a range of the `snapshots_crawl (crawl_id,
+        // url)` index, which both backends read in URL order; a keyset on id alone would
+        // sort all of the crawl's rows for every page.
+        let first = concat!(
+            "SELECT ",
+            snapshot_columns!(),
+            " FROM snapshots WHERE crawl_id = $1 ORDER BY url, id LIMIT $2"
+        );
+        let next = concat!(
+            "SELECT ",
+            snapshot_columns!(),
+            " FROM snapshots WHERE crawl_id = $1 AND url >= $3 AND (url > $3 OR id > $4) \
+             ORDER BY url, id LIMIT $2"
+        );
+        read_pool!(self, |pool| {
+            let query = match after {
+                None => sqlx::query(first).bind(crawl.0).bind(i64::from(limit)),
+                Some(cursor) => sqlx::query(next)
+                    .bind(crawl.0)
+                    .bind(i64::from(limit))
+                    .bind(cursor.url.as_str())
+                    .bind(cursor.id.0),
+            };
+            query
                 .fetch_all(pool)
                 .await?
                 .iter()

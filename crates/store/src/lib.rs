@@ -51,15 +51,15 @@ mod works;
 
 pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use crawl::{
-    CrawlFrontier, CrawlRecord, CrawlRunRecord, CrawlRuns, CrawlStatus, Crawls, FrontierClaim,
-    FrontierCounts, FrontierLease, FrontierOutcome, FrontierRecord, HostLease, HostStateRecord,
-    HostStates, NewCrawl, NewFrontierEntry,
+    CrawlDetail, CrawlFilter, CrawlFrontier, CrawlRecord, CrawlRunRecord, CrawlRunSummary,
+    CrawlRuns, CrawlStatus, Crawls, FrontierClaim, FrontierCounts, FrontierLease, FrontierOutcome,
+    FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
 };
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
-    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotRecord, StoredBody,
-    TextFilter,
+    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotCursor,
+    SnapshotRecord, StoredBody, TextFilter,
 };
 pub use ids::{ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, SnapshotId, WorkId};
 pub use index_load::{IndexEntry, IndexLoads};
@@ -72,6 +72,6 @@ pub use queue::{
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,
-    Page, Posting, PostingHit, PostingKind, SourceFormat, Work, WorkFilter, WorkInsert, WorkReads,
-    WorkSummary, WorkWrites,
+    Page, Posting, PostingHit, PostingKind, SourceFormat, Work, WorkDeletion, WorkFilter,
+    WorkInsert, WorkReads, WorkSummary, WorkTitle, WorkUpdate, WorkUpdated, WorkWrites,
 };

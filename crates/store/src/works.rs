@@ -310,6 +310,89 @@ pub trait WorkWrites {
     /// # Errors
     /// [`Error::NotFound`] when there is no such work.
     fn delete_work(&self, id: WorkId) -> impl Future<Output = Result<()>> + Send;
+
+    /// Changes a work's title and author as `update` says and, when that changes anything,
+    /// records it in `audit_log` (action `work.update` by `actor`, details
+    /// `{"title": {"old": …, "new": …}}` and/or the same for `"author"`), in one transaction.
+    /// A title is trimmed; an author that is empty after trimming is removed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when `update` names no field or the title is empty;
+    /// [`Error::NotFound`] for an unknown work (or one still being imported).
+    fn update_work(
+        &self,
+        id: WorkId,
+        update: &WorkUpdate,
+        actor: &str,
+    ) -> impl Future<Output = Result<WorkUpdated>> + Send;
+
+    /// Deletes a work as [`WorkWrites::delete_work`] does, unless `cases` rows refer to it
+    /// and `force` is false; a deletion is recorded in `audit_log` (action `work.delete` by
+    /// `actor`, details: title, author, chapters, the cases deleted with it) in the same
+    /// transaction. The count and the delete see the same rows: no case is opened between.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown work (or one still being imported).
+    fn delete_work_checked(
+        &self,
+        id: WorkId,
+        force: bool,
+        actor: &str,
+    ) -> impl Future<Output = Result<WorkDeletion>> + Send;
+}
+
+/// A change to a work's title and author ([`WorkWrites::update_work`]); `None` leaves a
+/// field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkUpdate {
+    /// The new title (trimmed; must not be empty).
+    pub title: Option<String>,
+    /// The new author; `Some(None)`, or a name that is empty after trimming, removes it.
+    pub author: Option<Option<String>>,
+}
+
+/// A work's title and author.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WorkTitle {
+    /// Display title.
+    pub title: String,
+    /// Author, when known.
+    pub author: Option<String>,
+}
+
+/// What [`WorkWrites::update_work`] did: the title and author before and after (equal when
+/// the update changed nothing, and then nothing was written).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WorkUpdated {
+    /// As they were.
+    pub before: WorkTitle,
+    /// As they are now.
+    pub after: WorkTitle,
+}
+
+impl WorkUpdated {
+    /// Whether anything changed.
+    pub fn changed(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+/// How [`WorkWrites::delete_work_checked`] went.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum WorkDeletion {
+    /// The work is gone, with its chapters, matches and these many cases.
+    Deleted {
+        /// Its title and author.
+        work: WorkTitle,
+        /// Cases that referred to it, deleted with it.
+        cases: u64,
+    },
+    /// Nothing was deleted: these many cases refer to the work and `force` was false.
+    Refused {
+        /// Cases that refer to it.
+        cases: u64,
+    },
 }
 
 /// Reads of works and chapters, for the CLI, the admin UI and the matcher's verification.
@@ -531,6 +614,23 @@ fn validate(work: &NewWork) -> Result<Vec<i32>> {
     Ok(lengths)
 }
 
+/// Appends an `audit_log` row about a work on a transaction of either backend. Until the
+/// audit module has its own helpers, work writes that an operator makes record themselves.
+macro_rules! insert_audit {
+    ($conn:expr, $actor:expr, $action:expr, $work:expr, $details:expr) => {
+        sqlx::query(
+            "INSERT INTO audit_log (actor, action, target_type, target_id, details) \
+             VALUES ($1, $2, 'work', $3, $4)",
+        )
+        .bind($actor)
+        .bind($action)
+        .bind($work.0)
+        .bind($details.to_string())
+        .execute($conn)
+        .await?
+    };
+}
+
 impl WorkWrites for Store {
     #[instrument(skip_all, fields(title = %work.title, chapters = work.chapters.len()))]
     async fn insert_work(&self, work: &NewWork) -> Result<WorkInsert> {
@@ -614,6 +714,135 @@ impl WorkWrites for Store {
             tx.log_change(id.0, WorkChangeKind::Removed).await?;
             Ok(())
         })
+    }
+
+    #[instrument(skip_all, fields(work = %id))]
+    async fn update_work(
+        &self,
+        id: WorkId,
+        update: &WorkUpdate,
+        actor: &str,
+    ) -> Result<WorkUpdated> {
+        if update.title.is_none() && update.author.is_none() {
+            return Err(Error::InvalidInput(format!(
+                "an update of work {id} needs a new title or author"
+            )));
+        }
+        let title = update.title.as_deref().map(str::trim);
+        if title == Some("") {
+            return Err(Error::InvalidInput(format!(
+                "the title of work {id} cannot be empty"
+            )));
+        }
+        let author = update.author.as_ref().map(|a| {
+            a.as_deref()
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned)
+        });
+        let select = self.lock_work_sql("title, author");
+        write_tx!(self, |tx| {
+            let before: Option<(String, Option<String>)> = sqlx::query_as(AssertSqlSafe(select))
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let (old_title, old_author) = before.ok_or_else(|| Error::not_found("work", id))?;
+            let before = WorkTitle {
+                title: old_title,
+                author: old_author,
+            };
+            let after = WorkTitle {
+                title: title.map_or_else(|| before.title.clone(), str::to_owned),
+                author: author.clone().unwrap_or_else(|| before.author.clone()),
+            };
+            if before != after {
+                sqlx::query(
+                    "UPDATE works SET title = $2, author = $3, updated_at = $4 WHERE id = $1",
+                )
+                .bind(id)
+                .bind(&after.title)
+                .bind(&after.author)
+                .bind(Utc::now())
+                .execute(&mut *tx)
+                .await?;
+                let mut details = serde_json::Map::new();
+                if before.title != after.title {
+                    details.insert(
+                        "title".into(),
+                        serde_json::json!({"old": before.title, "new": after.title}),
+                    );
+                }
+                if before.author != after.author {
+                    details.insert(
+                        "author".into(),
+                        serde_json::json!({"old": before.author, "new": after.author}),
+                    );
+                }
+                insert_audit!(
+                    &mut *tx,
+                    actor,
+                    "work.update",
+                    id,
+                    serde_json::Value::Object(details)
+                );
+            }
+            Ok(WorkUpdated { before, after })
+        })
+    }
+
+    #[instrument(skip_all, fields(work = %id, force))]
+    async fn delete_work_checked(
+        &self,
+        id: WorkId,
+        force: bool,
+        actor: &str,
+    ) -> Result<WorkDeletion> {
+        let select = self.lock_work_sql("title, author, chapter_count");
+        write_tx!(self, |tx| {
+            let work: Option<(String, Option<String>, i32)> = sqlx::query_as(AssertSqlSafe(select))
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            let (title, author, chapters) = work.ok_or_else(|| Error::not_found("work", id))?;
+            let cases: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM cases WHERE work_id = $1")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+            let cases = cases.max(0) as u64;
+            if cases > 0 && !force {
+                return Ok(WorkDeletion::Refused { cases });
+            }
+            sqlx::query("DELETE FROM works WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            tx.log_change(id.0, WorkChangeKind::Removed).await?;
+            let details = serde_json::json!({
+                "title": title,
+                "author": author,
+                "chapters": chapters,
+                "cases": cases,
+                "forced": force && cases > 0,
+            });
+            insert_audit!(&mut *tx, actor, "work.delete", id, details);
+            Ok(WorkDeletion::Deleted {
+                work: WorkTitle { title, author },
+                cases,
+            })
+        })
+    }
+}
+
+impl Store {
+    /// `SELECT columns` of a visible work by id (`$1`), locking its row to the end of the
+    /// transaction on Postgres (SQLite's one writer needs no lock): a case inserted
+    /// meanwhile waits for the lock on the work it refers to.
+    fn lock_work_sql(&self, columns: &str) -> String {
+        let lock = match self.backend {
+            crate::db::Backend::Postgres(_) => " FOR UPDATE",
+            crate::db::Backend::Sqlite { .. } => "",
+        };
+        format!("SELECT {columns} FROM works WHERE id = $1 AND importing_since IS NULL{lock}")
     }
 }
 

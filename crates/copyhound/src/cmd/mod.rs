@@ -5,6 +5,7 @@ pub mod bench_load;
 pub mod bench_pipeline;
 pub mod check;
 pub mod crawl;
+pub mod crawls;
 pub mod migrate;
 pub mod quality;
 pub mod rematch;

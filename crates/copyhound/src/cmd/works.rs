@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use import::{ImportEvent, ImportOptions, ImportReport, ImportSettings, Importer, SplitSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use store::{Page, Store, WorkFilter, WorkId, WorkReads};
+use store::{Page, Store, WorkDeletion, WorkFilter, WorkId, WorkReads, WorkUpdate, WorkWrites};
 
 use super::outln;
 use crate::settings::Settings;
@@ -22,6 +22,11 @@ pub enum WorksCommand {
     List(ListArgs),
     /// Show one work and its chapters.
     Show(ShowArgs),
+    /// Change a work's title or author (recorded in the audit log).
+    Set(SetArgs),
+    /// Delete a work with its chapters and fingerprints (refused while cases refer to it,
+    /// unless --force).
+    Delete(DeleteArgs),
 }
 
 /// Options of `works import`.
@@ -63,6 +68,34 @@ pub struct ShowArgs {
     json: bool,
 }
 
+/// Options of `works set`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("change").required(true).multiple(true).args(["title", "author"])))]
+pub struct SetArgs {
+    /// The work's id (see `works list`).
+    id: WorkId,
+    /// The new title.
+    #[arg(long)]
+    title: Option<String>,
+    /// The new author; an empty one ("") removes it.
+    #[arg(long)]
+    author: Option<String>,
+}
+
+/// Options of `works delete`.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The work's id (see `works list`).
+    id: WorkId,
+    /// Delete it even though cases refer to it: they are deleted with it, with their
+    /// matches and notices.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Who the audit log says made a change from the command line.
+const ACTOR: &str = "cli";
+
 /// Runs a `works` subcommand against the database at `database`.
 pub async fn run(command: WorksCommand, database: &str, settings: &Settings) -> Result<()> {
     let store = super::open_store(database).await?;
@@ -70,6 +103,8 @@ pub async fn run(command: WorksCommand, database: &str, settings: &Settings) -> 
         WorksCommand::Import(args) => import(&store, args, settings).await,
         WorksCommand::List(args) => list(&store, args).await,
         WorksCommand::Show(args) => show(&store, args).await,
+        WorksCommand::Set(args) => set(&store, args).await,
+        WorksCommand::Delete(args) => delete(&store, args).await,
     };
     store.close().await;
     result
@@ -104,7 +139,12 @@ async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<
             .await;
         progress.finish();
         match outcome {
-            Ok(report) => outln!("{}", describe(&report)),
+            Ok(report) => {
+                for warning in &report.warnings {
+                    eprintln!("warning: {}: {warning}", path.display());
+                }
+                outln!("{}", describe(&report));
+            }
             Err(e) => {
                 failed += 1;
                 eprintln!("error: {}: {e}", path.display());
@@ -298,6 +338,95 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
     outln!("{:>5}  {:>7}  TITLE", "#", "CHARS");
     for c in &chapters {
         outln!("{:>5}  {:>7}  {}", c.ordinal, c.chars, c.title);
+    }
+    Ok(())
+}
+
+/// The work for a message, or the message a missing work gets.
+async fn existing_work(store: &Store, id: WorkId) -> Result<store::Work> {
+    match store.work(id).await {
+        Err(store::Error::NotFound { .. }) => {
+            bail!("there is no work {id}: see `copyhound works list`")
+        }
+        other => Ok(other.context("while reading the work")?),
+    }
+}
+
+/// `«title» / author`, or `«title»`.
+fn label(title: &str, author: Option<&str>) -> String {
+    match author {
+        Some(author) => format!("«{title}» / {author}"),
+        None => format!("«{title}» (no author)"),
+    }
+}
+
+async fn set(store: &Store, args: SetArgs) -> Result<()> {
+    if let Some(title) = &args.title
+        && title.trim().is_empty()
+    {
+        bail!("--title {title:?} is empty: give the work a title, e.g. --title 红楼梦");
+    }
+    let update = WorkUpdate {
+        title: args.title,
+        author: args
+            .author
+            .map(|a| Some(a).filter(|a| !a.trim().is_empty())),
+    };
+    let updated = match store.update_work(args.id, &update, ACTOR).await {
+        Err(store::Error::NotFound { .. }) => {
+            bail!("there is no work {}: see `copyhound works list`", args.id)
+        }
+        other => other.with_context(|| format!("while updating work {}", args.id))?,
+    };
+    let (before, after) = (&updated.before, &updated.after);
+    if updated.changed() {
+        outln!(
+            "work {}: {} → {}",
+            args.id,
+            label(&before.title, before.author.as_deref()),
+            label(&after.title, after.author.as_deref())
+        );
+    } else {
+        outln!(
+            "work {} unchanged: {}",
+            args.id,
+            label(&after.title, after.author.as_deref())
+        );
+    }
+    Ok(())
+}
+
+async fn delete(store: &Store, args: DeleteArgs) -> Result<()> {
+    let work = existing_work(store, args.id).await?;
+    let outcome = match store.delete_work_checked(args.id, args.force, ACTOR).await {
+        Err(store::Error::NotFound { .. }) => {
+            bail!("there is no work {}: see `copyhound works list`", args.id)
+        }
+        other => other.with_context(|| format!("while deleting work {}", args.id))?,
+    };
+    match outcome {
+        WorkDeletion::Refused { cases } => bail!(
+            "work {} «{}» has {cases} case{}: deleting it deletes {} with {} matches and \
+             notices; to do that, run `copyhound works delete {} --force`",
+            args.id,
+            work.title,
+            if cases == 1 { "" } else { "s" },
+            if cases == 1 { "it" } else { "them" },
+            if cases == 1 { "its" } else { "their" },
+            args.id
+        ),
+        WorkDeletion::Deleted { work, cases } => {
+            let cases = match cases {
+                0 => String::new(),
+                1 => " and its 1 case".to_owned(),
+                n => format!(" and its {n} cases"),
+            };
+            outln!(
+                "deleted work {} {}{cases}",
+                args.id,
+                label(&work.title, work.author.as_deref())
+            );
+        }
     }
     Ok(())
 }

@@ -12,12 +12,12 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use sqlx::Connection as _;
 use store::{
-    BackendKind, CrawlFrontier, CrawlId, CrawlRuns, CrawlStatus, Crawls, Enqueued, Error,
-    EvidenceReads, EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome, HostStates,
-    IndexLoads, JobError, JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites, NewChapter,
-    NewFingerprint, NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules, SourceFormat,
-    Store, StoreSettings, WorkFilter, WorkInsert, WorkReads, WorkWrites, Worker, WorkerReport,
-    WorkerSettings,
+    BackendKind, CrawlFilter, CrawlFrontier, CrawlId, CrawlRuns, CrawlStatus, Crawls, Enqueued,
+    Error, EvidenceReads, EvidenceWrites, FingerprintReads, FrontierClaim, FrontierOutcome,
+    HostStates, IndexLoads, JobError, JobFilter, JobQueue, JobStatus, MatchReads, MatchWrites,
+    NewChapter, NewFingerprint, NewJob, NewWork, Page, Posting, PostingKind, Retry, Schedules,
+    SnapshotId, SourceFormat, Store, StoreSettings, WorkChanges, WorkFilter, WorkInsert, WorkReads,
+    WorkWrites, Worker, WorkerReport, WorkerSettings,
 };
 use tokio::sync::watch;
 
@@ -2416,4 +2416,529 @@ pub async fn a_pages_matches_are_replaced_as_a_whole(db: &TestDb) {
     s.replace_matches(snapshot, &[found(1, 0.9)]).await.unwrap();
     s.delete_work(work).await.unwrap();
     assert!(s.matches_of(snapshot).await.unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// what the CLI shows of crawls, and operators' changes to works
+
+/// One `i64` from `sql`, read on a connection of its own.
+async fn scalar(db: &TestDb, sql: &str) -> i64 {
+    match db.kind() {
+        BackendKind::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+                .fetch_one(&mut c)
+                .await
+                .unwrap()
+        }
+        BackendKind::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_owned()))
+                .fetch_one(&mut c)
+                .await
+                .unwrap()
+        }
+    }
+}
+
+/// `actor, action, target_type, target_id, details` of every `audit_log` row, oldest first,
+/// with `details` parsed.
+async fn audit_rows(db: &TestDb) -> Vec<(String, String, String, i64, serde_json::Value)> {
+    let sql = "SELECT actor, action, target_type, target_id, details FROM audit_log ORDER BY id";
+    let rows: Vec<(String, String, String, i64, String)> = match db.kind() {
+        BackendKind::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            sqlx::query_as(sql).fetch_all(&mut c).await.unwrap()
+        }
+        BackendKind::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            sqlx::query_as(sql).fetch_all(&mut c).await.unwrap()
+        }
+    };
+    rows.into_iter()
+        .map(|(a, b, c, d, e)| (a, b, c, d, serde_json::from_str(&e).unwrap()))
+        .collect()
+}
+
+/// A snapshot of `crawl` at `url` with body `sha`, and its page text of `kind`.
+async fn crawl_page(s: &Store, crawl: CrawlId, url: &str, sha: u8, kind: &str) -> SnapshotId {
+    let (id, _) = s
+        .insert_snapshot(
+            &store::NewSnapshot {
+                crawl: Some(crawl),
+                ..new_snapshot(url, sha, None)
+            },
+            Some(&b"z"[..]),
+        )
+        .await
+        .unwrap();
+    s.insert_page_text(&store::NewPageText {
+        snapshot: id,
+        url: url.to_owned(),
+        depth: 1,
+        chain: None,
+        kind: kind.into(),
+        title: None,
+        chapter_title: None,
+        body: "正文".into(),
+        encoding: "UTF-8".into(),
+        decode_errors: false,
+        not_modified: false,
+        fetched_at: Utc::now(),
+    })
+    .await
+    .unwrap();
+    id
+}
+
+pub async fn crawls_are_listed_newest_first_by_status(db: &TestDb) {
+    let s = &db.store;
+    assert!(
+        s.crawls(&CrawlFilter::All, None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let a = s.create_crawl(&new_crawl(Some(5))).await.unwrap();
+    let b = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let c = s.create_crawl(&new_crawl(None)).await.unwrap();
+    s.set_crawl_status(a, CrawlStatus::Done, None)
+        .await
+        .unwrap();
+    s.set_crawl_status(c, CrawlStatus::Failed, Some("磁盘满了"))
+        .await
+        .unwrap();
+    stored_page(s, Some(b), "http://a.example/1", 1, 300).await;
+
+    let ids = |rows: Vec<store::CrawlRecord>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let all = s.crawls(&CrawlFilter::All, None, 10).await.unwrap();
+    assert_eq!(ids(all.clone()), vec![c, b, a]);
+    // The same records as one crawl's read, totals counted afresh.
+    assert_eq!(all[1], s.crawl(b).await.unwrap());
+    assert_eq!((all[1].pages_fetched, all[1].bytes), (1, 300));
+    assert_eq!(all[0].error.as_deref(), Some("磁盘满了"));
+    // Keyset pages: after the last id seen.
+    let first = s.crawls(&CrawlFilter::All, None, 2).await.unwrap();
+    assert_eq!(ids(first.clone()), vec![c, b]);
+    let next = s
+        .crawls(&CrawlFilter::All, Some(first[1].id), 2)
+        .await
+        .unwrap();
+    assert_eq!(ids(next), vec![a]);
+    assert!(
+        s.crawls(&CrawlFilter::All, Some(a), 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let by = |status| async move {
+        ids(s
+            .crawls(&CrawlFilter::Status(status), None, 10)
+            .await
+            .unwrap())
+    };
+    assert_eq!(by(CrawlStatus::Done).await, vec![a]);
+    assert_eq!(by(CrawlStatus::Queued).await, vec![b]);
+    assert_eq!(by(CrawlStatus::Failed).await, vec![c]);
+    assert!(by(CrawlStatus::Running).await.is_empty());
+    assert!(
+        s.crawls(&CrawlFilter::All, None, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn a_crawls_detail_counts_what_is_stored(db: &TestDb) {
+    let s = &db.store;
+    assert!(matches!(
+        s.crawl_detail(CrawlId(424_242)).await.unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    let id = s.create_crawl(&new_crawl(Some(50))).await.unwrap();
+    let other = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let empty = s.crawl_detail(id).await.unwrap();
+    assert_eq!(empty.crawl, s.crawl(id).await.unwrap());
+    assert_eq!(
+        (
+            empty.responses,
+            empty.new_bodies,
+            empty.matches,
+            empty.matched_works
+        ),
+        (0, 0, 0, 0)
+    );
+    assert!(empty.runs.is_empty() && empty.errors.is_empty() && empty.cases.is_empty());
+
+    // Bodies: 1 and 2 new here, 1 again at another URL; the other crawl's copy of 2 and a
+    // body first stored by the other crawl do not count as new here.
+    stored_page(s, Some(other), "http://a.example/old", 9, 10).await;
+    let p1 = crawl_page(s, id, "http://a.example/1", 1, "content").await;
+    let p2 = crawl_page(s, id, "http://a.example/2", 2, "content").await;
+    crawl_page(s, id, "http://a.example/3", 1, "index").await;
+    crawl_page(s, id, "http://a.example/4", 9, "challenge").await;
+    crawl_page(s, other, "http://a.example/2", 2, "content").await;
+
+    let urls = [
+        "f1", "f2", "f3", "e404", "e404b", "e500", "s1", "s2", "ok", "left",
+    ];
+    let entries: Vec<_> = urls
+        .iter()
+        .map(|u| entry(&format!("http://a.example/{u}"), 1, 2))
+        .collect();
+    s.push_frontier(id, &entries).await.unwrap();
+    let outcomes = [
+        FrontierOutcome::Failed("timeout".into()),
+        FrontierOutcome::Failed("timeout".into()),
+        FrontierOutcome::Failed("dns".into()),
+        FrontierOutcome::Done { status: 404 },
+        FrontierOutcome::Done { status: 404 },
+        FrontierOutcome::Done { status: 500 },
+        FrontierOutcome::Skipped("robots_denied".into()),
+        FrontierOutcome::Skipped("not_text".into()),
+        FrontierOutcome::Done { status: 200 },
+    ];
+    let run = s
+        .start_crawl_run(id, Duration::from_secs(60))
+        .await
+        .unwrap();
+    for outcome in &outcomes {
+        let FrontierClaim::Entry(e) = s
+            .claim_frontier(id, Some(run), Duration::from_secs(60))
+            .await
+            .unwrap()
+        else {
+            panic!("nothing to claim")
+        };
+        s.complete_frontier(e.lease, outcome).await.unwrap();
+    }
+    s.end_crawl_run(run).await.unwrap();
+    let live = s
+        .start_crawl_run(id, Duration::from_secs(60))
+        .await
+        .unwrap();
+
+    // Matches on two of its pages (and one on the other crawl's), one of them in a case.
+    let work = created(s.insert_work(&sample_work("三国演义", 51)).await.unwrap());
+    let second = created(s.insert_work(&sample_work("水浒传", 52)).await.unwrap());
+    let chapters = s.chapters(work).await.unwrap();
+    let found = |chapter: store::ChapterId, work| store::NewMatch {
+        chapter_id: chapter,
+        work_id: work,
+        method: "winnow".into(),
+        score: 0.9,
+        coverage: 0.5,
+        matched_chars: 300,
+        passages: "[]".into(),
+    };
+    s.replace_matches(
+        p1,
+        &[found(chapters[0].id, work), found(chapters[1].id, work)],
+    )
+    .await
+    .unwrap();
+    let other_chapter = s.chapters(second).await.unwrap()[0].id;
+    s.replace_matches(p2, &[found(other_chapter, second)])
+        .await
+        .unwrap();
+    let (other_page, _) = s
+        .insert_snapshot(
+            &store::NewSnapshot {
+                crawl: Some(other),
+                ..new_snapshot("http://a.example/x", 7, None)
+            },
+            Some(&b"z"[..]),
+        )
+        .await
+        .unwrap();
+    s.replace_matches(other_page, &[found(chapters[2].id, work)])
+        .await
+        .unwrap();
+    let site = s.crawl(id).await.unwrap().site_id;
+    db.execute(&format!(
+        "INSERT INTO cases (site_id, work_id) VALUES ({site}, {work}); \
+         UPDATE matches SET case_id = (SELECT id FROM cases WHERE work_id = {work}) \
+         WHERE snapshot_id = {p1};"
+    ))
+    .await;
+    let case = scalar(db, &format!("SELECT id FROM cases WHERE work_id = {work}")).await;
+
+    let d = s.crawl_detail(id).await.unwrap();
+    assert_eq!(d.crawl, s.crawl(id).await.unwrap());
+    assert_eq!(d.crawl.max_pages, Some(50));
+    assert_eq!(d.frontier, s.frontier_counts(id).await.unwrap());
+    assert_eq!((d.frontier.queued, d.frontier.finished()), (1, 9));
+    assert_eq!((d.responses, d.new_bodies, d.duplicate_bodies()), (4, 2, 2));
+    let counted = |pairs: &[(&str, u64)]| {
+        pairs
+            .iter()
+            .map(|(k, n)| ((*k).to_owned(), *n))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    assert_eq!(
+        d.pages_by_kind,
+        counted(&[("challenge", 1), ("content", 2), ("index", 1)])
+    );
+    assert_eq!(
+        d.errors,
+        counted(&[("dns", 1), ("http_404", 2), ("http_500", 1), ("timeout", 2)])
+    );
+    // The errors are the failures the crawl's totals count.
+    assert_eq!(d.errors.values().sum::<u64>(), d.crawl.pages_failed);
+    assert_eq!(d.skipped, counted(&[("not_text", 1), ("robots_denied", 1)]));
+    assert_eq!(
+        d.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![run, live]
+    );
+    assert!(d.runs[0].ended_at.is_some() && !d.runs[0].alive);
+    assert!(d.runs[1].ended_at.is_none() && d.runs[1].alive);
+    assert!(d.runs[0].started_at <= d.runs[1].started_at);
+    assert_eq!((d.matches, d.matched_works), (3, 2));
+    assert_eq!(d.cases, vec![case]);
+
+    let o = s.crawl_detail(other).await.unwrap();
+    assert_eq!((o.responses, o.new_bodies, o.matches), (3, 2, 1));
+    assert!(o.cases.is_empty() && o.errors.is_empty() && o.runs.is_empty());
+}
+
+pub async fn a_crawls_snapshots_are_read_by_url_page_by_page(db: &TestDb) {
+    let s = &db.store;
+    let id = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let other = s.create_crawl(&new_crawl(None)).await.unwrap();
+    let urls = [
+        "http://a.example/c",
+        "http://a.example/a",
+        "http://例子.example/章",
+        "http://a.example/b",
+        "http://a.example/a",
+    ];
+    let mut expected = Vec::new();
+    for (i, url) in urls.iter().enumerate() {
+        let (snapshot, _) = s
+            .insert_snapshot(
+                &store::NewSnapshot {
+                    crawl: Some(id),
+                    ..new_snapshot(url, i as u8 + 1, None)
+                },
+                Some(&b"z"[..]),
+            )
+            .await
+            .unwrap();
+        expected.push(((*url).to_owned(), snapshot));
+        s.insert_snapshot(
+            &store::NewSnapshot {
+                crawl: Some(other),
+                ..new_snapshot(url, i as u8 + 1, None)
+            },
+            None,
+        )
+        .await
+        .unwrap();
+    }
+    s.insert_snapshot(&new_snapshot("http://a.example/a", 1, None), None)
+        .await
+        .unwrap();
+    expected.sort();
+
+    for size in [1, 2, 5, 100] {
+        let mut seen = Vec::new();
+        let mut after: Option<store::SnapshotCursor> = None;
+        loop {
+            let page = s.crawl_snapshots(id, after.as_ref(), size).await.unwrap();
+            assert!(page.len() <= size as usize);
+            after = page.last().map(store::SnapshotCursor::after);
+            let short = page.len() < size as usize;
+            seen.extend(page.into_iter().map(|r| (r.url, r.id)));
+            if short {
+                break;
+            }
+        }
+        assert_eq!(seen, expected, "pages of {size}");
+    }
+    let all = s.crawl_snapshots(id, None, 100).await.unwrap();
+    assert_eq!(all[0].status, 200);
+    assert_eq!(all[0].final_url, format!("{}?final", all[0].url));
+    assert!(
+        s.crawl_snapshots(CrawlId(777_777), None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn works_are_retitled_with_an_audit_row(db: &TestDb) {
+    let s = &db.store;
+    let id = created(
+        s.insert_work(&sample_work("红楼梦 draft", 61))
+            .await
+            .unwrap(),
+    );
+    let update = |title: Option<&str>, author: Option<Option<&str>>| store::WorkUpdate {
+        title: title.map(str::to_owned),
+        author: author.map(|a| a.map(str::to_owned)),
+    };
+
+    let done = s
+        .update_work(id, &update(Some("  红楼梦 😀 "), None), "cli")
+        .await
+        .unwrap();
+    assert!(done.changed());
+    assert_eq!(done.before.title, "红楼梦 draft");
+    assert_eq!(done.after.title, "红楼梦 😀");
+    assert_eq!(done.after.author.as_deref(), Some("曹雪芹"));
+    let work = s.work(id).await.unwrap();
+    assert_eq!(
+        (work.title.as_str(), work.author.as_deref()),
+        ("红楼梦 😀", Some("曹雪芹"))
+    );
+    // Only what changed is in the audit row.
+    let audit = audit_rows(db).await;
+    assert_eq!(audit.len(), 1);
+    let (actor, action, target, target_id, details) = &audit[0];
+    assert_eq!(
+        (actor.as_str(), action.as_str(), target.as_str(), *target_id),
+        ("cli", "work.update", "work", id.0)
+    );
+    assert_eq!(
+        details,
+        &serde_json::json!({"title": {"old": "红楼梦 draft", "new": "红楼梦 😀"}})
+    );
+
+    s.update_work(id, &update(None, Some(Some("高鹗"))), "admin")
+        .await
+        .unwrap();
+    let removed = s
+        .update_work(id, &update(None, Some(Some("  "))), "cli")
+        .await
+        .unwrap();
+    assert_eq!(removed.after.author, None);
+    assert_eq!(s.work(id).await.unwrap().author, None);
+    let audit = audit_rows(db).await;
+    assert_eq!(audit.len(), 3);
+    assert_eq!(
+        audit[1].4,
+        serde_json::json!({"author": {"old": "曹雪芹", "new": "高鹗"}})
+    );
+    assert_eq!(
+        audit[2].4,
+        serde_json::json!({"author": {"old": "高鹗", "new": null}})
+    );
+
+    // The same values again: nothing written.
+    let same = s
+        .update_work(id, &update(Some("红楼梦 😀"), Some(None)), "cli")
+        .await
+        .unwrap();
+    assert!(!same.changed());
+    assert_eq!(audit_rows(db).await.len(), 3);
+
+    for (bad, what) in [
+        (update(Some(" \t"), None), "cannot be empty"),
+        (update(None, None), "needs a new title or author"),
+    ] {
+        let err = s.update_work(id, &bad, "cli").await.unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidInput(m) if m.contains(what)),
+            "{err}"
+        );
+    }
+    assert!(matches!(
+        s.update_work(store::WorkId(999_999), &update(Some("x"), None), "cli")
+            .await
+            .unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert_eq!(audit_rows(db).await.len(), 3);
+    assert_eq!(s.work(id).await.unwrap().title, "红楼梦 😀");
+}
+
+pub async fn a_work_with_cases_is_deleted_only_when_forced(db: &TestDb) {
+    let s = &db.store;
+    let plain = created(s.insert_work(&sample_work("no cases", 71)).await.unwrap());
+    let id = created(s.insert_work(&sample_work("红楼梦", 72)).await.unwrap());
+    let site = s
+        .crawl(s.create_crawl(&new_crawl(None)).await.unwrap())
+        .await
+        .unwrap()
+        .site_id;
+    let other_site = s
+        .crawl(
+            s.create_crawl(&store::NewCrawl {
+                seeds: vec!["http://盗版.example/".into()],
+                ..new_crawl(None)
+            })
+            .await
+            .unwrap(),
+        )
+        .await
+        .unwrap()
+        .site_id;
+    db.execute(&format!(
+        "INSERT INTO cases (site_id, work_id) VALUES ({site}, {id}), ({other_site}, {id});"
+    ))
+    .await;
+    let before = s.last_change().await.unwrap();
+
+    let refused = s.delete_work_checked(id, false, "cli").await.unwrap();
+    assert_eq!(refused, store::WorkDeletion::Refused { cases: 2 });
+    assert_eq!(s.work(id).await.unwrap().title, "红楼梦");
+    assert_eq!(s.last_change().await.unwrap(), before);
+    assert!(audit_rows(db).await.is_empty());
+
+    let deleted = s.delete_work_checked(id, true, "cli").await.unwrap();
+    assert_eq!(
+        deleted,
+        store::WorkDeletion::Deleted {
+            work: store::WorkTitle {
+                title: "红楼梦".into(),
+                author: Some("曹雪芹".into()),
+            },
+            cases: 2,
+        }
+    );
+    assert!(matches!(s.work(id).await, Err(Error::NotFound { .. })));
+    assert_eq!(
+        scalar(
+            db,
+            &format!("SELECT COUNT(*) FROM cases WHERE work_id = {id}")
+        )
+        .await,
+        0
+    );
+    let changes = s.changes_since(before, 10).await.unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (changes[0].work_id, changes[0].kind),
+        (id, store::WorkChangeKind::Removed)
+    );
+    let audit = audit_rows(db).await;
+    assert_eq!(audit.len(), 1);
+    let (actor, action, _, target_id, details) = &audit[0];
+    assert_eq!(
+        (actor.as_str(), action.as_str(), *target_id),
+        ("cli", "work.delete", id.0)
+    );
+    assert_eq!(details["title"], "红楼梦");
+    assert_eq!(
+        (details["chapters"].as_i64(), details["cases"].as_i64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(details["forced"], true);
+
+    // Without cases no force is needed.
+    let gone = s.delete_work_checked(plain, false, "cli").await.unwrap();
+    assert!(matches!(
+        gone,
+        store::WorkDeletion::Deleted { cases: 0, .. }
+    ));
+    assert_eq!(audit_rows(db).await[1].4["forced"], false);
+    for missing in [id, store::WorkId(888_888)] {
+        assert!(matches!(
+            s.delete_work_checked(missing, true, "cli")
+                .await
+                .unwrap_err(),
+            Error::NotFound { .. }
+        ));
+    }
+    assert_eq!(audit_rows(db).await.len(), 2);
 }

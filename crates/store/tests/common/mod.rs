@@ -55,6 +55,11 @@ macro_rules! conformance_suite {
             the_latest_validated_response_is_found_by_either_url,
             page_texts_are_stored_and_replaced,
             a_pages_matches_are_replaced_as_a_whole,
+            crawls_are_listed_newest_first_by_status,
+            a_crawls_detail_counts_what_is_stored,
+            a_crawls_snapshots_are_read_by_url_page_by_page,
+            works_are_retitled_with_an_audit_row,
+            a_work_with_cases_is_deleted_only_when_forced,
         );
     };
 }
