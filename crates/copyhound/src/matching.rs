@@ -362,7 +362,8 @@ pub fn find(
 }
 
 /// The match stage's job: brings `live` up to date with the works, matches the stored main
-/// text of `snapshot` and makes the result the snapshot's stored matches. Returns how many.
+/// text of `snapshot` and makes the result the snapshot's stored matches, filed in cases
+/// (`store::MatchWrites::record_matches`). Returns how many.
 ///
 /// # Errors
 /// A database failure, or [`store::Error::NotFound`] (in the chain) when the snapshot has no
@@ -398,12 +399,16 @@ pub async fn match_snapshot(
                 score: m.score,
                 coverage: m.coverage,
                 matched_chars: u32::try_from(m.matched_chars).unwrap_or(u32::MAX),
+                chapter_chars: u32::try_from(m.chapter_chars).unwrap_or(u32::MAX),
+                page_chars: u32::try_from(m.page_chars).unwrap_or(u32::MAX),
+                page_share: m.page_share,
                 passages: serde_json::to_string(&m.spans)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
+    // The matches and the cases they open or reopen are written in one transaction.
     store
-        .replace_matches(snapshot, &rows)
+        .record_matches(snapshot, &rows, "worker")
         .await
         .context("while storing the matches")?;
     Ok(rows.len())

@@ -23,6 +23,9 @@ use tokio::sync::watch;
 
 use store::testing::TestDb;
 
+// Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
+pub use super::cases::*;
+
 // ---------------------------------------------------------------------------------------
 // helpers
 
@@ -48,7 +51,7 @@ fn fingerprint(seed: u64, postings: usize) -> NewFingerprint {
     }
 }
 
-fn sample_work(title: &str, seed: u8) -> NewWork {
+pub(crate) fn sample_work(title: &str, seed: u8) -> NewWork {
     let mut content_hash = [0u8; 32];
     content_hash[0] = seed;
     content_hash[31] = 0xAB;
@@ -96,7 +99,7 @@ async fn assert_no_text_postings(s: &Store, work: &NewWork) {
     assert!(hits.is_empty(), "{} postings left", hits.len());
 }
 
-fn created(outcome: WorkInsert) -> store::WorkId {
+pub(crate) fn created(outcome: WorkInsert) -> store::WorkId {
     match outcome {
         WorkInsert::Created(id) => id,
         other => panic!("expected a new work, got {other:?}"),
@@ -2155,7 +2158,7 @@ pub async fn dead_runs_give_their_claims_back_at_once(db: &TestDb) {
 // ---------------------------------------------------------------------------------------
 // crawl evidence
 
-fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::NewSnapshot {
+pub(crate) fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::NewSnapshot {
     store::NewSnapshot {
         crawl: None,
         url: url.to_owned(),
@@ -2383,24 +2386,28 @@ pub async fn a_pages_matches_are_replaced_as_a_whole(db: &TestDb) {
         score,
         coverage: score / 2.0,
         matched_chars: 1200 + chapter as u32,
+        chapter_chars: 3000,
+        page_chars: 5000,
+        page_share: 0.25,
         passages: r#"[{"page":[0,30],"chapter":[3,33],"chars":10}]"#.into(),
     };
-    s.replace_matches(snapshot, &[found(1, 0.9), found(0, 0.5)])
+    s.record_matches(snapshot, &[found(1, 0.9), found(0, 0.5)], "worker")
         .await
         .unwrap();
     let stored = s.matches_of(snapshot).await.unwrap();
     // By chapter, whatever the order given.
     let got: Vec<_> = stored.iter().map(|m| m.found.clone()).collect();
     assert_eq!(got, vec![found(0, 0.5), found(1, 0.9)]);
+    let case = stored[0].case_id.expect("a case for the site and work");
     assert!(
         stored
             .iter()
-            .all(|m| m.snapshot_id == snapshot && m.case_id.is_none())
+            .all(|m| m.snapshot_id == snapshot && m.case_id == Some(case) && m.latest)
     );
     let first_id = stored[0].id;
 
     // A re-check: chapter 0 scored again (same row, new figures), chapter 1 gone, 2 new.
-    s.replace_matches(snapshot, &[found(0, 0.7), found(2, 0.4)])
+    s.record_matches(snapshot, &[found(0, 0.7), found(2, 0.4)], "worker")
         .await
         .unwrap();
     let stored = s.matches_of(snapshot).await.unwrap();
@@ -2409,11 +2416,13 @@ pub async fn a_pages_matches_are_replaced_as_a_whole(db: &TestDb) {
     assert_eq!(stored[0].id, first_id, "an updated match keeps its row");
 
     // Nothing found any more: no match left.
-    s.replace_matches(snapshot, &[]).await.unwrap();
+    s.record_matches(snapshot, &[], "worker").await.unwrap();
     assert!(s.matches_of(snapshot).await.unwrap().is_empty());
 
     // A match of a deleted work goes with it.
-    s.replace_matches(snapshot, &[found(1, 0.9)]).await.unwrap();
+    s.record_matches(snapshot, &[found(1, 0.9)], "worker")
+        .await
+        .unwrap();
     s.delete_work(work).await.unwrap();
     assert!(s.matches_of(snapshot).await.unwrap().is_empty());
 }

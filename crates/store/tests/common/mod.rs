@@ -1,6 +1,7 @@
 //! The conformance suite that `tests/sqlite.rs` and `tests/postgres.rs` both run, on the
 //! fresh databases of `store::testing`.
 
+pub mod cases;
 pub mod conformance;
 
 /// Declares one `#[tokio::test]` per conformance case, each on a fresh database from
@@ -55,6 +56,16 @@ macro_rules! conformance_suite {
             the_latest_validated_response_is_found_by_either_url,
             page_texts_are_stored_and_replaced,
             a_pages_matches_are_replaced_as_a_whole,
+            cases_are_opened_widened_and_counted,
+            recording_the_same_matches_twice_changes_nothing,
+            counters_follow_a_snapshot_that_loses_its_matches,
+            case_status_moves_are_checked_and_audited,
+            removed_cases_reopen_only_for_copies_fetched_after_removal,
+            dismissed_cases_reopen_only_for_a_new_chapter,
+            licensed_domains_keep_matches_out_of_cases,
+            reports_have_one_row_per_page_and_chapter,
+            missing_cases_are_not_found,
+            audit_rows_are_written_and_read_by_target,
         );
     };
 }
