@@ -139,52 +139,63 @@ struct ReportDbRow {
 }
 
 impl Reports for Store {
-    #[instrument(skip(self), fields(limit))]
+    #[instrument(skip(self))]
     async fn report_rows(
         &self,
         filter: &ReportFilter,
         after: Option<ReportCursor>,
         limit: u32,
     ) -> Result<Vec<ReportRow>> {
-        // The first seen time is a lookup in matches_seen per row; the rest are primary-key
-        // joins. Placeholders are numbered in the order the values are bound below.
-        let mut sql = String::from(
-            "SELECT m.page_id, p.url, si.host, m.work_id, w.title AS work_title, m.chapter_id, \
-             ch.ordinal, ch.title AS chapter_title, m.score, m.coverage, m.matched_chars, \
-             m.case_id, c.status, \
-             (SELECT MIN(f.fetched_at) FROM matches f \
-              WHERE f.page_id = m.page_id AND f.chapter_id = m.chapter_id) AS first_seen, \
-             m.fetched_at, sn.sha256, m.snapshot_id, m.licensed, m.passages \
-             FROM matches m \
-             JOIN pages p ON p.id = m.page_id \
-             JOIN sites si ON si.id = p.site_id \
-             JOIN works w ON w.id = m.work_id \
-             JOIN chapters ch ON ch.id = m.chapter_id \
-             JOIN snapshots sn ON sn.id = m.snapshot_id \
-             LEFT JOIN cases c ON c.id = m.case_id \
-             WHERE m.latest",
-        );
+        // The inner query reads only `matches`, in the order of its partial index from the
+        // cursor on, and stops at the limit; the outer one adds the rest by primary key and
+        // the first seen time from matches_seen. Written as one join, SQLite 3.51 drove it
+        // from `pages` (a range it inferred from the cursor) and sorted every later row:
+        // a full export took 345 s at 10^6 rows instead of seconds. The status filter is an
+        // EXISTS for the same reason: it must filter that scan, not drive it.
+        // Placeholders are numbered in the order the values are bound below.
+        let mut inner = String::from("SELECT * FROM matches mm WHERE mm.latest");
         let mut n = 0;
         let mut next = || {
             n += 1;
             n
         };
         if filter.status.is_some() {
-            sql += &format!(" AND c.status = ${}", next());
+            inner += &format!(
+                " AND EXISTS (SELECT 1 FROM cases cc WHERE cc.id = mm.case_id AND cc.status = ${})",
+                next()
+            );
         }
         if filter.work.is_some() {
-            sql += &format!(" AND m.work_id = ${}", next());
+            inner += &format!(" AND mm.work_id = ${}", next());
         }
         match filter.licensed {
             LicensedRows::Include => {}
-            LicensedRows::Exclude => sql += " AND NOT m.licensed",
-            LicensedRows::Only => sql += " AND m.licensed",
+            LicensedRows::Exclude => inner += " AND NOT mm.licensed",
+            LicensedRows::Only => inner += " AND mm.licensed",
         }
         if after.is_some() {
             let (a, b) = (next(), next());
-            sql += &format!(" AND (m.page_id, m.chapter_id) > (${a}, ${b})");
+            inner += &format!(" AND (mm.page_id, mm.chapter_id) > (${a}, ${b})");
         }
-        sql += &format!(" ORDER BY m.page_id, m.chapter_id LIMIT ${}", next());
+        // The limit is written into the text, not bound: a Postgres generic plan guesses a
+        // bound limit at a tenth of the table and would hash-join whole tables to it.
+        inner += &format!(" ORDER BY mm.page_id, mm.chapter_id LIMIT {limit}");
+        let sql = format!(
+            "SELECT m.page_id, p.url, si.host, m.work_id, w.title AS work_title, m.chapter_id, \
+             ch.ordinal, ch.title AS chapter_title, m.score, m.coverage, m.matched_chars, \
+             m.case_id, c.status, \
+             (SELECT MIN(f.fetched_at) FROM matches f \
+              WHERE f.page_id = m.page_id AND f.chapter_id = m.chapter_id) AS first_seen, \
+             m.fetched_at, sn.sha256, m.snapshot_id, m.licensed, m.passages \
+             FROM ({inner}) m \
+             JOIN pages p ON p.id = m.page_id \
+             JOIN sites si ON si.id = p.site_id \
+             JOIN works w ON w.id = m.work_id \
+             JOIN chapters ch ON ch.id = m.chapter_id \
+             JOIN snapshots sn ON sn.id = m.snapshot_id \
+             LEFT JOIN cases c ON c.id = m.case_id \
+             ORDER BY m.page_id, m.chapter_id"
+        );
         let rows: Vec<ReportDbRow> = read_pool!(self, |pool| {
             let mut q = sqlx::query_as(AssertSqlSafe(sql));
             if let Some(status) = filter.status {
@@ -196,7 +207,7 @@ impl Reports for Store {
             if let Some(after) = after {
                 q = q.bind(after.page).bind(after.chapter);
             }
-            q.bind(i64::from(limit)).fetch_all(pool).await?
+            q.fetch_all(pool).await?
         });
         rows.into_iter()
             .map(|r| {
