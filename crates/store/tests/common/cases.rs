@@ -771,3 +771,35 @@ pub async fn audit_rows_are_written_and_read_by_target(db: &TestDb) {
     assert_eq!(rows[1].note(), None);
     assert!(s.audit_of("work", 9).await.unwrap().is_empty());
 }
+
+pub async fn concurrent_recordings_open_one_case_and_count_every_page(db: &TestDb) {
+    let s = &db.store;
+    let (w, ch) = work(s, "金瓶梅", 62).await;
+    let mut snapshots = Vec::new();
+    for n in 0..8u8 {
+        let url = format!("https://busy.example/{n}");
+        snapshots.push(snapshot_at(s, &url, 40 + n, at(i64::from(n))).await);
+    }
+    let tasks: Vec<_> = snapshots
+        .iter()
+        .enumerate()
+        .map(|(n, &snap)| {
+            let s = s.clone();
+            let m = [found(w, ch[n % 3], 0.9)];
+            tokio::spawn(async move { s.record_matches(snap, &m, "worker").await.unwrap() })
+        })
+        .collect();
+    let mut opened = Vec::new();
+    let mut cases = Vec::new();
+    for t in tasks {
+        let r = t.await.unwrap();
+        opened.extend(r.opened);
+        cases.extend(r.cases);
+    }
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    assert!(cases.iter().all(|&c| c == opened[0]));
+    let c = s.case(opened[0]).await.unwrap();
+    assert_eq!((c.pages, c.chapters_matched), (8, 3));
+    assert_eq!((c.first_seen_at, c.last_seen_at), (at(0), at(7)));
+    assert_eq!(actions(s, c.id).await, ["case.open"]);
+}

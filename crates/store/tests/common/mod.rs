@@ -66,6 +66,7 @@ macro_rules! conformance_suite {
             reports_have_one_row_per_page_and_chapter,
             missing_cases_are_not_found,
             audit_rows_are_written_and_read_by_target,
+            concurrent_recordings_open_one_case_and_count_every_page,
         );
     };
 }
