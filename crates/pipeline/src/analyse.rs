@@ -11,11 +11,20 @@ use crate::error::{Error, Result, store_err};
 use crate::index::LiveIndex;
 use crate::texts::{TextCache, find};
 
+/// Who the audit log names for cases the match stage opens or reopens.
+const ACTOR: &str = "pipeline";
+
 /// What matching one stored page found.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Analysed {
     /// Matches stored for the page (licensed ones included).
     pub matches: usize,
+    /// Of which on a licensed domain (in no case).
+    pub licensed: usize,
+    /// Cases this page opened.
+    pub opened: Vec<store::CaseId>,
+    /// Cases this page reopened (a copy back after removal, a new chapter after dismissal).
+    pub reopened: Vec<store::CaseId>,
 }
 
 /// Matches stored pages: the live index (loaded by the first page, then kept current through
@@ -103,6 +112,9 @@ impl Analyser {
                     score: m.score,
                     coverage: m.coverage,
                     matched_chars: u32::try_from(m.matched_chars).unwrap_or(u32::MAX),
+                    chapter_chars: u32::try_from(m.chapter_chars).unwrap_or(u32::MAX),
+                    page_chars: u32::try_from(m.page_chars).unwrap_or(u32::MAX),
+                    page_share: m.page_share,
                     passages: serde_json::to_string(&m.spans).map_err(|source| Error::Encode {
                         what: "aligned passages",
                         source,
@@ -110,12 +122,17 @@ impl Analyser {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        self.store
-            .replace_matches(snapshot, &rows)
+        // The matches and the cases they open or reopen are written in one transaction.
+        let recorded = self
+            .store
+            .record_matches(snapshot, &rows, ACTOR)
             .await
             .map_err(store_err("storing the matches"))?;
         Ok(Analysed {
             matches: rows.len(),
+            licensed: recorded.licensed,
+            opened: recorded.opened,
+            reopened: recorded.reopened,
         })
     }
 }

@@ -243,7 +243,19 @@ impl Store {
         let backend = self.kind().name();
         let result = match &self.backend {
             Backend::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await,
-            Backend::Sqlite { writer, .. } => SQLITE_MIGRATIONS.run(writer).await,
+            Backend::Sqlite { writer, .. } => {
+                let result = SQLITE_MIGRATIONS.run(writer).await;
+                if result.is_err() {
+                    // A migration that rebuilds tables runs outside sqlx's transaction with
+                    // foreign keys off and opens its own (`..._cases.sql`): after a failure
+                    // the writer connection may still be inside it, with enforcement off.
+                    let _ = sqlx::query("ROLLBACK").execute(writer).await;
+                    let _ = sqlx::query("PRAGMA foreign_keys = ON")
+                        .execute(writer)
+                        .await;
+                }
+                result
+            }
         };
         result.map_err(|error| Error::Migrate { backend, error })?;
         info!("migrations applied");

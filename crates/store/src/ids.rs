@@ -54,3 +54,19 @@ id_type!(
     /// One runner's run of a crawl (`crawl_runs.id`).
     CrawlRunId
 );
+id_type!(
+    /// A site: one origin (`scheme://host[:port]/`) pages are stored under (`sites.id`).
+    SiteId
+);
+id_type!(
+    /// A page: one URL of a site, fetched into snapshots over time (`pages.id`).
+    PageId
+);
+id_type!(
+    /// An infringement case: one site copying one work (`cases.id`).
+    CaseId
+);
+id_type!(
+    /// One row of the audit log (`audit_log.id`).
+    AuditId
+);

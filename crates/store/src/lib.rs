@@ -11,7 +11,9 @@
 //!   [`WorkReads`] for works and chapters, [`FingerprintReads`] and [`IndexLoads`] for the matcher,
 //!   [`JobQueue`] and [`Schedules`] for the queue, [`EvidenceWrites`]/[`EvidenceReads`] for
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
-//!   crawls. Code that uses the store takes
+//!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
+//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports and
+//!   [`AuditLog`]. Code that uses the store takes
 //!   `impl WorkReads` (or a generic) so a test can hand it a fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
@@ -34,6 +36,8 @@
 //! # Ok(()) }
 //! ```
 
+mod audit;
+mod cases;
 mod changes;
 mod crawl;
 mod db;
@@ -41,14 +45,20 @@ mod error;
 mod evidence;
 mod ids;
 mod index_load;
+mod licensed;
 mod matches;
 mod packed;
 pub mod queue;
+mod reports;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
 mod works;
 
+pub use audit::{AuditLog, AuditRecord};
+pub use cases::{
+    CaseCursor, CaseFilter, CaseMatch, CaseReads, CaseRecord, CaseStatus, CaseWrites, Recorded,
+};
 pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use crawl::{
     CrawlDetail, CrawlFilter, CrawlFrontier, CrawlRecord, CrawlRunRecord, CrawlRunSummary,
@@ -61,14 +71,19 @@ pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotCursor,
     SnapshotRecord, StoredBody, TextFilter,
 };
-pub use ids::{ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, SnapshotId, WorkId};
+pub use ids::{
+    AuditId, CaseId, ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, PageId, SiteId, SnapshotId,
+    WorkId,
+};
 pub use index_load::{IndexEntry, IndexLoads};
+pub use licensed::{LicensedDomain, LicensedDomains, normalize_domain};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerReport,
     WorkerSettings,
 };
+pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,

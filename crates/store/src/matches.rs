@@ -1,15 +1,17 @@
 //! Matches: the registered chapters a stored page (snapshot) copies, as the match stage
-//! found them. A snapshot's matches are replaced as a whole, so matching a page again (a
-//! retried job, a re-match after works changed) leaves exactly the latest result, and rows
-//! already attached to a case keep their id and case.
+//! found them. A snapshot's matches are recorded as a whole, with their cases, in one
+//! transaction ([`MatchWrites::record_matches`]), so matching a page again (a retried job, a
+//! re-match after works changed) leaves exactly the latest result, and rows kept keep their
+//! id and case.
 
 use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use tracing::instrument;
 
+use crate::cases::{CaseTx, Recorded};
 use crate::db::{read_pool, write_tx};
-use crate::ids::{ChapterId, SnapshotId, WorkId};
+use crate::ids::{CaseId, ChapterId, SnapshotId, WorkId};
 use crate::{Result, Store};
 
 /// A match to store.
@@ -27,6 +29,12 @@ pub struct NewMatch {
     pub coverage: f64,
     /// Characters matched.
     pub matched_chars: u32,
+    /// Characters of the chapter (as the matcher counts them).
+    pub chapter_chars: u32,
+    /// Characters of the page's main text.
+    pub page_chars: u32,
+    /// Share of the page's main text that is the chapter, 0..1.
+    pub page_share: f64,
     /// The aligned passages as JSON (pairs of byte ranges in page and chapter).
     pub passages: String,
 }
@@ -40,21 +48,45 @@ pub struct MatchRecord {
     pub snapshot_id: SnapshotId,
     /// The match itself.
     pub found: NewMatch,
-    /// The case it belongs to, once one was opened.
-    pub case_id: Option<i64>,
+    /// The case it belongs to; `None` when licensed.
+    pub case_id: Option<CaseId>,
+    /// Whether the page's host is a licensed domain for the work.
+    pub licensed: bool,
+    /// Whether this snapshot is the latest of its page to match this chapter (the row a
+    /// report shows).
+    pub latest: bool,
     /// When it was first stored.
     pub created_at: DateTime<Utc>,
 }
 
 /// Writes of the match stage.
 pub trait MatchWrites {
-    /// Makes `matches` the snapshot's matches, in one transaction: rows of chapters no longer
-    /// matched are deleted, the others inserted or updated.
-    fn replace_matches(
+    /// Makes `matches` the snapshot's matches and files them in cases, in one transaction:
+    ///
+    /// - rows of chapters no longer matched are deleted, the others inserted or updated
+    ///   (a row kept keeps its id);
+    /// - a match on a licensed domain (the page's host or a parent domain of it is licensed
+    ///   for every work or for the match's work) is stored as licensed, in no case;
+    /// - any other joins the case of (page's site, work): a missing one is opened (`new`,
+    ///   first and last seen at the snapshot's fetch time, audit row `case.open` by
+    ///   `actor`), an existing one has its first/last seen widened;
+    /// - a `removed` case goes back to `new` for a snapshot fetched after it was removed;
+    ///   a `dismissed` one only for a chapter not matched when it was dismissed (audit row
+    ///   `case.reopen` with the reason as its note);
+    /// - the `pages` and `chapters_matched` counters of every case touched (also of cases
+    ///   that lost matches) are recomputed, and the page's latest rows per chapter kept.
+    ///
+    /// Recording the same matches again changes nothing (no audit row, same ids).
+    ///
+    /// # Errors
+    /// [`crate::Error::NotFound`] for a missing snapshot; [`crate::Error::Backend`] (for
+    /// example a chapter that does not exist): nothing is written then.
+    fn record_matches(
         &self,
         snapshot: SnapshotId,
         matches: &[NewMatch],
-    ) -> impl Future<Output = Result<()>> + Send;
+        actor: &str,
+    ) -> impl Future<Output = Result<Recorded>> + Send;
 }
 
 /// Reads of matches.
@@ -72,54 +104,31 @@ struct MatchRow {
     snapshot_id: SnapshotId,
     chapter_id: ChapterId,
     work_id: WorkId,
-    case_id: Option<i64>,
+    case_id: Option<CaseId>,
+    licensed: bool,
+    latest: bool,
     method: String,
     score: f64,
     coverage: f64,
     matched_chars: i32,
+    chapter_chars: i32,
+    page_chars: i32,
+    page_share: f64,
     passages: String,
     created_at: DateTime<Utc>,
 }
 
 impl MatchWrites for Store {
     #[instrument(skip(self, matches), fields(matches = matches.len()))]
-    async fn replace_matches(&self, snapshot: SnapshotId, matches: &[NewMatch]) -> Result<()> {
-        let keep: Vec<i64> = matches.iter().map(|m| m.chapter_id.0).collect();
-        write_tx!(self, |tx| {
-            let existing: Vec<i64> =
-                sqlx::query_scalar("SELECT chapter_id FROM matches WHERE snapshot_id = $1")
-                    .bind(snapshot)
-                    .fetch_all(&mut *tx)
-                    .await?;
-            for gone in existing.iter().filter(|c| !keep.contains(c)) {
-                sqlx::query("DELETE FROM matches WHERE snapshot_id = $1 AND chapter_id = $2")
-                    .bind(snapshot)
-                    .bind(gone)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            for m in matches {
-                sqlx::query(
-                    "INSERT INTO matches (snapshot_id, chapter_id, work_id, method, score, \
-                     coverage, matched_chars, passages) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                     ON CONFLICT (snapshot_id, chapter_id) DO UPDATE SET \
-                     work_id = excluded.work_id, method = excluded.method, \
-                     score = excluded.score, coverage = excluded.coverage, \
-                     matched_chars = excluded.matched_chars, passages = excluded.passages",
-                )
-                .bind(snapshot)
-                .bind(m.chapter_id)
-                .bind(m.work_id)
-                .bind(&m.method)
-                .bind(m.score)
-                .bind(m.coverage)
-                .bind(i32::try_from(m.matched_chars).unwrap_or(i32::MAX))
-                .bind(&m.passages)
-                .execute(&mut *tx)
-                .await?;
-            }
-            Ok(())
-        })
+    async fn record_matches(
+        &self,
+        snapshot: SnapshotId,
+        matches: &[NewMatch],
+        actor: &str,
+    ) -> Result<Recorded> {
+        Ok(write_tx!(self, |tx| tx
+            .record(snapshot, matches, actor)
+            .await?))
     }
 }
 
@@ -128,14 +137,15 @@ impl MatchReads for Store {
     async fn matches_of(&self, snapshot: SnapshotId) -> Result<Vec<MatchRecord>> {
         let rows: Vec<MatchRow> = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT id, snapshot_id, chapter_id, work_id, case_id, method, score, coverage, \
-                 matched_chars, passages, created_at FROM matches WHERE snapshot_id = $1 \
-                 ORDER BY chapter_id",
+                "SELECT id, snapshot_id, chapter_id, work_id, case_id, licensed, latest, method, \
+                 score, coverage, matched_chars, chapter_chars, page_chars, page_share, \
+                 passages, created_at FROM matches WHERE snapshot_id = $1 ORDER BY chapter_id",
             )
             .bind(snapshot)
             .fetch_all(pool)
             .await?
         });
+        let count = |n: i32| u32::try_from(n).unwrap_or(0);
         Ok(rows
             .into_iter()
             .map(|r| MatchRecord {
@@ -147,10 +157,15 @@ impl MatchReads for Store {
                     method: r.method,
                     score: r.score,
                     coverage: r.coverage,
-                    matched_chars: u32::try_from(r.matched_chars).unwrap_or(0),
+                    matched_chars: count(r.matched_chars),
+                    chapter_chars: count(r.chapter_chars),
+                    page_chars: count(r.page_chars),
+                    page_share: r.page_share,
                     passages: r.passages,
                 },
                 case_id: r.case_id,
+                licensed: r.licensed,
+                latest: r.latest,
                 created_at: r.created_at,
             })
             .collect())

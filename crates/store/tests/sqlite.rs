@@ -56,3 +56,146 @@ async fn other_schemes_are_refused_naming_the_two_that_work() {
     );
     assert!(!msg.contains("hunter2"), "{msg}");
 }
+
+/// The cases migration rebuilds `cases` and `matches` (a CHECK constraint changes): rows
+/// written before it keep their ids and references, statuses are renamed, matches get their
+/// page and fetch time, nothing dangles, ids go on from the old sequence, and foreign keys
+/// are enforced again afterwards.
+#[tokio::test]
+async fn the_cases_migration_keeps_references_and_renames_statuses() {
+    use sqlx::{Connection, Executor};
+    use store::{CaseId, CaseReads, CaseStatus, MatchReads, MatchWrites, NewMatch, SnapshotId};
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/copyhound.db", dir.path().display());
+    let migrations =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+    let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
+    {
+        let mut c = sqlx::SqliteConnection::connect(&format!("{url}?mode=rwc"))
+            .await
+            .unwrap();
+        c.execute("PRAGMA foreign_keys = ON").await.unwrap();
+        migrator.run_to(20261124000000, &mut c).await.unwrap();
+        c.execute(
+            "INSERT INTO works (id, title, content_hash, source_format, chapter_count) \
+                 VALUES (1, '红楼梦', x'01', 'txt', 2);
+             INSERT INTO chapters (id, work_id, ordinal, title, body, chars) \
+                 VALUES (1, 1, 1, '第一回', 'a', 1000), (2, 1, 2, '第二回', 'b', 2000);
+             INSERT INTO sites (id, name, base_url, host) \
+                 VALUES (1, 'copy.example', 'https://copy.example/', 'copy.example');
+             INSERT INTO pages (id, site_id, url) VALUES (1, 1, 'https://copy.example/1');
+             INSERT INTO snapshot_bodies (sha256, body_zstd, body_len) VALUES (x'02', x'00', 1);
+             INSERT INTO snapshots (id, page_id, url, final_url, status, body_zstd, body_len, \
+                 sha256, fetched_at) VALUES (1, 1, 'https://copy.example/1', \
+                 'https://copy.example/1', 200, x'', 1, x'02', '2026-11-20T10:00:00+00:00');
+             INSERT INTO cases (id, site_id, work_id, status, review_note, reviewed_at, \
+                 first_seen_at, last_seen_at) VALUES \
+                 (7, 1, 1, 'resolved', '已删除', '2026-11-21T00:00:00.000Z', \
+                  '2026-11-20T10:00:00.000Z', '2026-11-20T10:00:00.000Z');
+             INSERT INTO matches (id, snapshot_id, chapter_id, work_id, case_id, method, score, \
+                 coverage, matched_chars) VALUES (40, 1, 1, 1, 7, 'align', 0.9, 0.8, 800), \
+                 (41, 1, 2, 1, 7, 'align', 0.7, 0.5, 900);
+             INSERT INTO notices (case_id, template, recipient, subject, body) \
+                 VALUES (7, 'dmca', 'abuse@copy.example', 'Takedown', '...');
+             INSERT INTO works (id, title, content_hash, source_format) VALUES (2, 'x', x'03', 'txt');
+             INSERT INTO cases (id, site_id, work_id, status) VALUES (9, 1, 2, 'open');
+             DELETE FROM cases WHERE id = 9;",
+        )
+        .await
+        .unwrap();
+        c.close().await.unwrap();
+    }
+
+    let s = Store::open(&url, &StoreSettings::default()).await.unwrap();
+    let case = s.case(CaseId(7)).await.unwrap();
+    assert_eq!(case.status, CaseStatus::Removed);
+    assert_eq!(case.review_note.as_deref(), Some("已删除"));
+    assert_eq!(
+        (case.pages, case.chapters_matched, case.work_chapters),
+        (1, 2, 2)
+    );
+    assert_eq!(
+        case.status_changed_at.to_rfc3339(),
+        "2026-11-21T00:00:00+00:00"
+    );
+    let rows = s.matches_of(SnapshotId(1)).await.unwrap();
+    assert_eq!(rows.iter().map(|m| m.id).collect::<Vec<_>>(), [40, 41]);
+    assert!(
+        rows.iter()
+            .all(|m| m.case_id == Some(CaseId(7)) && m.latest && !m.licensed)
+    );
+    assert_eq!(rows[1].found.chapter_chars, 2000);
+    assert_eq!(s.case_matches(CaseId(7)).await.unwrap().len(), 2);
+
+    let mut c = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    let notices: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM notices WHERE case_id = 7")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(notices, 1, "dropping the old cases table must not cascade");
+    let dangling: Vec<(String,)> = sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert!(dangling.is_empty(), "{dangling:?}");
+    for table in ["matches", "notices"] {
+        let parents: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT \"table\" FROM pragma_foreign_key_list('{table}')"
+        )))
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+        assert!(
+            parents.contains(&"cases".to_owned()),
+            "{table}: {parents:?}"
+        );
+        assert!(
+            !parents.iter().any(|p| p.ends_with("_new")),
+            "{table}: {parents:?}"
+        );
+    }
+    c.close().await.unwrap();
+
+    // The next case id continues after the deleted 9, and foreign keys hold again.
+    let snap = {
+        use store::EvidenceWrites;
+        let mut snap = store::NewSnapshot {
+            crawl: None,
+            url: "https://other.example/1".into(),
+            final_url: "https://other.example/1".into(),
+            status: 200,
+            http_version: "HTTP/1.1".into(),
+            headers: vec![],
+            header_block: vec![],
+            request_header_block: vec![],
+            content_type: None,
+            redirects: "[]".into(),
+            sha256: [2; 32],
+            body_len: 1,
+            body_status: "complete".into(),
+            fetched_at: chrono::Utc::now(),
+            elapsed_ms: 1,
+            remote_addr: None,
+            etag: None,
+            last_modified: None,
+        };
+        snap.sha256 = [5; 32];
+        s.insert_snapshot(&snap, Some(&b"z"[..])).await.unwrap().0
+    };
+    let m = |chapter: i64| NewMatch {
+        chapter_id: store::ChapterId(chapter),
+        work_id: store::WorkId(1),
+        method: "align".into(),
+        score: 0.9,
+        coverage: 0.9,
+        matched_chars: 1,
+        chapter_chars: 1,
+        page_chars: 1,
+        page_share: 1.0,
+        passages: "[]".into(),
+    };
+    assert!(s.record_matches(snap, &[m(99)], "worker").await.is_err());
+    let r = s.record_matches(snap, &[m(1)], "worker").await.unwrap();
+    assert_eq!(r.opened, vec![CaseId(10)]);
+}

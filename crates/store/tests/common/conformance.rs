@@ -23,6 +23,9 @@ use tokio::sync::watch;
 
 use store::testing::TestDb;
 
+// Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
+pub use super::cases::*;
+
 // ---------------------------------------------------------------------------------------
 // helpers
 
@@ -48,7 +51,7 @@ fn fingerprint(seed: u64, postings: usize) -> NewFingerprint {
     }
 }
 
-fn sample_work(title: &str, seed: u8) -> NewWork {
+pub(crate) fn sample_work(title: &str, seed: u8) -> NewWork {
     let mut content_hash = [0u8; 32];
     content_hash[0] = seed;
     content_hash[31] = 0xAB;
@@ -96,7 +99,7 @@ async fn assert_no_text_postings(s: &Store, work: &NewWork) {
     assert!(hits.is_empty(), "{} postings left", hits.len());
 }
 
-fn created(outcome: WorkInsert) -> store::WorkId {
+pub(crate) fn created(outcome: WorkInsert) -> store::WorkId {
     match outcome {
         WorkInsert::Created(id) => id,
         other => panic!("expected a new work, got {other:?}"),
@@ -2155,7 +2158,7 @@ pub async fn dead_runs_give_their_claims_back_at_once(db: &TestDb) {
 // ---------------------------------------------------------------------------------------
 // crawl evidence
 
-fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::NewSnapshot {
+pub(crate) fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::NewSnapshot {
     store::NewSnapshot {
         crawl: None,
         url: url.to_owned(),
@@ -2383,24 +2386,28 @@ pub async fn a_pages_matches_are_replaced_as_a_whole(db: &TestDb) {
         score,
         coverage: score / 2.0,
         matched_chars: 1200 + chapter as u32,
+        chapter_chars: 3000,
+        page_chars: 5000,
+        page_share: 0.25,
         passages: r#"[{"page":[0,30],"chapter":[3,33],"chars":10}]"#.into(),
     };
-    s.replace_matches(snapshot, &[found(1, 0.9), found(0, 0.5)])
+    s.record_matches(snapshot, &[found(1, 0.9), found(0, 0.5)], "worker")
         .await
         .unwrap();
     let stored = s.matches_of(snapshot).await.unwrap();
     // By chapter, whatever the order given.
     let got: Vec<_> = stored.iter().map(|m| m.found.clone()).collect();
     assert_eq!(got, vec![found(0, 0.5), found(1, 0.9)]);
+    let case = stored[0].case_id.expect("a case for the site and work");
     assert!(
         stored
             .iter()
-            .all(|m| m.snapshot_id == snapshot && m.case_id.is_none())
+            .all(|m| m.snapshot_id == snapshot && m.case_id == Some(case) && m.latest)
     );
     let first_id = stored[0].id;
 
     // A re-check: chapter 0 scored again (same row, new figures), chapter 1 gone, 2 new.
-    s.replace_matches(snapshot, &[found(0, 0.7), found(2, 0.4)])
+    s.record_matches(snapshot, &[found(0, 0.7), found(2, 0.4)], "worker")
         .await
         .unwrap();
     let stored = s.matches_of(snapshot).await.unwrap();
@@ -2409,11 +2416,13 @@ pub async fn a_pages_matches_are_replaced_as_a_whole(db: &TestDb) {
     assert_eq!(stored[0].id, first_id, "an updated match keeps its row");
 
     // Nothing found any more: no match left.
-    s.replace_matches(snapshot, &[]).await.unwrap();
+    s.record_matches(snapshot, &[], "worker").await.unwrap();
     assert!(s.matches_of(snapshot).await.unwrap().is_empty());
 
     // A match of a deleted work goes with it.
-    s.replace_matches(snapshot, &[found(1, 0.9)]).await.unwrap();
+    s.record_matches(snapshot, &[found(1, 0.9)], "worker")
+        .await
+        .unwrap();
     s.delete_work(work).await.unwrap();
     assert!(s.matches_of(snapshot).await.unwrap().is_empty());
 }
@@ -2629,16 +2638,20 @@ pub async fn a_crawls_detail_counts_what_is_stored(db: &TestDb) {
         score: 0.9,
         coverage: 0.5,
         matched_chars: 300,
+        chapter_chars: 600,
+        page_chars: 400,
+        page_share: 0.75,
         passages: "[]".into(),
     };
-    s.replace_matches(
+    s.record_matches(
         p1,
         &[found(chapters[0].id, work), found(chapters[1].id, work)],
+        "test",
     )
     .await
     .unwrap();
     let other_chapter = s.chapters(second).await.unwrap()[0].id;
-    s.replace_matches(p2, &[found(other_chapter, second)])
+    s.record_matches(p2, &[found(other_chapter, second)], "test")
         .await
         .unwrap();
     let (other_page, _) = s
@@ -2651,17 +2664,18 @@ pub async fn a_crawls_detail_counts_what_is_stored(db: &TestDb) {
         )
         .await
         .unwrap();
-    s.replace_matches(other_page, &[found(chapters[2].id, work)])
+    s.record_matches(other_page, &[found(chapters[2].id, work)], "test")
         .await
         .unwrap();
-    let site = s.crawl(id).await.unwrap().site_id;
-    db.execute(&format!(
-        "INSERT INTO cases (site_id, work_id) VALUES ({site}, {work}); \
-         UPDATE matches SET case_id = (SELECT id FROM cases WHERE work_id = {work}) \
-         WHERE snapshot_id = {p1};"
-    ))
-    .await;
-    let case = scalar(db, &format!("SELECT id FROM cases WHERE work_id = {work}")).await;
+    // Each page's matches are filed in the case of its site and work.
+    let mut case_of = std::collections::HashMap::new();
+    for snap in [p1, p2, other_page] {
+        let case = s.matches_of(snap).await.unwrap()[0].case_id.unwrap().0;
+        case_of.insert(snap, case);
+    }
+    let mut cases = vec![case_of[&p1], case_of[&p2]];
+    cases.sort_unstable();
+    cases.dedup();
 
     let d = s.crawl_detail(id).await.unwrap();
     assert_eq!(d.crawl, s.crawl(id).await.unwrap());
@@ -2694,11 +2708,12 @@ pub async fn a_crawls_detail_counts_what_is_stored(db: &TestDb) {
     assert!(d.runs[1].ended_at.is_none() && d.runs[1].alive);
     assert!(d.runs[0].started_at <= d.runs[1].started_at);
     assert_eq!((d.matches, d.matched_works), (3, 2));
-    assert_eq!(d.cases, vec![case]);
+    assert_eq!(d.cases, cases);
 
     let o = s.crawl_detail(other).await.unwrap();
     assert_eq!((o.responses, o.new_bodies, o.matches), (3, 2, 1));
-    assert!(o.cases.is_empty() && o.errors.is_empty() && o.runs.is_empty());
+    assert_eq!(o.cases, vec![case_of[&other_page]]);
+    assert!(o.errors.is_empty() && o.runs.is_empty());
 }
 
 pub async fn a_crawls_snapshots_are_read_by_url_page_by_page(db: &TestDb) {

@@ -1,6 +1,7 @@
 //! The conformance suite that `tests/sqlite.rs` and `tests/postgres.rs` both run, on the
 //! fresh databases of `store::testing`.
 
+pub mod cases;
 pub mod conformance;
 
 /// Declares one `#[tokio::test]` per conformance case, each on a fresh database from
@@ -60,6 +61,17 @@ macro_rules! conformance_suite {
             a_crawls_snapshots_are_read_by_url_page_by_page,
             works_are_retitled_with_an_audit_row,
             a_work_with_cases_is_deleted_only_when_forced,
+            cases_are_opened_widened_and_counted,
+            recording_the_same_matches_twice_changes_nothing,
+            counters_follow_a_snapshot_that_loses_its_matches,
+            case_status_moves_are_checked_and_audited,
+            removed_cases_reopen_only_for_copies_fetched_after_removal,
+            dismissed_cases_reopen_only_for_a_new_chapter,
+            licensed_domains_keep_matches_out_of_cases,
+            reports_have_one_row_per_page_and_chapter,
+            missing_cases_are_not_found,
+            audit_rows_are_written_and_read_by_target,
+            concurrent_recordings_open_one_case_and_count_every_page,
         );
     };
 }
