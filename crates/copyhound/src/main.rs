@@ -62,6 +62,15 @@ enum Command {
     /// Stored crawl evidence.
     #[command(subcommand)]
     Snapshots(cmd::snapshots::SnapshotsCommand),
+    /// Infringement cases: one per site copying a work.
+    #[command(subcommand)]
+    Cases(cmd::cases::CasesCommand),
+    /// Export the matches found (JSON lines or CSV).
+    #[command(subcommand)]
+    Reports(cmd::reports::ReportsCommand),
+    /// Domains licensed to publish works: their copies never open a case.
+    #[command(subcommand)]
+    Licensed(cmd::cases::LicensedCommand),
     /// Match stored pages again (after registering a work, or adding a licensed domain).
     Rematch(cmd::rematch::RematchArgs),
     /// Run jobs from the queue until Ctrl-C.
@@ -98,6 +107,9 @@ fn main() -> ExitCode {
             Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
             Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
             Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),
+            Command::Cases(c) => block_on(cmd::cases::run(c, &database)),
+            Command::Reports(c) => block_on(cmd::reports::run(c, &database)),
+            Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
             Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),

@@ -33,18 +33,9 @@ struct Site {
 
 impl Site {
     async fn start() -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let hits = Arc::new(Mutex::new(HashMap::new()));
         let app = Router::new().fallback(page).with_state(Arc::clone(&hits));
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = tokio::time::timeout(Duration::from_secs(120), rx).await;
-                })
-                .await;
-        });
+        let (addr, tx) = common::serve(app).await;
         Site {
             addr,
             hits,

@@ -12,6 +12,7 @@
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
 
 mod analyse;
+pub mod cases;
 pub mod check;
 mod crawl;
 mod error;
@@ -21,6 +22,7 @@ mod serve;
 mod texts;
 
 pub use analyse::{Analysed, Analyser};
+pub use cases::{CaseChapter, CasePage, CaseView, case_view};
 pub use check::{Checked, Checker};
 pub use crawl::{
     CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,

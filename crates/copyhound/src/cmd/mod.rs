@@ -3,12 +3,14 @@
 pub mod bench;
 pub mod bench_load;
 pub mod bench_pipeline;
+pub mod cases;
 pub mod check;
 pub mod crawl;
 pub mod crawls;
 pub mod migrate;
 pub mod quality;
 pub mod rematch;
+pub mod reports;
 pub mod snapshots;
 pub mod worker;
 pub mod works;

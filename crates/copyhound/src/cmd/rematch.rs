@@ -16,7 +16,7 @@ use crate::settings::Settings;
 /// Options of `rematch`.
 #[derive(Debug, Args)]
 pub struct RematchArgs {
-    /// Only pages of this host (as `crawls show` names it, e.g. www.example.com).
+    /// Only pages of this host, with its port if the site has one (as `cases list` shows it).
     #[arg(long, value_name = "HOST")]
     site: Option<String>,
     /// Only pages fetched on or after this date (YYYY-MM-DD, UTC) or time (RFC 3339).
@@ -65,9 +65,12 @@ pub async fn run(args: RematchArgs, database: &str, settings: &Settings) -> Resu
 
 async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -> Result<()> {
     if let Some(site) = &args.site
-        && (site.is_empty() || site.contains(['/', ':', ' ']))
+        && (site.is_empty() || site.contains(['/', ' ']))
     {
-        bail!("--site {site:?} is not a host name: give one like www.example.com");
+        bail!(
+            "--site {site:?} is not a host: give one as `cases list` shows it, e.g. www.example.com \
+             or 127.0.0.1:8080"
+        );
     }
     let filter = TextFilter {
         site: args.site.clone(),

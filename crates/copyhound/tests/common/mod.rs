@@ -82,3 +82,19 @@ pub fn long_novel(book: &str, chapters: usize) -> String {
     }
     text
 }
+
+/// Serves `app` on a free port of 127.0.0.1 until the returned sender is dropped (or two
+/// minutes pass).
+pub async fn serve(app: axum::Router) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(120), rx).await;
+            })
+            .await;
+    });
+    (addr, tx)
+}
