@@ -884,7 +884,7 @@ fn block_score(b: &Block) -> f64 {
 
 static JUNK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?ix)(https?://|www\.|[a-z0-9-]\.(com|net|org|cc|la|info|cn|me|io|co|tw|xyz|top|vip)\b
+        r"(?ix)(https?://|www\.|[a-z0-9-]\.(com|net|org|cc|la|info|cn|me|io|co|tw|xyz|top|vip)(?-u:\b)
         |本章未完|点击下一页|继续阅读|一秒记住|记住本站|本站地址|本站提示|手机用户请|手机阅读|请收藏|加入书签|章节错误|点此举报
         |免费阅读|全文阅读|最新章节|首发(域名|网址|站)|笔趣阁|小说网|txt下载|本章完|求收藏|求推荐|求月票
         |更新时间|字数[:：]|^\s*作者[:：]|^\s*\d{4}[-/年]\d{1,2}[-/月]\d{1,2}
@@ -900,6 +900,9 @@ static ASIDE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Short lines that piracy sites inject into chapter text (site address, "remember us",
 /// "continue on the next page", date and author lines). Long paragraphs are never dropped.
+/// The domain's word boundary is ASCII's: a Han character right after `.com` ends the
+/// address (Unicode's would count it as a letter of the word), and it lets the regex run
+/// as a DFA instead of a backtracker (which took a twentieth of a crawl's CPU).
 fn is_junk_line(text: &str) -> bool {
     text.chars().count() <= 80 && JUNK.is_match(text)
 }
@@ -1305,6 +1308,9 @@ mod tests {
         assert!(is_junk_line("天才一秒记住本站地址：www.biquge.example"));
         assert!(is_junk_line("请记住本书首发域名：biquge.la。"));
         assert!(is_junk_line("Advertisement"));
+        // A Han character right after the address ends it.
+        assert!(is_junk_line("请访问xs99.com阅读"));
+        assert!(!is_junk_line("他拿起一本小说集comics看了起来"));
         assert!(!is_junk_line(PARA[0]));
         assert!(!is_junk_line(&format!(
             "{}最新章节{}{}",

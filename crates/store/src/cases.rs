@@ -555,6 +555,17 @@ type CaseState = (
     DateTime<Utc>,
 );
 
+/// The [`CaseState`] of a (site, work)'s case, with a backend's row-lock clause.
+macro_rules! case_state_sql {
+    ($lock:literal) => {
+        concat!(
+            "SELECT id, status, status_changed_at, dismissed_chapters, first_seen_at, \
+             last_seen_at FROM cases WHERE site_id = $1 AND work_id = $2",
+            $lock
+        )
+    };
+}
+
 /// Implements [`CaseTx`] for one backend's connection; `$lock` is the row-lock clause
 /// (` FOR UPDATE` on Postgres; SQLite has one writer and no such clause).
 macro_rules! case_tx {
@@ -580,10 +591,13 @@ macro_rules! case_tx {
                 // latest rows from what the one before committed. Cases are locked in work
                 // order below (all of a page's cases are its site's), so two pages of a
                 // site never wait on each other in a cycle.
-                sqlx::query(concat!("SELECT id FROM pages WHERE id = $1", $lock))
-                    .bind(page_id)
-                    .fetch_optional(&mut *self)
-                    .await?;
+                // (SQLite has one writer: there is nothing to wait for.)
+                if !$lock.is_empty() {
+                    sqlx::query(concat!("SELECT id FROM pages WHERE id = $1", $lock))
+                        .bind(page_id)
+                        .fetch_optional(&mut *self)
+                        .await?;
+                }
 
                 let mut licensed_all = false;
                 let mut licensed_works = HashSet::new();
@@ -625,6 +639,8 @@ macro_rules! case_tx {
                 let mut recorded = Recorded::default();
                 let mut case_of: BTreeMap<i64, i64> = BTreeMap::new();
                 let mut touched: BTreeSet<i64> = BTreeSet::new();
+                // Case → its widened (first, last) seen times, written with its counters.
+                let mut seen: BTreeMap<i64, (DateTime<Utc>, DateTime<Utc>)> = BTreeMap::new();
                 for work in works {
                     let Some(chapters) = by_work.get(&work) else {
                         // The work's case only loses this snapshot's matches.
@@ -639,91 +655,86 @@ macro_rules! case_tx {
                         touched.extend(lost);
                         continue;
                     };
-                    let opened: Option<i64> = sqlx::query_scalar(
-                        "INSERT INTO cases (site_id, work_id, status, status_changed_at, \
-                         first_seen_at, last_seen_at, created_at, updated_at) \
-                         VALUES ($1, $2, 'new', $3, $4, $4, $3, $3) \
-                         ON CONFLICT (site_id, work_id) DO NOTHING RETURNING id",
-                    )
+                    // The case is there for every page of a site but the first: read (and
+                    // lock) it, and open it only when it is missing.
+                    let state: Option<CaseState> = sqlx::query_as(case_state_sql!($lock))
                     .bind(site_id)
                     .bind(work)
-                    .bind(now)
-                    .bind(fetched_at)
                     .fetch_optional(&mut *self)
                     .await?;
-                    let id = match opened {
-                        Some(id) => {
-                            let details = serde_json::json!({
-                                "snapshot": snapshot.0, "url": url,
-                                "note": format!("copy found at {url}"),
-                            });
-                            insert_audit!(
-                                &mut *self, actor, "case.open", Some("case"), Some(id),
-                                &details, now
-                            );
-                            recorded.opened.push(CaseId(id));
-                            id
-                        }
+                    let (id, status, changed_at, dismissed, first, last) = match state {
+                        Some(state) => state,
                         None => {
-                            let (id, status, changed_at, dismissed, first, last): CaseState =
-                                sqlx::query_as(concat!(
-                                    "SELECT id, status, status_changed_at, dismissed_chapters, \
-                                     first_seen_at, last_seen_at FROM cases \
-                                     WHERE site_id = $1 AND work_id = $2",
-                                    $lock
-                                ))
-                                .bind(site_id)
-                                .bind(work)
-                                .fetch_one(&mut *self)
-                                .await?;
-                            let status = CaseStatus::parse(&status)?;
-                            let reopen = match status {
-                                CaseStatus::Removed if fetched_at > changed_at => {
-                                    Some(format!("the copy was found again at {url}"))
-                                }
-                                CaseStatus::Dismissed => {
-                                    let dismissed = chapter_list(&dismissed);
-                                    chapters
-                                        .iter()
-                                        .any(|c| !dismissed.contains(c))
-                                        .then(|| format!("new chapter copied at {url}"))
-                                }
-                                _ => None,
-                            };
-                            if let Some(note) = reopen {
-                                sqlx::query(
-                                    "UPDATE cases SET status = 'new', status_changed_at = $2, \
-                                     updated_at = $2 WHERE id = $1",
-                                )
-                                .bind(id)
-                                .bind(now)
-                                .execute(&mut *self)
-                                .await?;
+                            let opened: Option<i64> = sqlx::query_scalar(
+                                "INSERT INTO cases (site_id, work_id, status, status_changed_at, \
+                                 first_seen_at, last_seen_at, created_at, updated_at) \
+                                 VALUES ($1, $2, 'new', $3, $4, $4, $3, $3) \
+                                 ON CONFLICT (site_id, work_id) DO NOTHING RETURNING id",
+                            )
+                            .bind(site_id)
+                            .bind(work)
+                            .bind(now)
+                            .bind(fetched_at)
+                            .fetch_optional(&mut *self)
+                            .await?;
+                            if let Some(id) = opened {
                                 let details = serde_json::json!({
-                                    "from": status.as_str(), "to": "new",
-                                    "snapshot": snapshot.0, "url": url, "note": note,
+                                    "snapshot": snapshot.0, "url": url,
+                                    "note": format!("copy found at {url}"),
                                 });
                                 insert_audit!(
-                                    &mut *self, actor, "case.reopen", Some("case"), Some(id),
+                                    &mut *self, actor, "case.open", Some("case"), Some(id),
                                     &details, now
                                 );
-                                recorded.reopened.push(CaseId(id));
+                                recorded.opened.push(CaseId(id));
+                                case_of.insert(work, id);
+                                touched.insert(id);
+                                continue;
                             }
-                            if fetched_at < first || fetched_at > last {
-                                sqlx::query(
-                                    "UPDATE cases SET first_seen_at = $2, last_seen_at = $3, \
-                                     updated_at = $4 WHERE id = $1",
-                                )
-                                .bind(id)
-                                .bind(first.min(fetched_at))
-                                .bind(last.max(fetched_at))
-                                .bind(now)
-                                .execute(&mut *self)
-                                .await?;
-                            }
-                            id
+                            // Another writer opened it in the meantime.
+                            sqlx::query_as(case_state_sql!($lock))
+                            .bind(site_id)
+                            .bind(work)
+                            .fetch_one(&mut *self)
+                            .await?
                         }
                     };
+                    let status = CaseStatus::parse(&status)?;
+                    let reopen = match status {
+                        CaseStatus::Removed if fetched_at > changed_at => {
+                            Some(format!("the copy was found again at {url}"))
+                        }
+                        CaseStatus::Dismissed => {
+                            let dismissed = chapter_list(&dismissed);
+                            chapters
+                                .iter()
+                                .any(|c| !dismissed.contains(c))
+                                .then(|| format!("new chapter copied at {url}"))
+                        }
+                        _ => None,
+                    };
+                    if let Some(note) = reopen {
+                        sqlx::query(
+                            "UPDATE cases SET status = 'new', status_changed_at = $2, \
+                             updated_at = $2 WHERE id = $1",
+                        )
+                        .bind(id)
+                        .bind(now)
+                        .execute(&mut *self)
+                        .await?;
+                        let details = serde_json::json!({
+                            "from": status.as_str(), "to": "new",
+                            "snapshot": snapshot.0, "url": url, "note": note,
+                        });
+                        insert_audit!(
+                            &mut *self, actor, "case.reopen", Some("case"), Some(id),
+                            &details, now
+                        );
+                        recorded.reopened.push(CaseId(id));
+                    }
+                    if fetched_at < first || fetched_at > last {
+                        seen.insert(id, (first.min(fetched_at), last.max(fetched_at)));
+                    }
                     case_of.insert(work, id);
                     touched.insert(id);
                 }
@@ -807,16 +818,36 @@ macro_rules! case_tx {
                     .bind(id)
                     .fetch_one(&mut *self)
                     .await?;
-                    sqlx::query(
-                        "UPDATE cases SET pages = $2, chapters_matched = $3, updated_at = $4 \
-                         WHERE id = $1 AND (pages <> $2 OR chapters_matched <> $3)",
-                    )
-                    .bind(id)
-                    .bind(pages)
-                    .bind(chapters)
-                    .bind(now)
-                    .execute(&mut *self)
-                    .await?;
+                    match seen.get(&id) {
+                        Some((first, last)) => {
+                            sqlx::query(
+                                "UPDATE cases SET pages = $2, chapters_matched = $3, \
+                                 first_seen_at = $5, last_seen_at = $6, updated_at = $4 \
+                                 WHERE id = $1",
+                            )
+                            .bind(id)
+                            .bind(pages)
+                            .bind(chapters)
+                            .bind(now)
+                            .bind(first)
+                            .bind(last)
+                            .execute(&mut *self)
+                            .await?
+                        }
+                        None => {
+                            sqlx::query(
+                                "UPDATE cases SET pages = $2, chapters_matched = $3, \
+                                 updated_at = $4 \
+                                 WHERE id = $1 AND (pages <> $2 OR chapters_matched <> $3)",
+                            )
+                            .bind(id)
+                            .bind(pages)
+                            .bind(chapters)
+                            .bind(now)
+                            .execute(&mut *self)
+                            .await?
+                        }
+                    };
                 }
                 recorded.cases = case_of.into_values().map(CaseId).collect();
                 recorded.cases.sort_unstable();

@@ -881,7 +881,7 @@ impl CrawlFrontier for Store {
         lease: Duration,
     ) -> Result<FrontierClaim> {
         let postgres = matches!(self.backend, Backend::Postgres(_));
-        let (reclaim, retry_sql, fresh_sql) = if postgres {
+        let (reclaim_sql, retry_sql, fresh_sql) = if postgres {
             (
                 RECLAIM_POSTGRES,
                 RETRY_CANDIDATE_POSTGRES,
@@ -895,37 +895,49 @@ impl CrawlFrontier for Store {
             )
         };
         let now = millis(Utc::now());
+        let reclaim_due = self.reclaim_due(crawl);
         let claimed: Option<ClaimedRow> = write_tx!(self, |tx| {
-            sqlx::query(reclaim)
-                .bind(crawl.0)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-            let mut id: Option<i64> = sqlx::query_scalar(retry_sql)
-                .bind(crawl.0)
-                .bind(now)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if id.is_none() {
-                let fresh: Option<i64> = sqlx::query_scalar(fresh_sql)
+            // Lost claims are put back every RECLAIM_EVERY while there is work to claim, and
+            // always before a claim comes back empty-handed.
+            let mut reclaim = reclaim_due;
+            let id = loop {
+                if reclaim {
+                    sqlx::query(reclaim_sql)
+                        .bind(crawl.0)
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                let mut id: Option<i64> = sqlx::query_scalar(retry_sql)
                     .bind(crawl.0)
+                    .bind(now)
                     .fetch_optional(&mut *tx)
                     .await?;
-                if fresh.is_some() {
-                    // The budget row serialises first claims of one crawl; the lock is held
-                    // only to the end of this short transaction.
-                    let within_budget = sqlx::query(
-                        "UPDATE crawls SET pages_claimed = pages_claimed + 1 WHERE id = $1 \
-                         AND (max_pages IS NULL OR pages_claimed < max_pages)",
-                    )
-                    .bind(crawl.0)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected()
-                        > 0;
-                    id = fresh.filter(|_| within_budget);
+                if id.is_none() {
+                    let fresh: Option<i64> = sqlx::query_scalar(fresh_sql)
+                        .bind(crawl.0)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                    if fresh.is_some() {
+                        // The budget row serialises first claims of one crawl; the lock is
+                        // held only to the end of this short transaction.
+                        let within_budget = sqlx::query(
+                            "UPDATE crawls SET pages_claimed = pages_claimed + 1 WHERE id = $1 \
+                             AND (max_pages IS NULL OR pages_claimed < max_pages)",
+                        )
+                        .bind(crawl.0)
+                        .execute(&mut *tx)
+                        .await?
+                        .rows_affected()
+                            > 0;
+                        id = fresh.filter(|_| within_budget);
+                    }
                 }
-            }
+                if id.is_some() || reclaim {
+                    break id;
+                }
+                reclaim = true;
+            };
             match id {
                 Some(id) => Some(
                     sqlx::query_as(
@@ -1163,6 +1175,7 @@ impl CrawlRuns for Store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
+            self.remember_live_until(run.0, 0);
             sqlx::query(
                 "UPDATE frontier SET state = 'queued', claimed_until = NULL, run_id = NULL, \
                  updated_at = $3 WHERE crawl_id = $1 AND state = 'claimed' AND run_id = $2",
@@ -1207,6 +1220,57 @@ impl CrawlRuns for Store {
     }
 }
 
+impl Store {
+    /// Whether run `run` is live at `now` (ms) by what this process last read of it: a run
+    /// read live stays live until its heartbeat deadline of then, so that a host's slots are
+    /// checked against the runs holding them with a statement only once per deadline, not on
+    /// every fetch. A run that ended may be taken for live until that deadline; it gave its
+    /// host slots back when it ended.
+    fn live_at(&self, run: i64, now: i64) -> bool {
+        let memo = self
+            .memo
+            .live_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        memo.get(&run).is_some_and(|&until| until > now)
+    }
+
+    fn remember_live_until(&self, run: i64, until: i64) {
+        let mut memo = self
+            .memo
+            .live_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if until > 0 {
+            memo.insert(run, until);
+        } else {
+            memo.remove(&run);
+        }
+    }
+
+    /// Whether this process should put a crawl's expired and dead runs' claims back before
+    /// claiming: at most every [`RECLAIM_EVERY`], as a dead run's claims wait for seconds
+    /// (its `dead_after`) anyway.
+    fn reclaim_due(&self, crawl: CrawlId) -> bool {
+        let mut memo = self
+            .memo
+            .reclaimed_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        match memo.get(&crawl.0) {
+            Some(at) if now.duration_since(*at) < RECLAIM_EVERY => false,
+            _ => {
+                memo.insert(crawl.0, now);
+                true
+            }
+        }
+    }
+}
+
+/// How often one process puts a crawl's lost claims back while claiming.
+const RECLAIM_EVERY: Duration = Duration::from_millis(500);
+
 /// `next_allowed_at, backoff_until, consecutive_failures, leases` of a `host_states` row.
 type HostRow = (Option<i64>, Option<i64>, i32, String);
 
@@ -1229,30 +1293,20 @@ impl HostStates for Store {
         R: Send,
         F: FnOnce(&mut HostStateRecord) -> R + Send,
     {
-        let select = match self.backend {
-            Backend::Postgres(_) => {
-                "SELECT next_allowed_at, backoff_until, consecutive_failures, leases \
-                 FROM host_states WHERE host = $1 FOR UPDATE"
-            }
-            Backend::Sqlite { .. } => {
-                "SELECT next_allowed_at, backoff_until, consecutive_failures, leases \
-                 FROM host_states WHERE host = $1"
-            }
-        };
         let now = millis(Utc::now());
         let out = write_tx!(self, |tx| {
-            sqlx::query(
+            // One statement inserts the row if missing and reads it; on Postgres the
+            // (no-op) update also locks it to the end of the transaction, as FOR UPDATE
+            // would, so that two processes' changes to one host follow each other.
+            let row: HostRow = sqlx::query_as(
                 "INSERT INTO host_states (host, updated_at) VALUES ($1, $2) \
-                 ON CONFLICT (host) DO NOTHING",
+                 ON CONFLICT (host) DO UPDATE SET host = excluded.host \
+                 RETURNING next_allowed_at, backoff_until, consecutive_failures, leases",
             )
             .bind(host)
             .bind(now)
-            .execute(&mut *tx)
+            .fetch_one(&mut *tx)
             .await?;
-            let row: HostRow = sqlx::query_as(select)
-                .bind(host)
-                .fetch_one(&mut *tx)
-                .await?;
             let mut state = host_from_row(host, row)?;
             let mut runs: Vec<i64> = state
                 .leases
@@ -1263,15 +1317,19 @@ impl HostStates for Store {
             runs.sort_unstable();
             runs.dedup();
             for run in runs {
-                let live: Option<bool> = sqlx::query_scalar(
-                    "SELECT ended_at IS NULL AND heartbeat_at + dead_after_ms > $2 \
-                     FROM crawl_runs WHERE id = $1",
+                if self.live_at(run, now) {
+                    continue;
+                }
+                let live_until: Option<i64> = sqlx::query_scalar(
+                    "SELECT CASE WHEN ended_at IS NULL THEN heartbeat_at + dead_after_ms \
+                     ELSE 0 END FROM crawl_runs WHERE id = $1",
                 )
                 .bind(run)
-                .bind(now)
                 .fetch_optional(&mut *tx)
                 .await?;
-                if live != Some(true) {
+                let live_until = live_until.unwrap_or(0);
+                self.remember_live_until(run, live_until);
+                if live_until <= now {
                     state.leases.retain(|l| l.run != Some(CrawlRunId(run)));
                 }
             }

@@ -60,6 +60,18 @@ pub struct Store {
     url: DatabaseUrl,
     busy_retries: u32,
     pub(crate) abandoned_import_after: Duration,
+    pub(crate) memo: std::sync::Arc<Memo>,
+}
+
+/// What this process has learnt from the database and may rely on for a while, to spare the
+/// hot paths a statement: shared by the clones of a [`Store`].
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    /// Crawl run → the time (ms) until which it is live by its last heartbeat read, unless
+    /// it ends first (a run that ends gives its host slots back itself).
+    pub(crate) live_until: std::sync::Mutex<std::collections::HashMap<i64, i64>>,
+    /// Crawl → when this process last put its dead runs' and expired claims back.
+    pub(crate) reclaimed_at: std::sync::Mutex<std::collections::HashMap<i64, std::time::Instant>>,
 }
 
 #[derive(Clone)]
@@ -206,6 +218,7 @@ impl Store {
             url,
             busy_retries: settings.sqlite_busy_retries,
             abandoned_import_after: settings.abandoned_import_after,
+            memo: std::sync::Arc::default(),
         })
     }
 

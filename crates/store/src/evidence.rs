@@ -258,16 +258,28 @@ where
 macro_rules! upsert_site {
     ($exec:expr, $url:expr) => {{
         let (base_url, host) = $crate::evidence::origin($url);
-        // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the existing id.
-        sqlx::query_scalar::<_, i64>(
-            "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
-             ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
-        )
-        .bind(&host)
-        .bind(&base_url)
-        .bind(&host)
-        .fetch_one($exec)
-        .await?
+        // Read first: a site is inserted once and read for every page after, and a read
+        // writes nothing (the upsert below rewrites the row on Postgres).
+        let known: Option<i64> = sqlx::query_scalar("SELECT id FROM sites WHERE base_url = $1")
+            .bind(&base_url)
+            .fetch_optional(&mut *$exec)
+            .await?;
+        match known {
+            Some(id) => id,
+            // DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the id that
+            // another writer may have inserted meanwhile.
+            None => {
+                sqlx::query_scalar::<_, i64>(
+                    "INSERT INTO sites (name, base_url, host) VALUES ($1, $2, $3) \
+                     ON CONFLICT (base_url) DO UPDATE SET host = excluded.host RETURNING id",
+                )
+                .bind(&host)
+                .bind(&base_url)
+                .bind(&host)
+                .fetch_one(&mut *$exec)
+                .await?
+            }
+        }
     }};
 }
 pub(crate) use upsert_site;
@@ -410,42 +422,50 @@ impl EvidenceWrites for Store {
         };
         let now = crate::queue::millis(chrono::Utc::now());
         write_tx!(self, |tx| {
-            let known: Option<i64> =
-                sqlx::query_scalar("SELECT snapshot_id FROM page_texts WHERE snapshot_id = $1")
-                    .bind(page.snapshot)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            sqlx::query(
+            // The common case, a new row, takes one statement; a text stored again (a
+            // re-extraction) replaces the row and queues nothing.
+            // Binds the row's thirteen values to `$1`..`$13` of a statement.
+            macro_rules! page_text {
+                ($sql:expr) => {
+                    sqlx::query($sql)
+                        .bind(page.snapshot)
+                        .bind(&page.url)
+                        .bind(page.depth as i32)
+                        .bind(head)
+                        .bind(index)
+                        .bind(&page.kind)
+                        .bind(&page.title)
+                        .bind(&page.chapter_title)
+                        .bind(&page.body)
+                        .bind(&page.encoding)
+                        .bind(page.decode_errors)
+                        .bind(page.not_modified)
+                        .bind(page.fetched_at)
+                        .execute(&mut *tx)
+                        .await?
+                };
+            }
+            let inserted = page_text!(
                 "INSERT INTO page_texts (snapshot_id, url, depth, chain_head, chain_index, kind, \
                  title, chapter_title, body, encoding, decode_errors, not_modified, fetched_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                 ON CONFLICT (snapshot_id) DO UPDATE SET url = excluded.url, \
-                 depth = excluded.depth, chain_head = excluded.chain_head, \
-                 chain_index = excluded.chain_index, kind = excluded.kind, \
-                 title = excluded.title, chapter_title = excluded.chapter_title, \
-                 body = excluded.body, encoding = excluded.encoding, \
-                 decode_errors = excluded.decode_errors, not_modified = excluded.not_modified, \
-                 fetched_at = excluded.fetched_at",
+                 ON CONFLICT (snapshot_id) DO NOTHING"
             )
-            .bind(page.snapshot)
-            .bind(&page.url)
-            .bind(page.depth as i32)
-            .bind(head)
-            .bind(index)
-            .bind(&page.kind)
-            .bind(&page.title)
-            .bind(&page.chapter_title)
-            .bind(&page.body)
-            .bind(&page.encoding)
-            .bind(page.decode_errors)
-            .bind(page.not_modified)
-            .bind(page.fetched_at)
-            .execute(&mut *tx)
-            .await?;
-            // Two writers of one new row on Postgres may both enqueue: the job's key keeps
-            // one (None: a live job holds it, which is just as good).
-            if let (None, Some(job)) = (known, then) {
-                let _ = crate::queue::insert_job!(&mut *tx, job, now);
+            .rows_affected()
+                > 0;
+            if inserted {
+                // Two writers of one new row on Postgres may both enqueue: the job's key
+                // keeps one (None: a live job holds it, which is just as good).
+                if let Some(job) = then {
+                    let _ = crate::queue::insert_job!(&mut *tx, job, now);
+                }
+            } else {
+                page_text!(
+                    "UPDATE page_texts SET url = $2, depth = $3, chain_head = $4, \
+                     chain_index = $5, kind = $6, title = $7, chapter_title = $8, body = $9, \
+                     encoding = $10, decode_errors = $11, not_modified = $12, fetched_at = $13 \
+                     WHERE snapshot_id = $1"
+                );
             }
             Ok::<(), crate::Error>(())
         })?;
