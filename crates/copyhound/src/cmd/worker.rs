@@ -27,6 +27,10 @@ pub struct WorkerArgs {
     /// Seconds running jobs get to finish after Ctrl-C before they are released.
     #[arg(long, default_value_t = 30)]
     grace: u64,
+    /// Seconds a claimed job stays this worker's without a heartbeat (renewed every third of
+    /// it): after a crash, other workers run its jobs again once it has passed.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(3..))]
+    lease: u64,
 }
 
 /// Runs the worker against the database at `database` until a shutdown signal.
@@ -52,6 +56,8 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
             queue: queue.clone(),
             concurrency: args.concurrency,
             shutdown_grace: Duration::from_secs(args.grace),
+            lease: Duration::from_secs(args.lease),
+            heartbeat: Duration::from_secs(args.lease) / 3,
             ..WorkerSettings::default()
         };
         eprintln!(
