@@ -4,14 +4,13 @@
 //! `rematch` show and change what was found.
 
 use std::net::SocketAddr;
-use std::process::Output;
 
 mod common;
 
 use axum::Router;
 use axum::extract::Path;
 use axum::response::{Html, IntoResponse, Response};
-use common::copyhound;
+use common::{json, lines, ok, run_async as run};
 
 /// 三国演义 1–10 (registered) and 西游记 1–4 (registered only later, for `rematch`).
 const SANGUO: &str = include_str!("../../matcher/tests/data/sanguoyanyi_1-10.txt");
@@ -56,39 +55,6 @@ async fn site() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
         .route("/", axum::routing::get(index))
         .route("/p/{name}", axum::routing::get(page));
     common::serve(app).await
-}
-
-async fn run(db: &str, args: &[&str]) -> Output {
-    let mut cmd = copyhound(db);
-    cmd.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "10ms")
-        .args(args);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-async fn ok(db: &str, args: &[&str]) -> String {
-    let out = run(db, args).await;
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    assert!(
-        out.status.success(),
-        "{args:?}\nstdout: {stdout}\nstderr: {stderr}"
-    );
-    stdout
-}
-
-async fn json(db: &str, args: &[&str]) -> serde_json::Value {
-    let out = ok(db, args).await;
-    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-fn lines(out: &str) -> Vec<serde_json::Value> {
-    out.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 async fn from_crawl_to_case(db: &str, dir: &std::path::Path) {

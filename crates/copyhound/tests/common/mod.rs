@@ -98,3 +98,41 @@ pub async fn serve(app: axum::Router) -> (std::net::SocketAddr, tokio::sync::one
     });
     (addr, tx)
 }
+
+/// Runs the binary on `db` off the async runtime, with a short politeness delay for crawls of
+/// local test sites.
+pub async fn run_async(db: &str, args: &[&str]) -> Output {
+    let mut cmd = copyhound(db);
+    cmd.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "10ms")
+        .args(args);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+/// [`run_async`], which must succeed; its standard output.
+pub async fn ok(db: &str, args: &[&str]) -> String {
+    let out = run_async(db, args).await;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(
+        out.status.success(),
+        "{args:?}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    stdout
+}
+
+/// [`ok`], its output read as one JSON value.
+pub async fn json(db: &str, args: &[&str]) -> serde_json::Value {
+    let out = ok(db, args).await;
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// JSON lines.
+pub fn lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
