@@ -197,17 +197,9 @@ where
 {
     async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
         let sha = *snapshot.sha256.as_bytes();
-        let known = self
-            .store
-            .has_body(&sha)
-            .await
-            .map_err(backend("looking up a snapshot body"))?;
-        // Compressing a body that another worker stores first wastes the work, never the row.
-        let compressed = if known {
-            None
-        } else {
-            Some(compress(&snapshot.body)?)
-        };
+        // Compressed every time, even when the body may be stored already (a page fetched
+        // again unchanged): zstd at level 3 takes less than the round trip that would ask.
+        let compressed = Some(compress(&snapshot.body)?);
         let row = NewSnapshot {
             crawl: self.crawl,
             url: snapshot.request_url.to_string(),
