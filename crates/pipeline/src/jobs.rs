@@ -104,7 +104,14 @@ impl Handler {
                     .import_file(&self.store, Path::new(&path), &options, &())
                     .await
                 {
-                    Ok(_) => Ok(()),
+                    Ok(report) => {
+                        // Imported all the same, as `works import` does; the log says what
+                        // about the file is likely a mistake, as its terminal output would.
+                        for warning in &report.warnings {
+                            tracing::warn!(work = %report.work, path = %path.display(), "{warning}");
+                        }
+                        Ok(())
+                    }
                     Err(e @ (import::Error::Store(_) | import::Error::Read { .. })) => {
                         Err(e.into())
                     }
