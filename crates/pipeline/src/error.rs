@@ -51,6 +51,10 @@ pub enum Error {
         /// The panic or cancellation.
         reason: String,
     },
+    /// An export could not be written (a full disk, a closed pipe: see
+    /// [`std::io::ErrorKind::BrokenPipe`] on the source).
+    #[error("while writing the export")]
+    Write(#[source] std::io::Error),
     /// A value could not be serialised for the store.
     #[error("while encoding {what}")]
     Encode {

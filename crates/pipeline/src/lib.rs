@@ -18,6 +18,7 @@ mod crawl;
 mod error;
 mod index;
 mod jobs;
+pub mod reports;
 mod serve;
 mod texts;
 
@@ -30,5 +31,6 @@ pub use crawl::{
 pub use error::{Error, Result};
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};
+pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use texts::{StoreTexts, TextCache, find};

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use import::{ImportOptions, ImportSettings, Importer};
 use matcher::MatcherSettings;
-use pipeline::{Analyser, LiveIndex, TextCache, find};
+use pipeline::{Analyser, LiveIndex, ReportFormat, TextCache, export_reports, find};
 use store::testing::TestDb;
-use store::{EvidenceWrites, MatchReads, NewPageText, NewSnapshot, WorkWrites};
+use store::{EvidenceWrites, MatchReads, NewPageText, NewSnapshot, ReportFilter, WorkWrites};
 
 /// 老残游记 1–2: registered before the index is loaded.
 const FIRST: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
@@ -132,6 +132,8 @@ async fn works_reach_a_running_index_without_a_reload(db: &TestDb) {
         assert!(stored[0].found.passages.starts_with("[{"));
     }
 
+    exports_the_match(store, later).await;
+
     store.delete_work(later).await.unwrap();
     assert_eq!(live.refresh(store).await.unwrap(), 1);
     assert!(found(live, store, &page).await.is_empty());
@@ -144,6 +146,54 @@ async fn works_reach_a_running_index_without_a_reload(db: &TestDb) {
     assert_eq!(found(live, store, own).await, vec![first.0]);
     assert_eq!(live.full_loads(), 1);
     assert_eq!(live.changes_applied(), 2);
+}
+
+/// A reader that went away after `room` bytes.
+struct ClosedAfter {
+    room: usize,
+}
+
+impl std::io::Write for ClosedAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The stored match exported in both formats, and a closed reader reported as one.
+async fn exports_the_match(store: &store::Store, work: store::WorkId) {
+    let filter = ReportFilter::default();
+    let mut jsonl = Vec::new();
+    let n = export_reports(store, &filter, ReportFormat::Jsonl, &mut jsonl).await;
+    assert_eq!(n.unwrap(), 1);
+    let record: serde_json::Value = serde_json::from_slice(&jsonl).unwrap();
+    assert_eq!(record["work_id"], work.0);
+    assert_eq!(record["chapter_index"], 2);
+    assert_eq!(record["licensed"], false);
+    assert!(record["spans"].is_array());
+    let mut csv = Vec::new();
+    let n = export_reports(store, &filter, ReportFormat::Csv, &mut csv).await;
+    assert_eq!(n.unwrap(), 1);
+    let csv = String::from_utf8(csv).unwrap();
+    assert_eq!(csv.lines().count(), 2);
+    assert!(csv.starts_with("url,site,work_id,"));
+    for format in [ReportFormat::Jsonl, ReportFormat::Csv] {
+        let closed = ClosedAfter { room: 0 };
+        match export_reports(store, &filter, format, closed).await {
+            Err(pipeline::Error::Write(e)) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{format:?}");
+            }
+            other => panic!("{format:?}: {other:?}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
