@@ -7,7 +7,7 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use tracing::instrument;
 
-use crate::db::{read_pool, write_pool};
+use crate::db::{durable_tx, read_pool};
 use crate::ids::AuditId;
 use crate::{Result, Store};
 
@@ -103,8 +103,8 @@ impl AuditLog for Store {
         details: &serde_json::Value,
     ) -> Result<AuditId> {
         let now = Utc::now();
-        let id = write_pool!(self, |pool| insert_audit!(
-            pool,
+        let id = durable_tx!(self, |tx| insert_audit!(
+            &mut *tx,
             actor,
             action,
             target_type,

@@ -16,7 +16,7 @@ use sqlx::AssertSqlSafe;
 use tracing::instrument;
 
 use crate::audit::{AuditRecord, insert_audit};
-use crate::db::{read_pool, write_tx};
+use crate::db::{durable_tx, read_pool};
 use crate::ids::{CaseId, ChapterId, PageId, SiteId, SnapshotId, WorkId};
 use crate::licensed::host_suffixes;
 use crate::matches::NewMatch;
@@ -517,7 +517,7 @@ impl CaseWrites for Store {
         actor: &str,
         note: Option<&str>,
     ) -> Result<CaseRecord> {
-        write_tx!(self, |tx| tx.set_status(id, status, actor, note).await?);
+        durable_tx!(self, |tx| tx.set_status(id, status, actor, note).await?);
         self.case(id).await
     }
 }

@@ -8,7 +8,7 @@ use std::future::Future;
 use chrono::{DateTime, Utc};
 use tracing::instrument;
 
-use crate::db::{read_pool, write_pool, write_tx};
+use crate::db::{durable_tx, read_pool};
 use crate::ids::WorkId;
 use crate::{Error, Result, Store};
 
@@ -166,7 +166,7 @@ impl LicensedDomains for Store {
         let now = Utc::now();
         let sql = format!("{LICENSED_SELECT} WHERE l.domain = $1 AND COALESCE(l.work_id, 0) = $2");
         let key = work.map_or(0, |w| w.0);
-        let row: LicensedRow = write_tx!(self, |tx| {
+        let row: LicensedRow = durable_tx!(self, |tx| {
             if let Some(work) = work {
                 let found: Option<i64> = sqlx::query_scalar("SELECT id FROM works WHERE id = $1")
                     .bind(work)
@@ -209,13 +209,13 @@ impl LicensedDomains for Store {
     async fn remove_licensed(&self, domain: &str, work: Option<WorkId>) -> Result<bool> {
         let domain = normalize_domain(domain)?;
         let key = work.map_or(0, |w| w.0);
-        let removed = write_pool!(self, |pool| {
+        let removed = durable_tx!(self, |tx| {
             sqlx::query(
                 "DELETE FROM licensed_domains WHERE domain = $1 AND COALESCE(work_id, 0) = $2",
             )
             .bind(&domain)
             .bind(key)
-            .execute(pool)
+            .execute(&mut *tx)
             .await?
             .rows_affected()
         });

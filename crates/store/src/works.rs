@@ -12,7 +12,7 @@ use sqlx::{AssertSqlSafe, Row};
 use tracing::instrument;
 
 use crate::changes::{LogChange, WorkChangeKind};
-use crate::db::{read_pool, write_pool, write_tx};
+use crate::db::{durable_tx, read_pool, write_pool, write_tx};
 use crate::ids::{ChapterId, WorkId};
 use crate::packed;
 use crate::{Error, Result, Store};
@@ -704,7 +704,7 @@ impl WorkWrites for Store {
 
     #[instrument(skip_all, fields(work = %id))]
     async fn delete_work(&self, id: WorkId) -> Result<()> {
-        write_tx!(self, |tx| {
+        durable_tx!(self, |tx| {
             let deleted = sqlx::query("DELETE FROM works WHERE id = $1")
                 .bind(id)
                 .execute(&mut *tx)
@@ -741,7 +741,7 @@ impl WorkWrites for Store {
                 .map(str::to_owned)
         });
         let select = self.lock_work_sql("title, author");
-        write_tx!(self, |tx| {
+        durable_tx!(self, |tx| {
             let before: Option<(String, Option<String>)> = sqlx::query_as(AssertSqlSafe(select))
                 .bind(id)
                 .fetch_optional(&mut *tx)
@@ -798,7 +798,7 @@ impl WorkWrites for Store {
         actor: &str,
     ) -> Result<WorkDeletion> {
         let select = self.lock_work_sql("title, author, chapter_count");
-        write_tx!(self, |tx| {
+        durable_tx!(self, |tx| {
             let work: Option<(String, Option<String>, i32)> = sqlx::query_as(AssertSqlSafe(select))
                 .bind(id)
                 .fetch_optional(&mut *tx)
@@ -883,7 +883,7 @@ impl Store {
                 tokio::time::sleep(SQLITE_BATCH_PAUSE).await;
             }
         }
-        write_tx!(self, |tx| {
+        durable_tx!(self, |tx| {
             let shown = sqlx::query(
                 "UPDATE works SET importing_since = NULL \
                  WHERE id = $1 AND importing_since IS NOT NULL",
