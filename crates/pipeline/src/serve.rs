@@ -30,6 +30,16 @@ pub struct MatchDrain {
 }
 
 impl MatchWorkers {
+    /// Match jobs at once unless told otherwise: twice the cores. A match job waits on the
+    /// store (claim, the page's text, the record, completion) about as long as it computes,
+    /// so with one job per core the cores sat idle a third of a crawl: on 2 cores
+    /// `copyhound bench pipeline --pages 100` went from 131 to 169 pages/s on SQLite and from
+    /// 103 to 129 on Postgres with 4 jobs instead of 2.
+    #[must_use]
+    pub fn default_concurrency() -> usize {
+        2 * std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    }
+
     /// Starts serving the match queue with `concurrency` jobs at once.
     pub fn start(store: &Store, handler: Handler, concurrency: usize) -> Self {
         let (stop, stopped) = tokio::sync::watch::channel(false);

@@ -47,7 +47,7 @@ pub struct PipelineArgs {
     /// Fetches at once (the crawl's global concurrency; one host, no delay).
     #[arg(long, default_value_t = 16, value_parser = super::parse_count)]
     fetches: usize,
-    /// Match jobs at once; default: the number of cores.
+    /// Match jobs at once; default: twice the number of cores.
     #[arg(long, value_parser = super::parse_count)]
     matchers: Option<usize>,
     /// Print one JSON object.
@@ -143,7 +143,9 @@ async fn bench(
     {
         bail!("the store given with --store holds works: give an empty database");
     }
-    let matchers = args.matchers.unwrap_or_else(super::check::cores);
+    let matchers = args
+        .matchers
+        .unwrap_or_else(MatchWorkers::default_concurrency);
     let ids = super::quality::register(corpus, settings, store, matchers).await?;
     let by_store: HashMap<i64, ChapterId> = ids.iter().map(|(c, s)| (*s, *c)).collect();
     let pages = pirate_pages(corpus, args.pages, args.seed);

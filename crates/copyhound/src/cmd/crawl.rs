@@ -281,7 +281,7 @@ async fn run_now(
     // The pages are analysed as they are stored, here (and by any worker serving the match
     // queue): the command ends with every page it fetched matched.
     let handler = super::worker::handler(store, settings)?;
-    let matching = MatchWorkers::start(store, handler, super::check::cores());
+    let matching = MatchWorkers::start(store, handler, MatchWorkers::default_concurrency());
     if !json {
         eprintln!(
             "crawl {id} running (Ctrl-C stops it; resume with `copyhound crawl --resume {id}`)"

@@ -90,7 +90,7 @@ async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -
             eprintln!("matching {} pages…", summary.left);
         }
         let handler = super::worker::handler(store, settings)?;
-        let drain = MatchWorkers::start(store, handler, super::check::cores())
+        let drain = MatchWorkers::start(store, handler, MatchWorkers::default_concurrency())
             .finish(Duration::from_secs(30))
             .await?;
         summary.matched = drain.matched;
