@@ -186,6 +186,10 @@ pub enum CrawlFilter {
     All,
     /// Crawls in this status.
     Status(CrawlStatus),
+    /// Crawls of this site (`sites.id`).
+    Site(i64),
+    /// Crawls of this site not yet ended (`queued` or `running`).
+    Unfinished(i64),
 }
 
 /// Everything stored about one crawl ([`Crawls::crawl_detail`]). All counts are over every
@@ -654,18 +658,19 @@ impl Crawls for Store {
         before: Option<CrawlId>,
         limit: u32,
     ) -> Result<Vec<CrawlRecord>> {
-        let status = match filter {
-            CrawlFilter::All => None,
-            CrawlFilter::Status(status) => Some(status.as_str()),
+        let (condition, status, site) = match *filter {
+            CrawlFilter::All => ("", None, None),
+            CrawlFilter::Status(status) => (" AND status = $3", Some(status.as_str()), None),
+            CrawlFilter::Site(site) => (" AND site_id = $3", None, Some(site)),
+            CrawlFilter::Unfinished(site) => (
+                " AND site_id = $3 AND status IN ('queued', 'running')",
+                None,
+                Some(site),
+            ),
         };
         let sql = format!(
-            "{} WHERE id < $1{} ORDER BY id DESC LIMIT $2",
+            "{} WHERE id < $1{condition} ORDER BY id DESC LIMIT $2",
             select_crawls(),
-            if status.is_some() {
-                " AND status = $3"
-            } else {
-                ""
-            }
         );
         let before = before.map_or(i64::MAX, |id| id.0);
         let rows: Vec<CrawlRow> = read_pool!(self, |pool| {
@@ -674,6 +679,9 @@ impl Crawls for Store {
                 .bind(i64::from(limit));
             if let Some(status) = status {
                 query = query.bind(status);
+            }
+            if let Some(site) = site {
+                query = query.bind(site);
             }
             query.fetch_all(pool).await?
         });

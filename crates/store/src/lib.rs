@@ -50,6 +50,7 @@ mod matches;
 mod packed;
 pub mod queue;
 mod reports;
+mod sites;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
@@ -84,6 +85,9 @@ pub use queue::{
     WorkerSettings,
 };
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
+pub use sites::{
+    NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,
+};
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,

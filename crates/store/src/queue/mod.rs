@@ -25,7 +25,7 @@
 //! table lets the admin UI list and retry jobs with plain SQL, lets a stage store its result
 //! and enqueue the next job in one transaction, and pins no second sqlx.
 
-mod schedule;
+pub(crate) mod schedule;
 mod worker;
 
 use std::future::Future;

@@ -37,6 +37,8 @@ pub struct Schedule {
     pub next_run_at: DateTime<Utc>,
     /// The last time it enqueued a job.
     pub last_run_at: Option<DateTime<Utc>>,
+    /// How long after each cron time it fires (spreads schedules that share a cron time).
+    pub jitter: std::time::Duration,
 }
 
 /// Recurring jobs.
@@ -51,6 +53,17 @@ pub trait Schedules {
         name: &str,
         cron: &str,
         job: &NewJob,
+    ) -> impl Future<Output = Result<Schedule>> + Send;
+
+    /// Sets how long after each cron time schedule `name` fires, and moves its next fire
+    /// time accordingly.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown schedule.
+    fn set_schedule_jitter(
+        &self,
+        name: &str,
+        jitter: std::time::Duration,
     ) -> impl Future<Output = Result<Schedule>> + Send;
 
     /// Pauses or resumes a schedule.
@@ -75,6 +88,12 @@ pub trait Schedules {
     /// Enqueues the jobs of enabled schedules whose fire time has come and moves each to
     /// its next fire time. Safe to call from many processes at once.
     fn enqueue_due(&self) -> impl Future<Output = Result<Vec<Enqueued>>> + Send;
+
+    /// [`Schedules::enqueue_due`] as if the time were `now` (a test's clock).
+    fn enqueue_due_at(
+        &self,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<Enqueued>>> + Send;
 }
 
 /// Parses a cron expression (five fields, or six with seconds first).
@@ -89,9 +108,18 @@ pub(crate) fn parse_cron(expr: &str) -> Result<Cron> {
         .map_err(|e| Error::InvalidInput(format!("cron expression {expr:?}: {e}")))
 }
 
-fn next_fire(cron: &Cron, expr: &str, after: DateTime<Utc>) -> Result<DateTime<Utc>> {
+pub(crate) fn next_fire(cron: &Cron, expr: &str, after: DateTime<Utc>) -> Result<DateTime<Utc>> {
     cron.find_next_occurrence(&after, false)
         .map_err(|e| Error::InvalidInput(format!("cron expression {expr:?} never fires: {e}")))
+}
+
+/// The first fire time after `after` of a schedule whose fire times are its cron times plus
+/// `jitter_ms`: the cron time found is for `after - jitter`, so a jittered fire time that is
+/// still ahead is not skipped.
+pub(crate) fn next_jittered(expr: &str, after: DateTime<Utc>, jitter_ms: i64) -> Result<i64> {
+    let cron = parse_cron(expr)?;
+    let shifted = after - chrono::Duration::milliseconds(jitter_ms);
+    Ok(millis(next_fire(&cron, expr, shifted)?) + jitter_ms)
 }
 
 #[derive(sqlx::FromRow)]
@@ -104,6 +132,7 @@ struct ScheduleRow {
     enabled: bool,
     next_run_at: i64,
     last_run_at: Option<i64>,
+    jitter_ms: i64,
 }
 
 impl From<ScheduleRow> for Schedule {
@@ -117,41 +146,91 @@ impl From<ScheduleRow> for Schedule {
             enabled: r.enabled,
             next_run_at: from_millis(r.next_run_at),
             last_run_at: r.last_run_at.map(from_millis),
+            jitter: std::time::Duration::from_millis(u64::try_from(r.jitter_ms).unwrap_or(0)),
         }
     }
 }
 
-const SCHEDULE_COLUMNS: &str =
-    "SELECT name, cron, queue, kind, payload, enabled, next_run_at, last_run_at FROM job_schedules";
+const SCHEDULE_COLUMNS: &str = "SELECT name, cron, queue, kind, payload, enabled, next_run_at, last_run_at, jitter_ms \
+     FROM job_schedules";
+
+/// Creates or replaces a schedule (an existing one keeps its jitter and enabled flag) with
+/// its next fire time after `$now`; evaluates to nothing.
+macro_rules! upsert_schedule {
+    ($exec:expr, $name:expr, $cron:expr, $job:expr, $now:expr) => {{
+        let (name, cron, job, now): (&str, &str, &$crate::queue::NewJob, DateTime<Utc>) =
+            ($name, $cron, $job, $now);
+        let jitter_ms: i64 =
+            sqlx::query_scalar("SELECT jitter_ms FROM job_schedules WHERE name = $1")
+                .bind(name)
+                .fetch_optional(&mut *$exec)
+                .await?
+                .unwrap_or(0);
+        let next = $crate::queue::schedule::next_jittered(cron, now, jitter_ms)?;
+        sqlx::query(
+            "INSERT INTO job_schedules (name, cron, queue, kind, payload, enabled, \
+             next_run_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $7, $7) \
+             ON CONFLICT (name) DO UPDATE SET cron = $2, queue = $3, kind = $4, \
+             payload = $5, next_run_at = $6, updated_at = $7",
+        )
+        .bind(name)
+        .bind(cron)
+        .bind(&job.queue)
+        .bind(&job.kind)
+        .bind(&job.payload)
+        .bind(next)
+        .bind($crate::queue::millis(now))
+        .execute(&mut *$exec)
+        .await?;
+    }};
+}
+pub(crate) use upsert_schedule;
+
+impl Store {
+    /// One schedule.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown name.
+    pub(crate) async fn schedule(&self, name: &str) -> Result<Schedule> {
+        let sql = sqlx::AssertSqlSafe(format!("{SCHEDULE_COLUMNS} WHERE name = $1"));
+        let row: Option<ScheduleRow> = read_pool!(self, |pool| {
+            sqlx::query_as(sql).bind(name).fetch_optional(pool).await?
+        });
+        row.map(Into::into)
+            .ok_or_else(|| Error::not_found("schedule", name))
+    }
+}
 
 impl Schedules for Store {
     #[instrument(skip_all, fields(name, cron))]
     async fn set_schedule(&self, name: &str, cron: &str, job: &NewJob) -> Result<Schedule> {
-        let parsed = parse_cron(cron)?;
         let now = Utc::now();
-        let next = next_fire(&parsed, cron, now)?;
+        write_tx!(self, |tx| upsert_schedule!(&mut *tx, name, cron, job, now));
+        self.schedule(name).await
+    }
+
+    async fn set_schedule_jitter(
+        &self,
+        name: &str,
+        jitter: std::time::Duration,
+    ) -> Result<Schedule> {
+        let jitter_ms = i64::try_from(jitter.as_millis()).unwrap_or(i64::MAX);
+        let schedule = self.schedule(name).await?;
+        let now = Utc::now();
+        let next = next_jittered(&schedule.cron, now, jitter_ms)?;
         write_pool!(self, |pool| {
             sqlx::query(
-                "INSERT INTO job_schedules (name, cron, queue, kind, payload, enabled, \
-                 next_run_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, TRUE, $6, $7, $7) \
-                 ON CONFLICT (name) DO UPDATE SET cron = $2, queue = $3, kind = $4, \
-                 payload = $5, next_run_at = $6, updated_at = $7",
+                "UPDATE job_schedules SET jitter_ms = $2, next_run_at = $3, updated_at = $4 \
+                 WHERE name = $1",
             )
             .bind(name)
-            .bind(cron)
-            .bind(&job.queue)
-            .bind(&job.kind)
-            .bind(&job.payload)
-            .bind(millis(next))
+            .bind(jitter_ms)
+            .bind(next)
             .bind(millis(now))
             .execute(pool)
             .await?;
         });
-        let sql = sqlx::AssertSqlSafe(format!("{SCHEDULE_COLUMNS} WHERE name = $1"));
-        let row: ScheduleRow = read_pool!(self, |pool| {
-            sqlx::query_as(sql).bind(name).fetch_one(pool).await?
-        });
-        Ok(row.into())
+        self.schedule(name).await
     }
 
     async fn set_schedule_enabled(&self, name: &str, enabled: bool) -> Result<()> {
@@ -185,9 +264,12 @@ impl Schedules for Store {
         Ok(rows.into_iter().map(Into::into).collect())
     }
 
-    #[instrument(skip_all)]
     async fn enqueue_due(&self) -> Result<Vec<Enqueued>> {
-        let now = Utc::now();
+        self.enqueue_due_at(Utc::now()).await
+    }
+
+    #[instrument(skip_all)]
+    async fn enqueue_due_at(&self, now: DateTime<Utc>) -> Result<Vec<Enqueued>> {
         let sql = sqlx::AssertSqlSafe(format!(
             "{SCHEDULE_COLUMNS} WHERE enabled AND next_run_at <= $1 ORDER BY next_run_at"
         ));
@@ -199,7 +281,7 @@ impl Schedules for Store {
         });
         let mut enqueued = Vec::new();
         for s in due {
-            let next = match parse_cron(&s.cron).and_then(|c| next_fire(&c, &s.cron, now)) {
+            let next = match next_jittered(&s.cron, now, s.jitter_ms) {
                 Ok(next) => next,
                 Err(e) => {
                     warn!(schedule = %s.name, error = %e, "schedule skipped");
@@ -223,7 +305,7 @@ impl Schedules for Store {
                 )
                 .bind(&s.name)
                 .bind(s.next_run_at)
-                .bind(millis(next))
+                .bind(next)
                 .bind(now_ms)
                 .execute(&mut *tx)
                 .await?

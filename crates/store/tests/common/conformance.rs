@@ -25,6 +25,7 @@ use store::testing::TestDb;
 
 // Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
 pub use super::cases::*;
+pub use super::sites::*;
 
 // ---------------------------------------------------------------------------------------
 // helpers
@@ -151,7 +152,7 @@ where
 
 /// The test's store and a second one on the same database (another process), for tasks
 /// that split between the two.
-async fn two_pools(db: &TestDb) -> [Store; 2] {
+pub(crate) async fn two_pools(db: &TestDb) -> [Store; 2] {
     [db.store.clone(), db.reopen(&StoreSettings::default()).await]
 }
 
@@ -170,7 +171,7 @@ enum ForeignJob {
     Unknown { x: u8 },
 }
 
-fn job(j: &TestJob) -> NewJob {
+pub(crate) fn job(j: &TestJob) -> NewJob {
     NewJob::new(j).unwrap()
 }
 
@@ -2550,6 +2551,22 @@ pub async fn crawls_are_listed_newest_first_by_status(db: &TestDb) {
     assert_eq!(by(CrawlStatus::Queued).await, vec![b]);
     assert_eq!(by(CrawlStatus::Failed).await, vec![c]);
     assert!(by(CrawlStatus::Running).await.is_empty());
+    // By site: a crawl of another origin is another site's.
+    let other = s
+        .create_crawl(&store::NewCrawl {
+            seeds: vec!["http://b.example/".into()],
+            ..new_crawl(None)
+        })
+        .await
+        .unwrap();
+    let site_of = |id| async move { s.crawl(id).await.unwrap().site_id };
+    let (site, other_site) = (site_of(a).await, site_of(other).await);
+    assert_ne!(site, other_site);
+    let of = |filter| async move { ids(s.crawls(&filter, None, 10).await.unwrap()) };
+    assert_eq!(of(CrawlFilter::Site(site)).await, vec![c, b, a]);
+    assert_eq!(of(CrawlFilter::Unfinished(site)).await, vec![b]);
+    assert_eq!(of(CrawlFilter::Site(other_site)).await, vec![other]);
+    assert!(of(CrawlFilter::Site(other_site + 99)).await.is_empty());
     assert!(
         s.crawls(&CrawlFilter::All, None, 0)
             .await

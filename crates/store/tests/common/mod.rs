@@ -3,6 +3,7 @@
 
 pub mod cases;
 pub mod conformance;
+pub mod sites;
 
 /// Declares one `#[tokio::test]` per conformance case, each on a fresh database from
 /// `$fixture`. The list is written once, here, so both backends run all of it.
@@ -72,6 +73,8 @@ macro_rules! conformance_suite {
             missing_cases_are_not_found,
             audit_rows_are_written_and_read_by_target,
             concurrent_recordings_open_one_case_and_count_every_page,
+            watched_sites_round_trip_with_their_schedules,
+            a_thousand_site_schedules_fire_once_across_two_processes,
         );
     };
 }
