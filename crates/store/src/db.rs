@@ -42,7 +42,7 @@ pub struct StoreSettings {
     /// fraction of a second of them, never corrupt or reorder anything, and every one of
     /// them is redone by the job or crawl that wrote it (both idempotent). A person's
     /// decisions (case status, licensed domains, work edits, imports, the audit log) always
-    /// wait for the flush ([`durable_tx`]), which also makes every earlier write durable.
+    /// wait for the flush (`durable_tx!`), which also makes every earlier write durable.
     /// The same trade as SQLite's `synchronous = NORMAL` in WAL mode; it brought
     /// `copyhound bench pipeline` on Postgres from about 100 to 130 pages/s.
     pub postgres_async_commit: bool,
