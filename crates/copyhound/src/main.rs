@@ -71,6 +71,9 @@ enum Command {
     /// Domains licensed to publish works: their copies never open a case.
     #[command(subcommand)]
     Licensed(cmd::cases::LicensedCommand),
+    /// Suspect sites: watched, each crawled on its own schedule.
+    #[command(subcommand)]
+    Sites(cmd::sites::SitesCommand),
     /// Match stored pages again (after registering a work, or adding a licensed domain).
     Rematch(cmd::rematch::RematchArgs),
     /// Run jobs from the queue until Ctrl-C.
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
             Command::Cases(c) => block_on(cmd::cases::run(c, &database)),
             Command::Reports(c) => block_on(cmd::reports::run(c, &database)),
             Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
+            Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),
             Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),

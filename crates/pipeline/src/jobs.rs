@@ -35,6 +35,13 @@ pub enum Job {
         #[serde(default)]
         runner: u32,
     },
+    /// Crawl a watched site (`sites` row): its unfinished crawl if one is left, else a new
+    /// crawl from its start URL with its settings ([`crate::sites::site_crawl`]). Queued by
+    /// the site's schedule and by "crawl now", one at a time per site.
+    CrawlSite {
+        /// The site.
+        site: i64,
+    },
     /// Match a stored page's main text (its `page_texts` row) against the registered works
     /// and store the result as the snapshot's matches (replacing an earlier result).
     MatchSnapshot {
@@ -62,6 +69,8 @@ pub struct Handler {
     store: Store,
     importer: Importer,
     analyser: Arc<Analyser>,
+    /// The configured crawler settings, which a site's crawl starts from.
+    crawler: Option<Arc<crawler::CrawlSettings>>,
 }
 
 impl Handler {
@@ -71,7 +80,16 @@ impl Handler {
             store,
             importer,
             analyser,
+            crawler: None,
         }
+    }
+
+    /// The handler with the configured crawler settings, which watched sites' crawls start
+    /// from (without them a [`Job::CrawlSite`] fails for good, saying so).
+    #[must_use]
+    pub fn with_crawler(mut self, settings: crawler::CrawlSettings) -> Self {
+        self.crawler = Some(Arc::new(settings));
+        self
     }
 
     /// The analyser, whose index a worker refreshes between jobs.
@@ -120,7 +138,38 @@ impl Handler {
                 }
             }
             Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
+            Job::CrawlSite { site } => self.crawl_site(site, ctx).await,
         }
+    }
+
+    /// Crawls a watched site: resumes its unfinished crawl or starts one, then runs it as a
+    /// [`Job::Crawl`] runner.
+    async fn crawl_site(&self, site: i64, ctx: JobContext) -> Result<(), JobError> {
+        let Some(base) = &self.crawler else {
+            return Err(JobError::permanent(
+                "this worker was started without crawler settings, so it cannot crawl a site",
+            ));
+        };
+        let (id, _, resumed) = match crate::sites::site_crawl(&self.store, base, site).await {
+            Ok(c) => c,
+            Err(e) if e.is_not_found() => {
+                return Err(JobError::permanent(format!("site {site} is not watched")));
+            }
+            Err(
+                e @ (crate::Error::Store { .. }
+                | crate::Error::Crawler(crawler::Error::Store { .. })),
+            ) => {
+                return Err(JobError::retry(chain(&e)));
+            }
+            Err(e) => {
+                return Err(JobError::permanent(format!(
+                    "site {site} cannot be crawled: {}",
+                    chain(&e)
+                )));
+            }
+        };
+        tracing::info!(site, crawl = %id, resumed, "site crawl");
+        self.crawl(id, 0, ctx).await
     }
 
     /// Runs one runner of a stored crawl to the end of its shared frontier. The worker renews

@@ -20,6 +20,7 @@ mod index;
 mod jobs;
 pub mod reports;
 mod serve;
+pub mod sites;
 mod texts;
 
 pub use analyse::{Analysed, Analyser};
@@ -33,4 +34,8 @@ pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};
 pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
+pub use sites::{
+    check_site, crawl_site_now, site_crawl, site_crawl_settings, site_job, site_schedule,
+    watch_site,
+};
 pub use texts::{StoreTexts, TextCache, find};

@@ -268,7 +268,7 @@ async fn check_addresses(seeds: &[Url], settings: &CrawlSettings) -> Result<()> 
 /// failing and waiting to be retried) before it leaves them to `copyhound worker`.
 const MATCH_IDLE: Duration = Duration::from_secs(30);
 
-async fn run_now(
+pub(crate) async fn run_now(
     store: &Store,
     id: CrawlId,
     crawl_settings: CrawlSettings,

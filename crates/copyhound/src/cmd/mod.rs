@@ -11,6 +11,7 @@ pub mod migrate;
 pub mod quality;
 pub mod rematch;
 pub mod reports;
+pub mod sites;
 pub mod snapshots;
 pub mod worker;
 pub mod works;

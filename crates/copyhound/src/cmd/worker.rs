@@ -106,11 +106,10 @@ pub fn handler(store: &store::Store, settings: &Settings) -> Result<Handler> {
         settings.fingerprint.clone(),
         settings.matcher.clone(),
     );
-    Ok(Handler::new(
-        store.clone(),
-        importer,
-        std::sync::Arc::new(analyser),
-    ))
+    Ok(
+        Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
+            .with_crawler(settings.crawler.clone()),
+    )
 }
 
 /// [`shutdown_signal_quiet`], saying so when it comes.

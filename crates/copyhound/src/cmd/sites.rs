@@ -1,0 +1,473 @@
+//! `copyhound sites`: the suspect sites a rights team watches, each crawled on its own
+//! schedule by `copyhound worker` (or now, with `sites crawl`).
+
+use anyhow::{Context, Result, bail};
+use chrono::{DateTime, Utc};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use store::{
+    CrawlDetail, CrawlFilter, Crawls, Enqueued, NewSite, Site, SiteChanges, SiteSettings, Store,
+    SuspectSites,
+};
+
+use super::outln;
+use crate::settings::Settings;
+
+/// `sites` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SitesCommand {
+    /// Watch a site: crawl it from URL with these settings, on a schedule if given.
+    Add(AddArgs),
+    /// The watched sites.
+    List {
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A site with its recent crawls (pages, errors by kind, bytes, pages/s, cases found).
+    Show {
+        /// The site's id (`sites list`).
+        id: i64,
+        /// Crawls shown, newest first.
+        #[arg(long, default_value_t = 10)]
+        crawls: u32,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a site's settings or schedule.
+    Set(SetArgs),
+    /// Stop a site's schedule (crawls asked for with `sites crawl` still run).
+    Pause {
+        /// The site's id.
+        id: i64,
+    },
+    /// Start a paused site's schedule again, from its next time.
+    Resume {
+        /// The site's id.
+        id: i64,
+    },
+    /// Crawl a site now: resumes its unfinished crawl, or starts one.
+    Crawl {
+        /// The site's id.
+        id: i64,
+        /// Queue the crawl for `copyhound worker` instead of running it here.
+        #[arg(long)]
+        enqueue: bool,
+        /// Print the summary as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The crawl settings flags `add` and `set` share.
+#[derive(Debug, Args)]
+pub struct SettingsFlags {
+    /// Pages fetched per crawl at most (default: `crawler.max_pages`, else 1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_pages: Option<u32>,
+    /// Link hops from the start URL at most (default: `crawler.max_depth`).
+    #[arg(long, value_name = "D")]
+    max_depth: Option<u32>,
+    /// Milliseconds between two fetches from the site (default: `crawler.politeness.delay`).
+    #[arg(long, value_name = "MS")]
+    delay: Option<u32>,
+    /// Fetches from the site at once (default: `crawler.politeness.per_host_concurrency`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    concurrency: Option<u32>,
+    /// Only URLs matching one of these regular expressions (repeatable).
+    #[arg(long = "include", value_name = "RE")]
+    include: Vec<String>,
+    /// Leave out URLs matching any of these regular expressions (repeatable).
+    #[arg(long = "exclude", value_name = "RE")]
+    exclude: Vec<String>,
+}
+
+/// Options of `sites add`.
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Where its crawls start (http or https); its origin is the site.
+    url: String,
+    /// A name for people (default: the host).
+    #[arg(long)]
+    name: Option<String>,
+    /// When to crawl it by itself: a cron expression, UTC ("0 3 * * *": daily at 03:00);
+    /// each site starts a little after the time, by a delay of its own.
+    #[arg(long, value_name = "CRON")]
+    schedule: Option<String>,
+    #[command(flatten)]
+    settings: SettingsFlags,
+}
+
+/// Options of `sites set`.
+#[derive(Debug, Args)]
+pub struct SetArgs {
+    /// The site's id.
+    id: i64,
+    /// A new name.
+    #[arg(long)]
+    name: Option<String>,
+    /// A new start URL, on the same origin.
+    #[arg(long, value_name = "URL")]
+    start_url: Option<String>,
+    /// A new schedule (cron, UTC).
+    #[arg(long, value_name = "CRON", conflicts_with = "no_schedule")]
+    schedule: Option<String>,
+    /// Remove the schedule.
+    #[arg(long)]
+    no_schedule: bool,
+    /// Remove the include patterns.
+    #[arg(long, conflicts_with = "include")]
+    no_include: bool,
+    /// Remove the exclude patterns.
+    #[arg(long, conflicts_with = "exclude")]
+    no_exclude: bool,
+    #[command(flatten)]
+    settings: SettingsFlags,
+}
+
+/// Runs a `sites` subcommand.
+pub async fn run(command: SitesCommand, database: &str, settings: &Settings) -> Result<()> {
+    let store = super::open_store(database).await?;
+    let result = run_on(&store, command, settings).await;
+    store.close().await;
+    result
+}
+
+async fn run_on(store: &Store, command: SitesCommand, settings: &Settings) -> Result<()> {
+    match command {
+        SitesCommand::Add(args) => add(store, args, settings).await,
+        SitesCommand::List { json } => list(store, json).await,
+        SitesCommand::Show { id, crawls, json } => show(store, id, crawls, json).await,
+        SitesCommand::Set(args) => set(store, args, settings).await,
+        SitesCommand::Pause { id } => {
+            let site = store
+                .set_site_enabled(id, false)
+                .await
+                .map_err(unknown(id))?;
+            outln!("site {} ({}) paused", site.id, site.name);
+            Ok(())
+        }
+        SitesCommand::Resume { id } => {
+            let site = store
+                .set_site_enabled(id, true)
+                .await
+                .map_err(unknown(id))?;
+            outln!(
+                "site {} ({}) resumed{}",
+                site.id,
+                site.name,
+                next_crawl(&site)
+            );
+            Ok(())
+        }
+        SitesCommand::Crawl { id, enqueue, json } => {
+            crawl(store, id, enqueue, json, settings).await
+        }
+    }
+}
+
+/// A store error on site `id`, with a hint when the site does not exist.
+fn unknown(id: i64) -> impl FnOnce(store::Error) -> anyhow::Error {
+    move |e| match e {
+        store::Error::NotFound { .. } => {
+            anyhow::anyhow!("there is no watched site {id}: see `copyhound sites list`")
+        }
+        other => anyhow::Error::new(other).context(format!("while changing site {id}")),
+    }
+}
+
+fn next_crawl(site: &Site) -> String {
+    match (&site.schedule, site.next_crawl_at) {
+        (Some(cron), Some(at)) => format!(
+            "; next crawl {} ({cron})",
+            at.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        (Some(cron), None) => format!("; schedule {cron} paused"),
+        _ => "; no schedule".to_owned(),
+    }
+}
+
+/// The settings of a new site: the flags over the configured crawler settings.
+fn new_settings(flags: &SettingsFlags, settings: &Settings) -> SiteSettings {
+    let c = &settings.crawler;
+    let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    SiteSettings {
+        max_pages: flags
+            .max_pages
+            .unwrap_or_else(|| c.max_pages.map_or(1000, clamp)),
+        max_depth: flags.max_depth.unwrap_or(c.max_depth),
+        delay_ms: flags.delay.unwrap_or_else(|| {
+            clamp(u64::try_from(c.politeness.delay.as_millis()).unwrap_or(u64::MAX))
+        }),
+        concurrency: flags
+            .concurrency
+            .unwrap_or(c.politeness.per_host_concurrency),
+        include: flags.include.clone(),
+        exclude: flags.exclude.clone(),
+    }
+}
+
+async fn add(store: &Store, args: AddArgs, settings: &Settings) -> Result<()> {
+    let site = NewSite {
+        start_url: args.url.clone(),
+        name: args.name,
+        settings: new_settings(&args.settings, settings),
+        schedule: args.schedule.as_deref().map(pipeline::site_schedule),
+    };
+    let site = pipeline::watch_site(store, &settings.crawler, &site)
+        .await
+        .with_context(|| format!("while adding {}", args.url))?;
+    outln!(
+        "site {} ({}) watched from {}{}",
+        site.id,
+        site.name,
+        site.start_url,
+        next_crawl(&site)
+    );
+    Ok(())
+}
+
+async fn set(store: &Store, args: SetArgs, settings: &Settings) -> Result<()> {
+    let site = store.site(args.id).await.map_err(unknown(args.id))?;
+    let f = &args.settings;
+    let mut s = site.settings.clone();
+    s.max_pages = f.max_pages.unwrap_or(s.max_pages);
+    s.max_depth = f.max_depth.unwrap_or(s.max_depth);
+    s.delay_ms = f.delay.unwrap_or(s.delay_ms);
+    s.concurrency = f.concurrency.unwrap_or(s.concurrency);
+    if !f.include.is_empty() || args.no_include {
+        s.include.clone_from(&f.include);
+    }
+    if !f.exclude.is_empty() || args.no_exclude {
+        s.exclude.clone_from(&f.exclude);
+    }
+    let start_url = args.start_url.clone().unwrap_or(site.start_url.clone());
+    pipeline::check_site(&settings.crawler, &start_url, &s)
+        .with_context(|| format!("while changing site {}", site.id))?;
+    let schedule = match (&args.schedule, args.no_schedule) {
+        (Some(cron), _) => Some(Some(pipeline::site_schedule(cron))),
+        (None, true) => Some(None),
+        (None, false) => None,
+    };
+    let changes = SiteChanges {
+        name: args.name,
+        start_url: args.start_url,
+        settings: Some(s),
+        schedule,
+    };
+    let site = store
+        .update_site(site.id, &changes)
+        .await
+        .map_err(unknown(site.id))?;
+    outln!(
+        "site {} ({}) changed{}",
+        site.id,
+        site.name,
+        next_crawl(&site)
+    );
+    Ok(())
+}
+
+async fn list(store: &Store, json: bool) -> Result<()> {
+    let sites = store.watched_sites().await?;
+    if json {
+        outln!("{}", serde_json::to_string(&sites)?);
+    } else if sites.is_empty() {
+        outln!("no watched sites: add one with `copyhound sites add URL`");
+    } else {
+        outln!("id\tstate\tschedule\tnext crawl\tname\tstart url");
+        for s in &sites {
+            outln!(
+                "{}\t{}\t{}\t{}\t{}\t{}",
+                s.id,
+                if s.enabled { "active" } else { "paused" },
+                s.schedule.as_deref().unwrap_or("-"),
+                s.next_crawl_at.map_or("-".to_owned(), |t| t
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string()),
+                s.name,
+                s.start_url
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One crawl of a site as `sites show` prints it.
+#[derive(Debug, Serialize)]
+struct SiteCrawl {
+    id: i64,
+    status: &'static str,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    pages: u64,
+    /// Frontier entries still to fetch (progress while it runs).
+    queued: u64,
+    errors: u64,
+    errors_by_kind: std::collections::BTreeMap<String, u64>,
+    bytes: u64,
+    /// Pages per second from start to finish (or to now while it runs).
+    pages_per_second: Option<f64>,
+    matches: u64,
+    cases: Vec<i64>,
+}
+
+impl SiteCrawl {
+    fn new(d: CrawlDetail) -> Self {
+        let c = &d.crawl;
+        let seconds = c
+            .started_at
+            .map(|s| (c.finished_at.unwrap_or_else(Utc::now) - s).num_milliseconds() as f64 / 1e3);
+        SiteCrawl {
+            id: c.id.0,
+            status: c.status.as_str(),
+            started_at: c.started_at,
+            finished_at: c.finished_at,
+            pages: c.pages_fetched,
+            queued: d.frontier.queued + d.frontier.claimed,
+            errors: c.pages_failed,
+            bytes: c.bytes,
+            pages_per_second: seconds
+                .filter(|s| *s > 0.0)
+                .map(|s| (c.pages_fetched as f64 / s * 10.0).round() / 10.0),
+            matches: d.matches,
+            errors_by_kind: d.errors,
+            cases: d.cases,
+        }
+    }
+}
+
+async fn show(store: &Store, id: i64, limit: u32, json: bool) -> Result<()> {
+    let site = store.site(id).await.map_err(unknown(id))?;
+    let mut crawls = Vec::new();
+    for c in store.crawls(&CrawlFilter::Site(id), None, limit).await? {
+        crawls.push(SiteCrawl::new(store.crawl_detail(c.id).await?));
+    }
+    if json {
+        #[derive(Serialize)]
+        struct Shown<'a> {
+            #[serde(flatten)]
+            site: &'a Site,
+            crawls: &'a [SiteCrawl],
+        }
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&Shown {
+                site: &site,
+                crawls: &crawls
+            })?
+        );
+        return Ok(());
+    }
+    let s = &site.settings;
+    outln!("site {}: {}", site.id, site.name);
+    outln!("  start url   {}", site.start_url);
+    outln!(
+        "  state       {}{}",
+        if site.enabled { "active" } else { "paused" },
+        next_crawl(&site)
+    );
+    outln!(
+        "  settings    {} pages, depth {}, {} ms between fetches, {} at once",
+        s.max_pages,
+        s.max_depth,
+        s.delay_ms,
+        s.concurrency
+    );
+    for (what, patterns) in [("include", &s.include), ("exclude", &s.exclude)] {
+        if !patterns.is_empty() {
+            outln!("  {what:<11} {}", patterns.join("  "));
+        }
+    }
+    if crawls.is_empty() {
+        outln!("  no crawls yet: `copyhound sites crawl {}`", site.id);
+        return Ok(());
+    }
+    outln!("  crawls (newest first):");
+    for c in &crawls {
+        let errors = c
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        outln!(
+            "    crawl {} {} {}: {} pages{}, {} errors{}, {} bytes{}, {} matches, cases {}",
+            c.id,
+            c.status,
+            c.started_at
+                .map_or("-".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string()),
+            c.pages,
+            if c.queued > 0 {
+                format!(" ({} to go)", c.queued)
+            } else {
+                String::new()
+            },
+            c.errors,
+            if errors.is_empty() {
+                String::new()
+            } else {
+                format!(" ({errors})")
+            },
+            c.bytes,
+            c.pages_per_second
+                .map_or(String::new(), |p| format!(", {p} pages/s")),
+            c.matches,
+            if c.cases.is_empty() {
+                "none".to_owned()
+            } else {
+                c.cases
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        );
+    }
+    Ok(())
+}
+
+async fn crawl(
+    store: &Store,
+    id: i64,
+    enqueue: bool,
+    json: bool,
+    settings: &Settings,
+) -> Result<()> {
+    if enqueue {
+        let queued = pipeline::crawl_site_now(store, id).await.map_err(|e| {
+            if e.is_not_found() {
+                anyhow::anyhow!("there is no watched site {id}: see `copyhound sites list`")
+            } else {
+                anyhow::Error::new(e)
+            }
+        })?;
+        let (job, new) = match queued {
+            Enqueued::New(job) => (job, true),
+            Enqueued::Duplicate(job) => (job, false),
+        };
+        if json {
+            outln!(
+                "{}",
+                serde_json::json!({"site": id, "job": job.0, "already_queued": !new})
+            );
+        } else if new {
+            outln!("crawl of site {id} queued (job {job}); run `copyhound worker` to crawl it");
+        } else {
+            outln!("site {id} already has a crawl queued or running (job {job})");
+        }
+        return Ok(());
+    }
+    let (crawl, crawl_settings, resumed) =
+        match pipeline::site_crawl(store, &settings.crawler, id).await {
+            Err(e) if e.is_not_found() => {
+                bail!("there is no watched site {id}: see `copyhound sites list`")
+            }
+            other => other.with_context(|| format!("while starting a crawl of site {id}"))?,
+        };
+    if resumed && !json {
+        eprintln!("resuming the unfinished crawl {crawl} of site {id}");
+    }
+    super::crawl::run_now(store, crawl, crawl_settings, settings, json).await
+}

@@ -1,0 +1,193 @@
+//! Suspect sites crawled on their schedules: watching a site (its settings checked as a
+//! crawl would check them), its crawl job, and the crawl that job runs.
+//!
+//! Two crawls of one site never overlap: the schedule's job and "crawl now" share one
+//! de-duplication key, so at most one site job is queued or running, and the job resumes the
+//! site's unfinished crawl (after a crash or a shutdown) instead of starting another.
+
+use std::time::Duration;
+
+use crawler::{CrawlSettings, StoreCrawl};
+use store::{
+    CrawlFilter, CrawlId, Crawls, Enqueued, JobQueue, NewJob, NewSite, Site, SiteSchedule,
+    SiteSettings, Store, SuspectSites, site_schedule_name,
+};
+use url::Url;
+
+use crate::error::{Error, Result, store_err};
+use crate::jobs::Job;
+
+/// The job that crawls site `site`: queued by its schedule and by [`crawl_site_now`], with one
+/// de-duplication key for both (`schedule:site:ID`).
+///
+/// # Errors
+/// Never in practice (the job serialises).
+pub fn site_job(site: i64) -> store::Result<NewJob> {
+    Ok(NewJob::new(&Job::CrawlSite { site })?
+        .dedupe_key(format!("schedule:{}", site_schedule_name(site)))
+        .max_attempts(3))
+}
+
+/// A site's schedule on `cron` (UTC), queueing [`site_job`].
+pub fn site_schedule(cron: &str) -> SiteSchedule {
+    SiteSchedule {
+        cron: cron.to_owned(),
+        job: site_job,
+    }
+}
+
+/// The crawler settings of a site's crawls: `base` (the configuration) with the site's own
+/// budget, depth, delay, concurrency and URL patterns.
+pub fn site_crawl_settings(base: &CrawlSettings, site: &SiteSettings) -> CrawlSettings {
+    let mut s = base.clone();
+    s.max_pages = Some(u64::from(site.max_pages));
+    s.max_depth = site.max_depth;
+    s.politeness.delay = Duration::from_millis(u64::from(site.delay_ms));
+    s.politeness.per_host_concurrency = site.concurrency;
+    s.scope.include.clone_from(&site.include);
+    s.scope.exclude.clone_from(&site.exclude);
+    s
+}
+
+/// Checks that a crawl of `start_url` with `settings` over `base` can run (the URL, the
+/// patterns, the ranges), as the crawl itself would, before anything is stored.
+///
+/// # Errors
+/// [`Error::Crawler`] naming what is wrong.
+pub fn check_site(base: &CrawlSettings, start_url: &str, settings: &SiteSettings) -> Result<()> {
+    let url = parse_start_url(start_url)?;
+    site_crawl_settings(base, settings).check(&[url])?;
+    Ok(())
+}
+
+fn parse_start_url(start_url: &str) -> Result<Url> {
+    let url = Url::parse(start_url).map_err(|e| {
+        Error::Page(format!(
+            "start url {start_url:?}: {e}; give an absolute http(s) url, e.g. \
+             https://example.com/book/1/"
+        ))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(Error::Page(format!(
+            "start url {start_url:?}: give an absolute http(s) url, e.g. https://example.com/book/1/"
+        )));
+    }
+    Ok(url)
+}
+
+/// Starts watching a site, its settings checked over `base` first.
+///
+/// # Errors
+/// As [`check_site`]; the store's refusals ([`store::Error::Conflict`] for a site watched
+/// already, [`store::Error::InvalidInput`] for a bad schedule).
+pub async fn watch_site(store: &Store, base: &CrawlSettings, site: &NewSite) -> Result<Site> {
+    check_site(base, &site.start_url, &site.settings)?;
+    store
+        .watch_site(site)
+        .await
+        .map_err(store_err("watching the site"))
+}
+
+/// Queues a crawl of `site` now. [`Enqueued::Duplicate`] when its crawl is queued or running
+/// already (scheduled or asked for), which then stays the only one.
+///
+/// # Errors
+/// An unknown site ([`Error::is_not_found`]), a database failure.
+pub async fn crawl_site_now(store: &Store, site: i64) -> Result<Enqueued> {
+    store
+        .site(site)
+        .await
+        .map_err(store_err("reading the site"))?;
+    let job = site_job(site).map_err(store_err("queueing the site's crawl"))?;
+    store
+        .enqueue(&job)
+        .await
+        .map_err(store_err("queueing the site's crawl"))
+}
+
+/// The crawl a run of `site` works on: its unfinished crawl (`queued` or `running`) if there
+/// is one, resumed with the settings stored with it, or else a new crawl from the site's
+/// start URL with [`site_crawl_settings`]. Returns the crawl and whether it was resumed.
+///
+/// # Errors
+/// An unknown or unwatched site ([`Error::is_not_found`]), settings that cannot run, a
+/// database failure.
+pub async fn site_crawl(
+    store: &Store,
+    base: &CrawlSettings,
+    site: i64,
+) -> Result<(CrawlId, CrawlSettings, bool)> {
+    let site = store
+        .site(site)
+        .await
+        .map_err(store_err("reading the site"))?;
+    let unfinished = store
+        .crawls(&CrawlFilter::Unfinished(site.id), None, 1)
+        .await
+        .map_err(store_err("looking for the site's unfinished crawl"))?;
+    if let Some(crawl) = unfinished.first() {
+        let settings = StoreCrawl::stored_settings(store, crawl.id).await?;
+        return Ok((crawl.id, settings, true));
+    }
+    let url = parse_start_url(&site.start_url)?;
+    let settings = site_crawl_settings(base, &site.settings);
+    settings.check(std::slice::from_ref(&url))?;
+    let id = StoreCrawl::create(store, &settings, &[url]).await?;
+    Ok((id, settings, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> SiteSettings {
+        SiteSettings {
+            max_pages: 7,
+            max_depth: 2,
+            delay_ms: 1500,
+            concurrency: 3,
+            include: vec!["/book/".into()],
+            exclude: vec!["\\?page=".into()],
+        }
+    }
+
+    #[test]
+    fn a_sites_settings_override_the_configured_ones_and_nothing_else() {
+        let base = CrawlSettings::default();
+        let s = site_crawl_settings(&base, &settings());
+        assert_eq!(s.max_pages, Some(7));
+        assert_eq!(s.max_depth, 2);
+        assert_eq!(s.politeness.delay, Duration::from_millis(1500));
+        assert_eq!(s.politeness.per_host_concurrency, 3);
+        assert_eq!(s.scope.include, vec!["/book/".to_owned()]);
+        assert_eq!(s.scope.exclude, vec!["\\?page=".to_owned()]);
+        assert_eq!(
+            s.fetch.safety.allow_private,
+            base.fetch.safety.allow_private
+        );
+        assert_eq!(s.max_attempts, base.max_attempts);
+    }
+
+    #[test]
+    fn a_site_is_checked_as_its_crawl_would_be() {
+        let base = CrawlSettings::default();
+        check_site(&base, "https://pirate.example/book/", &settings()).unwrap();
+        let bad_pattern = SiteSettings {
+            include: vec!["(".into()],
+            ..settings()
+        };
+        let err = check_site(&base, "https://pirate.example/", &bad_pattern).unwrap_err();
+        assert!(matches!(err, Error::Crawler(_)), "{err}");
+        for url in ["ftp://pirate.example/", "pirate.example/book", "https://"] {
+            assert!(check_site(&base, url, &settings()).is_err(), "{url}");
+        }
+    }
+
+    #[test]
+    fn the_schedule_and_crawl_now_share_one_key() {
+        let job = site_job(42).unwrap();
+        let scheduled = (site_schedule("0 3 * * *").job)(42).unwrap();
+        assert_eq!(format!("{job:?}"), format!("{scheduled:?}"));
+        assert!(format!("{job:?}").contains("schedule:site:42"));
+    }
+}
