@@ -1,16 +1,19 @@
 //! Suspect sites as a user runs them, on both backends: a local pirate site is watched with
 //! a schedule and its own settings, paused and resumed, crawled now (here and by a worker,
-//! one crawl at a time), and `sites show` tells what each crawl found.
+//! one crawl at a time), and `sites show` tells what each crawl found, and how far a running
+//! one has got, from another process.
 
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
 
 use axum::Router;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::response::{Html, IntoResponse, Response};
 use common::copyhound;
+use tokio::sync::Notify;
 
 /// 三国演义 1–10 (registered).
 const SANGUO: &str = include_str!("../../matcher/tests/data/sanguoyanyi_1-10.txt");
@@ -244,6 +247,89 @@ async fn watched_sites(db: &str, dir: &std::path::Path) {
         "not on",
     )
     .await;
+}
+
+/// A site whose second chapter is held back until the test lets it go.
+async fn held(State(gate): State<Arc<Notify>>, Path(name): Path<String>) -> Response {
+    if name == "held.html" {
+        // Bounded: a test that fails elsewhere does not hang the server.
+        let _ = tokio::time::timeout(Duration::from_secs(30), gate.notified()).await;
+        return Html(html(&chapter("第三回", "第四回"))).into_response();
+    }
+    page(Path(name)).await
+}
+
+async fn held_index() -> Html<&'static str> {
+    Html(
+        "<html><body><a href=\"/book/2.html\">第二回</a>\
+         <a href=\"/book/held.html\">第三回</a></body></html>",
+    )
+}
+
+/// While `sites crawl` runs in one process, `sites show` in another sees the crawl running
+/// with pages stored and a page still to go; once the held page is let go, it is done.
+async fn progress_is_seen_from_another_process(db: &str) {
+    let gate = Arc::new(Notify::new());
+    let app = Router::new()
+        .route("/", axum::routing::get(held_index))
+        .route("/book/{name}", axum::routing::get(held))
+        .with_state(gate.clone());
+    let (addr, _stop) = common::serve(app).await;
+    let added = ok(
+        db,
+        &["sites", "add", &format!("http://{addr}/"), "--delay", "5"],
+    )
+    .await;
+    assert!(added.starts_with("site "), "{added}");
+    let id = json(db, &["sites", "list", "--json"]).await[0]["id"].to_string();
+    let crawling = cmd(db)
+        .args(["sites", "crawl", &id, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let seen = loop {
+        let shown = json(db, &["sites", "show", &id, "--json"]).await;
+        if let Some(c) = shown["crawls"].as_array().and_then(|c| c.first())
+            && c["status"] == "running"
+            && c["pages"].as_u64() >= Some(2)
+            && c["queued"].as_u64() >= Some(1)
+        {
+            break c.clone();
+        }
+        assert!(Instant::now() < deadline, "no progress seen: {shown}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(seen["finished_at"].is_null(), "{seen}");
+    gate.notify_one();
+    common::wait_ok(crawling).await;
+    let shown = json(db, &["sites", "show", &id, "--json"]).await;
+    let done = &shown["crawls"][0];
+    assert_eq!(
+        (
+            done["status"].as_str(),
+            done["pages"].as_u64(),
+            done["queued"].as_u64()
+        ),
+        (Some("done"), Some(3), Some(0)),
+        "{shown}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_a_running_crawl_is_seen_elsewhere_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/copyhound.db", dir.path().display());
+    progress_is_seen_from_another_process(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_a_running_crawl_is_seen_elsewhere_on_postgres() {
+    let Some(db) = store::testing::postgres("sites_progress").await else {
+        return;
+    };
+    progress_is_seen_from_another_process(&db.url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -202,14 +202,7 @@ async fn killed_worker_loses_nothing(db: &str) {
         .args(["-INT", &second.id().to_string()])
         .status()
         .unwrap();
-    let out = tokio::task::spawn_blocking(move || second.wait_with_output().unwrap())
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::wait_ok(second).await;
 
     // Every page stored once.
     let snapshots = store.snapshots(Page::all()).await.unwrap();
