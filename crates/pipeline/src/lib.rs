@@ -35,7 +35,7 @@ pub use jobs::{Handler, Job, chain};
 pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use sites::{
-    check_site, crawl_site_now, site_crawl, site_crawl_settings, site_job, site_schedule,
-    watch_site,
+    SiteCrawl, check_site, crawl_site_now, site_crawl, site_crawl_settings, site_history, site_job,
+    site_schedule, watch_site,
 };
 pub use texts::{StoreTexts, TextCache, find};

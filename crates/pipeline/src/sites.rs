@@ -7,10 +7,11 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use crawler::{CrawlSettings, StoreCrawl};
 use store::{
-    CrawlFilter, CrawlId, Crawls, Enqueued, JobQueue, NewJob, NewSite, Site, SiteSchedule,
-    SiteSettings, Store, SuspectSites, site_schedule_name,
+    CrawlDetail, CrawlFilter, CrawlId, Crawls, Enqueued, JobQueue, NewJob, NewSite, Site,
+    SiteSchedule, SiteSettings, Store, SuspectSites, site_schedule_name,
 };
 use url::Url;
 
@@ -131,9 +132,81 @@ pub async fn site_crawl(
     }
     let url = parse_start_url(&site.start_url)?;
     let settings = site_crawl_settings(base, &site.settings);
-    settings.check(std::slice::from_ref(&url))?;
+    // `create` checks the settings against the seed before it stores anything.
     let id = StoreCrawl::create(store, &settings, &[url]).await?;
     Ok((id, settings, false))
+}
+
+/// One crawl of a site, as its history shows it (`sites show`, the admin UI's site page).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SiteCrawl {
+    /// The crawl's id.
+    pub id: i64,
+    /// `queued`, `running`, `done`, `failed` or `cancelled`.
+    pub status: &'static str,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Distinct URLs whose text was stored.
+    pub pages: u64,
+    /// Frontier entries still to fetch (progress while it runs).
+    pub queued: u64,
+    /// Entries that failed for good or ended with an HTTP error status.
+    pub errors: u64,
+    /// Those failures by kind.
+    pub errors_by_kind: std::collections::BTreeMap<String, u64>,
+    pub bytes: u64,
+    /// Pages per second from start to finish (or to now while it runs).
+    pub pages_per_second: Option<f64>,
+    /// Matches found on its pages.
+    pub matches: u64,
+    /// The cases its matches were filed in.
+    pub cases: Vec<i64>,
+}
+
+impl SiteCrawl {
+    fn new(d: CrawlDetail) -> Self {
+        let c = &d.crawl;
+        let seconds = c
+            .started_at
+            .map(|s| (c.finished_at.unwrap_or_else(Utc::now) - s).num_milliseconds() as f64 / 1e3);
+        SiteCrawl {
+            id: c.id.0,
+            status: c.status.as_str(),
+            started_at: c.started_at,
+            finished_at: c.finished_at,
+            pages: c.pages_fetched,
+            queued: d.frontier.queued + d.frontier.claimed,
+            errors: c.pages_failed,
+            bytes: c.bytes,
+            pages_per_second: seconds
+                .filter(|s| *s > 0.0)
+                .map(|s| (c.pages_fetched as f64 / s * 10.0).round() / 10.0),
+            matches: d.matches,
+            errors_by_kind: d.errors,
+            cases: d.cases,
+        }
+    }
+}
+
+/// The site's `limit` newest crawls, newest first, each counted afresh from what is stored
+/// (so a running crawl shows how far it has got).
+///
+/// # Errors
+/// A database failure.
+pub async fn site_history(store: &Store, site: i64, limit: u32) -> Result<Vec<SiteCrawl>> {
+    let crawls = store
+        .crawls(&CrawlFilter::Site(site), None, limit)
+        .await
+        .map_err(store_err("listing the site's crawls"))?;
+    let mut history = Vec::with_capacity(crawls.len());
+    for c in crawls {
+        let detail = store
+            .crawl_detail(c.id)
+            .await
+            .map_err(store_err("reading a crawl of the site"))?;
+        history.push(SiteCrawl::new(detail));
+    }
+    Ok(history)
 }
 
 #[cfg(test)]

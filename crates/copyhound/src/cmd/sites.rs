@@ -2,13 +2,9 @@
 //! schedule by `copyhound worker` (or now, with `sites crawl`).
 
 use anyhow::{Context, Result, bail};
-use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
 use serde::Serialize;
-use store::{
-    CrawlDetail, CrawlFilter, Crawls, Enqueued, NewSite, Site, SiteChanges, SiteSettings, Store,
-    SuspectSites,
-};
+use store::{Enqueued, NewSite, Site, SiteChanges, SiteSettings, Store, SuspectSites};
 
 use super::outln;
 use crate::settings::Settings;
@@ -294,62 +290,17 @@ async fn list(store: &Store, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// One crawl of a site as `sites show` prints it.
-#[derive(Debug, Serialize)]
-struct SiteCrawl {
-    id: i64,
-    status: &'static str,
-    started_at: Option<DateTime<Utc>>,
-    finished_at: Option<DateTime<Utc>>,
-    pages: u64,
-    /// Frontier entries still to fetch (progress while it runs).
-    queued: u64,
-    errors: u64,
-    errors_by_kind: std::collections::BTreeMap<String, u64>,
-    bytes: u64,
-    /// Pages per second from start to finish (or to now while it runs).
-    pages_per_second: Option<f64>,
-    matches: u64,
-    cases: Vec<i64>,
-}
-
-impl SiteCrawl {
-    fn new(d: CrawlDetail) -> Self {
-        let c = &d.crawl;
-        let seconds = c
-            .started_at
-            .map(|s| (c.finished_at.unwrap_or_else(Utc::now) - s).num_milliseconds() as f64 / 1e3);
-        SiteCrawl {
-            id: c.id.0,
-            status: c.status.as_str(),
-            started_at: c.started_at,
-            finished_at: c.finished_at,
-            pages: c.pages_fetched,
-            queued: d.frontier.queued + d.frontier.claimed,
-            errors: c.pages_failed,
-            bytes: c.bytes,
-            pages_per_second: seconds
-                .filter(|s| *s > 0.0)
-                .map(|s| (c.pages_fetched as f64 / s * 10.0).round() / 10.0),
-            matches: d.matches,
-            errors_by_kind: d.errors,
-            cases: d.cases,
-        }
-    }
-}
-
 async fn show(store: &Store, id: i64, limit: u32, json: bool) -> Result<()> {
     let site = store.site(id).await.map_err(unknown(id))?;
-    let mut crawls = Vec::new();
-    for c in store.crawls(&CrawlFilter::Site(id), None, limit).await? {
-        crawls.push(SiteCrawl::new(store.crawl_detail(c.id).await?));
-    }
+    let crawls = pipeline::site_history(store, id, limit)
+        .await
+        .context("while reading the site's crawls")?;
     if json {
         #[derive(Serialize)]
         struct Shown<'a> {
             #[serde(flatten)]
             site: &'a Site,
-            crawls: &'a [SiteCrawl],
+            crawls: &'a [pipeline::SiteCrawl],
         }
         outln!(
             "{}",
