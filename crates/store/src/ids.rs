@@ -70,3 +70,7 @@ id_type!(
     /// One row of the audit log (`audit_log.id`).
     AuditId
 );
+id_type!(
+    /// A takedown notice drafted from a case (`notices.id`).
+    NoticeId
+);

@@ -12,9 +12,10 @@
 //!   [`JobQueue`] and [`Schedules`] for the queue, [`EvidenceWrites`]/[`EvidenceReads`] for
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
-//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports and
-//!   [`AuditLog`]. Code that uses the store takes
-//!   `impl WorkReads` (or a generic) so a test can hand it a fake.
+//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports, [`AuditLog`],
+//!   and [`Notices`] and [`Rechecks`] for takedown notices and the re-checks that follow.
+//!   Code that uses the store takes `impl WorkReads` (or a generic) so a test can hand it a
+//!   fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
 //!
@@ -47,6 +48,7 @@ mod ids;
 mod index_load;
 mod licensed;
 mod matches;
+mod notices;
 mod packed;
 pub mod queue;
 mod reports;
@@ -73,12 +75,16 @@ pub use evidence::{
     SnapshotRecord, StoredBody, TextFilter,
 };
 pub use ids::{
-    AuditId, CaseId, ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, PageId, SiteId, SnapshotId,
-    WorkId,
+    AuditId, CaseId, ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, NoticeId, PageId, SiteId,
+    SnapshotId, WorkId,
 };
 pub use index_load::{IndexEntry, IndexLoads};
 pub use licensed::{LicensedDomain, LicensedDomains, normalize_domain};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
+pub use notices::{
+    CopyCheck, CopyRecord, CopyState, NewNotice, NoticeRecord, NoticeStatus, Notices,
+    RecheckRecord, RecheckWritten, Rechecks,
+};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerReport,
