@@ -74,6 +74,9 @@ enum Command {
     /// Suspect sites: watched, each crawled on its own schedule.
     #[command(subcommand)]
     Sites(cmd::sites::SitesCommand),
+    /// Takedown notices drafted from confirmed cases, and the re-checks after they are sent.
+    #[command(subcommand)]
+    Notices(cmd::notices::NoticesCommand),
     /// Match stored pages again (after registering a work, or adding a licensed domain).
     Rematch(cmd::rematch::RematchArgs),
     /// Run jobs from the queue until Ctrl-C.
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
             Command::Reports(c) => block_on(cmd::reports::run(c, &database)),
             Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
             Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),
+            Command::Notices(c) => block_on(cmd::notices::run(c, &database, &settings)),
             Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),

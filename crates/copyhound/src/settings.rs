@@ -41,6 +41,11 @@ pub struct Settings {
     pub crawler: crawler::CrawlSettings,
     /// What one imported file may cost (`[import]`): size, HTML shape, EPUB archive.
     pub import: import::ImportLimits,
+    /// Takedown notices (`[notices]`): the rights holder's profile, the default template,
+    /// abuse contacts.
+    pub notices: pipeline::NoticeSettings,
+    /// Re-checks after a notice is sent (`[rechecks]`): their intervals and schedule.
+    pub rechecks: pipeline::RecheckSettings,
 }
 
 impl Settings {
@@ -59,7 +64,13 @@ impl Settings {
         self.crawler
             .validate()
             .map_err(|e| e.in_section("crawler"))?;
-        self.import.validate().map_err(|e| e.in_section("import"))
+        self.import.validate().map_err(|e| e.in_section("import"))?;
+        self.notices
+            .validate()
+            .map_err(|e| e.in_section("notices"))?;
+        self.rechecks
+            .validate()
+            .map_err(|e| e.in_section("rechecks"))
     }
 }
 

@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+/// Reads a duration written as above.
+///
+/// # Errors
+/// A value that is neither a number of seconds nor a number with a unit.
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {
@@ -25,7 +29,7 @@ pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D
 
 /// Writes whole seconds as `"30s"`, anything else as milliseconds (`"1500ms"`), which
 /// [`deserialize`] reads back (sub-millisecond parts are dropped).
-pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     if d.subsec_nanos() == 0 {
         s.serialize_str(&format!("{}s", d.as_secs()))
     } else {

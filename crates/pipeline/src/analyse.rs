@@ -25,6 +25,8 @@ pub struct Analysed {
     pub opened: Vec<store::CaseId>,
     /// Cases this page reopened (a copy back after removal, a new chapter after dismissal).
     pub reopened: Vec<store::CaseId>,
+    /// Every case the page's matches belong to.
+    pub cases: Vec<store::CaseId>,
 }
 
 /// Matches stored pages: the live index (loaded by the first page, then kept current through
@@ -133,6 +135,7 @@ impl Analyser {
             licensed: recorded.licensed,
             opened: recorded.opened,
             reopened: recorded.reopened,
+            cases: recorded.cases,
         })
     }
 }

@@ -55,6 +55,13 @@ pub enum Error {
     /// [`std::io::ErrorKind::BrokenPipe`] on the source).
     #[error("while writing the export")]
     Write(#[source] std::io::Error),
+    /// A takedown notice cannot be drafted as asked (an unknown template, a bad recipient,
+    /// an incomplete rights-holder profile); the message says what to change.
+    #[error("{0}")]
+    Notice(String),
+    /// A notice template failed to render.
+    #[error("while rendering a notice")]
+    Render(#[source] askama::Error),
     /// A value could not be serialised for the store.
     #[error("while encoding {what}")]
     Encode {

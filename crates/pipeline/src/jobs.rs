@@ -48,6 +48,15 @@ pub enum Job {
         /// The fetched page.
         snapshot: SnapshotId,
     },
+    /// Queue a [`Job::Recheck`] for every case whose re-check is due (the `rechecks`
+    /// schedule's job).
+    RechecksDue,
+    /// Fetch a case's copies again after its notice was sent and record which are gone
+    /// ([`crate::Rechecker::recheck`]).
+    Recheck {
+        /// The case.
+        case: store::CaseId,
+    },
 }
 
 impl Job {
@@ -71,6 +80,8 @@ pub struct Handler {
     analyser: Arc<Analyser>,
     /// The configured crawler settings, which a site's crawl starts from.
     crawler: Option<Arc<crawler::CrawlSettings>>,
+    /// When re-checks run.
+    rechecks: crate::RecheckSettings,
 }
 
 impl Handler {
@@ -81,7 +92,15 @@ impl Handler {
             importer,
             analyser,
             crawler: None,
+            rechecks: crate::RecheckSettings::default(),
         }
+    }
+
+    /// The handler with the configured re-check intervals (the defaults otherwise).
+    #[must_use]
+    pub fn with_rechecks(mut self, settings: crate::RecheckSettings) -> Self {
+        self.rechecks = settings;
+        self
     }
 
     /// The handler with the configured crawler settings, which watched sites' crawls start
@@ -139,6 +158,34 @@ impl Handler {
             }
             Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
             Job::CrawlSite { site } => self.crawl_site(site, ctx).await,
+            Job::RechecksDue => {
+                match crate::rechecks::enqueue_due_rechecks(&self.store, chrono::Utc::now()).await {
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(JobError::retry(chain(&e))),
+                }
+            }
+            Job::Recheck { case } => self.recheck(case).await,
+        }
+    }
+
+    /// Re-checks a case's copies now.
+    async fn recheck(&self, case: store::CaseId) -> Result<(), JobError> {
+        let Some(crawl) = &self.crawler else {
+            return Err(JobError::permanent(
+                "this worker was started without crawler settings, so it cannot re-check a case",
+            ));
+        };
+        let rechecker = crate::Rechecker::new(
+            self.store.clone(),
+            Arc::clone(&self.analyser),
+            crawl,
+            self.rechecks.clone(),
+        )
+        .map_err(|e| JobError::permanent(chain(&e)))?;
+        match rechecker.recheck(case, chrono::Utc::now()).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+            Err(e) => Err(JobError::retry(chain(&e))),
         }
     }
 

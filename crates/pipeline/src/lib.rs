@@ -10,6 +10,8 @@
 //! - [`Analyser`]: the match stage over a [`LiveIndex`] kept current through the work change
 //!   log.
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
+//! - [`notices`]: takedown notices drafted from a confirmed case; [`Rechecker`]: the
+//!   re-checks after a notice is sent, until every copy is gone.
 
 mod analyse;
 pub mod cases;
@@ -18,6 +20,8 @@ mod crawl;
 mod error;
 mod index;
 mod jobs;
+pub mod notices;
+pub mod rechecks;
 pub mod reports;
 mod serve;
 pub mod sites;
@@ -32,6 +36,8 @@ pub use crawl::{
 pub use error::{Error, Result};
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};
+pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
+pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
 pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use sites::{

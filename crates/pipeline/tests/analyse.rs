@@ -2,13 +2,15 @@
 //! start-up load reach the index through the change log, without a reload, and a stored
 //! page's matches follow.
 
+mod common;
+
 use std::sync::Arc;
 
 use import::{ImportOptions, ImportSettings, Importer};
 use matcher::MatcherSettings;
 use pipeline::{Analyser, LiveIndex, ReportFormat, TextCache, export_reports, find};
 use store::testing::TestDb;
-use store::{EvidenceWrites, MatchReads, NewPageText, NewSnapshot, ReportFilter, WorkWrites};
+use store::{MatchReads, ReportFilter, WorkWrites};
 
 /// 老残游记 1–2: registered before the index is loaded.
 const FIRST: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
@@ -50,54 +52,6 @@ async fn found(live: &LiveIndex, store: &store::Store, text: &str) -> Vec<i64> {
         .collect()
 }
 
-/// A stored snapshot whose page text is `text`.
-async fn snapshot(store: &store::Store, text: &str) -> store::SnapshotId {
-    let body = text.as_bytes();
-    let url = "https://pirate.example/book/2.html".to_owned();
-    let new = NewSnapshot {
-        crawl: None,
-        url: url.clone(),
-        final_url: url.clone(),
-        status: 200,
-        http_version: "HTTP/1.1".into(),
-        headers: Vec::new(),
-        header_block: Vec::new(),
-        request_header_block: Vec::new(),
-        content_type: Some("text/plain; charset=utf-8".into()),
-        redirects: "[]".into(),
-        sha256: [7; 32],
-        body_len: body.len() as u64,
-        body_status: "complete".into(),
-        fetched_at: chrono::Utc::now(),
-        elapsed_ms: 1,
-        remote_addr: None,
-        etag: None,
-        last_modified: None,
-    };
-    let (id, _) = store
-        .insert_snapshot(&new, Some(&zstd::encode_all(body, 1).unwrap()))
-        .await
-        .unwrap();
-    store
-        .insert_page_text(&NewPageText {
-            snapshot: id,
-            url,
-            depth: 0,
-            chain: None,
-            kind: "chapter".into(),
-            title: None,
-            chapter_title: None,
-            body: text.to_owned(),
-            encoding: "UTF-8".into(),
-            decode_errors: false,
-            not_modified: false,
-            fetched_at: chrono::Utc::now(),
-        })
-        .await
-        .unwrap();
-    id
-}
-
 async fn works_reach_a_running_index_without_a_reload(db: &TestDb) {
     let store = &db.store;
     let first = import(store, "老残游记.txt", FIRST).await;
@@ -122,7 +76,7 @@ async fn works_reach_a_running_index_without_a_reload(db: &TestDb) {
     assert!(live.matcher().index().len() > loaded);
 
     // The match job stores the result (and replaces it when run again).
-    let snap = snapshot(store, &page).await;
+    let snap = common::stored_page(store, "https://pirate.example/book/2.html", &page).await;
     for _ in 0..2 {
         assert_eq!(analyser.analyse(snap).await.unwrap().matches, 1);
         let stored = store.matches_of(snap).await.unwrap();

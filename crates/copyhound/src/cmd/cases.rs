@@ -125,9 +125,11 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
         )
     })?;
     let history = store.case_history(args.id).await?;
+    let recheck = store::Rechecks::case_recheck(store, args.id).await?;
     if args.json {
         let mut value = serde_json::to_value(&view)?;
         value["history"] = serde_json::to_value(&history)?;
+        value["recheck"] = serde_json::to_value(&recheck)?;
         outln!("{value}");
         return Ok(());
     }
@@ -173,6 +175,9 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
             p.last_seen.format("%Y-%m-%d")
         );
     }
+    if let Some(r) = &recheck {
+        print_recheck(r)?;
+    }
     outln!("\npassages (page bytes = chapter bytes):");
     for m in &view.matches {
         outln!(
@@ -192,6 +197,45 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
             h.action,
             h.note().map(|n| format!(": {n}")).unwrap_or_default()
         );
+    }
+    Ok(())
+}
+
+/// The re-checks since the case's notice: each copy's state, a copy still up with the days
+/// since the notice.
+fn print_recheck(r: &store::RecheckRecord) -> Result<()> {
+    let now = chrono::Utc::now();
+    let days = pipeline::rechecks::days_since_notice(r, now);
+    let next = r.next_at.map_or_else(
+        || "no more re-checks".to_owned(),
+        |t| format!("next {}", t.format("%Y-%m-%d %H:%M UTC")),
+    );
+    outln!(
+        "\nre-checks: notice sent {} ({days} days ago); {} done; {next}",
+        r.sent_at.format("%Y-%m-%d %H:%M UTC"),
+        r.checks
+    );
+    for c in &r.copies {
+        let at = c.checked_at.format("%Y-%m-%d");
+        match c.state {
+            store::CopyState::Up => outln!(
+                "  up       {} (checked {at}): still up {} days after the notice",
+                c.url,
+                pipeline::rechecks::days_since_notice(r, c.checked_at)
+            ),
+            store::CopyState::Removed => outln!(
+                "  removed  {} since {}: {}{}",
+                c.url,
+                c.removed_at.unwrap_or(c.checked_at).format("%Y-%m-%d"),
+                c.reason,
+                c.removed_snapshot
+                    .map(|s| format!(" (snapshot {s})"))
+                    .unwrap_or_default()
+            ),
+            store::CopyState::Unknown => {
+                outln!("  unknown  {} (checked {at}): {}", c.url, c.reason);
+            }
+        }
     }
     Ok(())
 }

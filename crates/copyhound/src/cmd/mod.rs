@@ -8,6 +8,7 @@ pub mod check;
 pub mod crawl;
 pub mod crawls;
 pub mod migrate;
+pub mod notices;
 pub mod quality;
 pub mod rematch;
 pub mod reports;

@@ -108,7 +108,8 @@ pub fn handler(store: &store::Store, settings: &Settings) -> Result<Handler> {
     );
     Ok(
         Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
-            .with_crawler(settings.crawler.clone()),
+            .with_crawler(settings.crawler.clone())
+            .with_rechecks(settings.rechecks.clone()),
     )
 }
 

@@ -102,8 +102,15 @@ pub async fn serve(app: axum::Router) -> (std::net::SocketAddr, tokio::sync::one
 /// Runs the binary on `db` off the async runtime, with a short politeness delay for crawls of
 /// local test sites.
 pub async fn run_async(db: &str, args: &[&str]) -> Output {
+    run_with(db, &[], args).await
+}
+
+/// [`run_async`] with more environment variables (settings such as
+/// `COPYHOUND_CRAWLER__FETCH__SAFETY__ALLOW_PRIVATE`).
+pub async fn run_with(db: &str, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = copyhound(db);
     cmd.env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "10ms")
+        .envs(env.iter().copied())
         .args(args);
     tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
@@ -112,7 +119,12 @@ pub async fn run_async(db: &str, args: &[&str]) -> Output {
 
 /// [`run_async`], which must succeed; its standard output.
 pub async fn ok(db: &str, args: &[&str]) -> String {
-    let out = run_async(db, args).await;
+    ok_with(db, &[], args).await
+}
+
+/// [`run_with`], which must succeed; its standard output.
+pub async fn ok_with(db: &str, env: &[(&str, &str)], args: &[&str]) -> String {
+    let out = run_with(db, env, args).await;
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -126,7 +138,12 @@ pub async fn ok(db: &str, args: &[&str]) -> String {
 
 /// [`ok`], its output read as one JSON value.
 pub async fn json(db: &str, args: &[&str]) -> serde_json::Value {
-    let out = ok(db, args).await;
+    json_with(db, &[], args).await
+}
+
+/// [`ok_with`], its output read as one JSON value.
+pub async fn json_with(db: &str, env: &[(&str, &str)], args: &[&str]) -> serde_json::Value {
+    let out = ok_with(db, env, args).await;
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 

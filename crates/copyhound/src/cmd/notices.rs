@@ -1,0 +1,240 @@
+//! `copyhound notices`: takedown notices drafted from confirmed cases, marked sent by hand
+//! (copyhound sends no mail), and the re-checks that follow until every copy is gone.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use chrono::Utc;
+use clap::{Subcommand, ValueEnum};
+use pipeline::notices::{self, NoticeTemplate};
+use pipeline::rechecks::{RecheckReport, Rechecker};
+use store::{CaseId, NoticeId, NoticeRecord, Notices, Rechecks, Store};
+
+use super::outln;
+use crate::settings::Settings;
+
+/// `notices` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum NoticesCommand {
+    /// Draft a notice from a confirmed case, with the rights holder's profile from the
+    /// settings (`[notices.rights_holder]`).
+    Create {
+        /// The case (`cases list --status confirmed`).
+        case: CaseId,
+        /// dmca (17 U.S.C. § 512(c)(3), English) or cn (《信息网络传播权保护条例》第十四条)
+        /// [default: notices.template].
+        #[arg(long)]
+        template: Option<String>,
+        /// Where it goes: an email address or a takedown form's URL (default: the configured
+        /// abuse contact of the host, else the site's security.txt contact).
+        #[arg(long, value_name = "ADDRESS")]
+        to: Option<String>,
+        /// Print the stored notice as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The notices, newest first.
+    List {
+        /// Only this case's.
+        #[arg(long, value_name = "ID")]
+        case: Option<CaseId>,
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A notice as it was drafted, to send.
+    Show {
+        /// The notice.
+        id: NoticeId,
+        /// text, or an HTML document.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Record that a notice went out: its case becomes notice_sent and re-checks start.
+    MarkSent {
+        /// The notice.
+        id: NoticeId,
+    },
+    /// Re-check a case's copies now (the workers do it on schedule).
+    Recheck {
+        /// The case.
+        case: CaseId,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// How `notices show` prints.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Plain text with its To and Subject lines.
+    Text,
+    /// An HTML document.
+    Html,
+}
+
+/// Runs a `notices` subcommand.
+pub async fn run(command: NoticesCommand, database: &str, settings: &Settings) -> Result<()> {
+    let store = super::open_store(database).await?;
+    let result = run_on(&store, command, settings).await;
+    store.close().await;
+    result
+}
+
+async fn run_on(store: &Store, command: NoticesCommand, settings: &Settings) -> Result<()> {
+    match command {
+        NoticesCommand::Create {
+            case,
+            template,
+            to,
+            json,
+        } => {
+            let template =
+                NoticeTemplate::parse(template.as_deref().unwrap_or(&settings.notices.template))?;
+            let fetcher = crawler::Fetcher::new(settings.crawler.fetch.clone())
+                .context("while setting up the fetcher for security.txt")?;
+            let notice = notices::create_notice(
+                store,
+                &settings.notices,
+                Some(&fetcher),
+                case,
+                template,
+                to.as_deref(),
+                "cli",
+            )
+            .await
+            .with_context(|| format!("while drafting a notice of case {case}"))?;
+            if json {
+                outln!("{}", serde_json::to_string(&notice)?);
+            } else {
+                outln!(
+                    "notice {} drafted from case {case} ({} template), to {}",
+                    notice.id,
+                    notice.template,
+                    recipient(&notice)
+                );
+                outln!(
+                    "read it with `copyhound notices show {}`; once sent, run `copyhound notices mark-sent {}`",
+                    notice.id,
+                    notice.id
+                );
+            }
+            Ok(())
+        }
+        NoticesCommand::List { case, json } => {
+            let list = store.notices(case).await?;
+            if json {
+                outln!("{}", serde_json::to_string(&list)?);
+                return Ok(());
+            }
+            if list.is_empty() {
+                outln!("no notices yet: draft one with `copyhound notices create CASE`");
+            }
+            for n in &list {
+                let sent = n.sent_at.map_or_else(
+                    || "draft".to_owned(),
+                    |t| format!("sent {}", t.format("%Y-%m-%d %H:%M UTC")),
+                );
+                outln!(
+                    "{:>5}  case {:<5} {:<5} {:<22} to {}  {}",
+                    n.id,
+                    n.case_id,
+                    n.template,
+                    sent,
+                    recipient(n),
+                    n.subject
+                );
+            }
+            Ok(())
+        }
+        NoticesCommand::Show { id, format } => {
+            let notice = store.notice(id).await.with_context(|| {
+                format!("while reading notice {id} (see `copyhound notices list`)")
+            })?;
+            match format {
+                Format::Text => super::write_stdout(&notice.body_text),
+                Format::Html => super::write_stdout(&notice.body_html),
+            }
+        }
+        NoticesCommand::MarkSent { id } => {
+            let notice = notices::mark_sent(store, &settings.rechecks, id, "cli", Utc::now())
+                .await
+                .with_context(|| format!("while marking notice {id} sent"))?;
+            let first = store
+                .case_recheck(notice.case_id)
+                .await?
+                .and_then(|r| r.next_at)
+                .map_or_else(String::new, |t| {
+                    format!(" from {}", t.format("%Y-%m-%d %H:%M UTC"))
+                });
+            outln!(
+                "notice {} marked sent; case {} is notice_sent and its copies are re-checked{first}",
+                notice.id,
+                notice.case_id,
+            );
+            Ok(())
+        }
+        NoticesCommand::Recheck { case, json } => {
+            let analyser = pipeline::Analyser::new(
+                store.clone(),
+                settings.fingerprint.clone(),
+                settings.matcher.clone(),
+            );
+            let rechecker = Rechecker::new(
+                store.clone(),
+                Arc::new(analyser),
+                &settings.crawler,
+                settings.rechecks.clone(),
+            )?;
+            let report = rechecker
+                .recheck(case, Utc::now())
+                .await
+                .with_context(|| format!("while re-checking case {case}"))?;
+            if json {
+                outln!("{}", serde_json::to_string(&report)?);
+            } else {
+                print_recheck(&report)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn recipient(n: &NoticeRecord) -> &str {
+    if n.recipient.is_empty() {
+        "(no address known: fill it in)"
+    } else {
+        &n.recipient
+    }
+}
+
+fn print_recheck(report: &RecheckReport) -> Result<()> {
+    let r = &report.written.recheck;
+    let days = pipeline::rechecks::days_since_notice(r, report.checked_at);
+    for c in &r.copies {
+        match c.state {
+            store::CopyState::Up => outln!(
+                "  up       {}: still up {days} days after the notice",
+                c.url
+            ),
+            store::CopyState::Removed => outln!("  removed  {}: {}", c.url, c.reason),
+            store::CopyState::Unknown => outln!("  unknown  {}: {}", c.url, c.reason),
+        }
+    }
+    if report.written.case_removed {
+        outln!("case {}: every copy is gone; the case is removed", r.case);
+    } else if let Some(next) = r.next_at {
+        outln!(
+            "case {}: next re-check {}",
+            r.case,
+            next.format("%Y-%m-%d %H:%M UTC")
+        );
+    } else {
+        outln!(
+            "case {} is no longer notice_sent: its re-checks stopped",
+            r.case
+        );
+    }
+    Ok(())
+}

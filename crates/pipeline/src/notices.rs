@@ -1,0 +1,610 @@
+//! Takedown notices: a document rendered from a confirmed case with one of two templates —
+//! `dmca` (the elements of 17 U.S.C. § 512(c)(3)) and `cn` (those of
+//! 《信息网络传播权保护条例》第十四条) — naming the rights holder, the work, each infringing URL
+//! with the chapters it copies and the SHA-256 and fetch time of each snapshot that shows it.
+//!
+//! The templates are askama files under `web/templates/notices/` (`<name>.txt` and
+//! `<name>.html`), compiled into the binary; a rights team edits them and rebuilds. A notice
+//! is stored as rendered, so what was sent is what `notices show` prints later. copyhound
+//! sends no mail: the notice is a document to send; [`mark_sent`] records that it went out and
+//! starts the case's re-checks ([`crate::rechecks`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use askama::Template;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use store::{CaseId, CaseReads, NewNotice, NoticeId, NoticeRecord, Notices, Store, WorkReads};
+
+use crate::error::{Error, Result, store_err};
+use crate::rechecks::{RecheckSettings, ensure_recheck_schedule};
+
+/// Who the notices speak for (`[notices.rights_holder]`): the elements both laws ask for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RightsHolder {
+    /// The rights holder's name (a person or a company).
+    pub name: String,
+    /// Postal address.
+    pub address: String,
+    /// Email address.
+    pub email: String,
+    /// Telephone number.
+    pub phone: String,
+    /// The person who signs the notices on the rights holder's behalf.
+    pub signatory: String,
+}
+
+impl RightsHolder {
+    /// The settings still empty that every notice needs, by their keys.
+    pub fn missing(&self) -> Vec<&'static str> {
+        [
+            ("notices.rights_holder.name", &self.name),
+            ("notices.rights_holder.address", &self.address),
+            ("notices.rights_holder.email", &self.email),
+            ("notices.rights_holder.signatory", &self.signatory),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.trim().is_empty())
+        .map(|(k, _)| k)
+        .collect()
+    }
+}
+
+/// Notice settings (`[notices]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NoticeSettings {
+    /// The rights holder's profile.
+    pub rights_holder: RightsHolder,
+    /// The template used when none is named: `dmca` or `cn`.
+    pub template: String,
+    /// Abuse contacts by host: a key matches the host and its subdomains
+    /// (`"pirate.example" = "abuse@hoster.example"`). Checked before `security.txt`.
+    pub abuse_contacts: BTreeMap<String, String>,
+    /// Whether a notice without `--to` looks for the site's `security.txt` contact.
+    pub security_txt: bool,
+}
+
+impl Default for NoticeSettings {
+    fn default() -> Self {
+        NoticeSettings {
+            rights_holder: RightsHolder::default(),
+            template: NoticeTemplate::Dmca.as_str().to_owned(),
+            abuse_contacts: BTreeMap::new(),
+            security_txt: true,
+        }
+    }
+}
+
+impl NoticeSettings {
+    /// Checks the default template's name.
+    ///
+    /// # Errors
+    /// An unknown template, by its key.
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        NoticeTemplate::parse(&self.template)
+            .map(drop)
+            .map_err(|_| bounds::OutOfRange::new("template", &self.template, "must be dmca or cn"))
+    }
+}
+
+/// A notice template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeTemplate {
+    /// English, the elements of 17 U.S.C. § 512(c)(3).
+    Dmca,
+    /// Chinese, the elements of 《信息网络传播权保护条例》第十四条.
+    Cn,
+}
+
+impl NoticeTemplate {
+    /// Every template.
+    pub const ALL: [NoticeTemplate; 2] = [NoticeTemplate::Dmca, NoticeTemplate::Cn];
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeTemplate::Dmca => "dmca",
+            NoticeTemplate::Cn => "cn",
+        }
+    }
+
+    /// The template named `s` (case-insensitive).
+    ///
+    /// # Errors
+    /// [`Error::Notice`] naming the templates there are.
+    pub fn parse(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| Error::Notice(format!("unknown notice template {s:?}: use dmca or cn")))
+    }
+}
+
+impl fmt::Display for NoticeTemplate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A chapter a URL copies.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoticeChapter {
+    /// Its 1-based position in the work.
+    pub index: u32,
+    /// Its title.
+    pub title: String,
+}
+
+/// One stored fetch of an infringing URL.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoticeEvidence {
+    /// The snapshot.
+    pub snapshot: i64,
+    /// SHA-256 of the body as fetched, lower-case hex.
+    pub sha256: String,
+    /// When it was fetched (`2026-11-25 01:02:03 UTC`).
+    pub fetched_at: String,
+}
+
+/// One infringing URL.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoticeCopy {
+    /// The URL.
+    pub url: String,
+    /// The chapters it copies, in work order.
+    pub chapters: Vec<NoticeChapter>,
+    /// The snapshots that show it, oldest first.
+    pub evidence: Vec<NoticeEvidence>,
+}
+
+/// Where to send a notice, and how copyhound knows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Recipient {
+    /// An email address or a URL (a web form).
+    pub address: String,
+    /// Where it came from (`--to`, `configured abuse contact`, `https://…/security.txt`).
+    pub source: String,
+}
+
+/// What a notice template renders: everything comes from the case, the work and the
+/// rights holder's profile.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoticeDocument {
+    /// The template.
+    pub template: NoticeTemplate,
+    /// The case.
+    pub case: CaseId,
+    /// The date written on the notice (`2026-11-25`).
+    pub date: String,
+    /// Who it speaks for.
+    pub rights_holder: RightsHolder,
+    /// Where it goes, if known.
+    pub recipient: Option<Recipient>,
+    /// The work's title.
+    pub work_title: String,
+    /// Its author, if recorded.
+    pub work_author: Option<String>,
+    /// Chapters the work has.
+    pub work_chapters: u32,
+    /// Chapters copied on the site.
+    pub chapters_copied: u32,
+    /// The site's host.
+    pub site: String,
+    /// Each infringing URL, in URL order.
+    pub copies: Vec<NoticeCopy>,
+}
+
+impl NoticeDocument {
+    /// The subject line.
+    pub fn subject(&self) -> String {
+        match self.template {
+            NoticeTemplate::Dmca => format!(
+                "DMCA notice of copyright infringement: \"{}\" copied on {}",
+                self.work_title, self.site
+            ),
+            NoticeTemplate::Cn => format!("侵权通知书：《{}》（{}）", self.work_title, self.site),
+        }
+    }
+
+    /// The recipient's address, or a blank to fill in.
+    pub fn to(&self) -> &str {
+        self.recipient.as_ref().map_or("", |r| r.address.as_str())
+    }
+}
+
+/// Formats a time as notices print it.
+fn when(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+}
+
+/// A URL's chapters (index → title) and snapshots ((fetch time, id) → SHA-256).
+type UrlMatches<'a> = (
+    BTreeMap<u32, &'a str>,
+    BTreeMap<(DateTime<Utc>, i64), &'a str>,
+);
+
+/// Reads what a notice of `case` says, without rendering or storing it.
+///
+/// # Errors
+/// [`crate::Error::is_not_found`] for an unknown case; [`Error::Notice`] when the rights
+/// holder's profile lacks an element the law asks for (naming the settings to fill in); a
+/// database failure.
+pub async fn notice_document(
+    store: &Store,
+    settings: &NoticeSettings,
+    case: CaseId,
+    template: NoticeTemplate,
+    recipient: Option<Recipient>,
+    now: DateTime<Utc>,
+) -> Result<NoticeDocument> {
+    let missing = settings.rights_holder.missing();
+    if !missing.is_empty() {
+        return Err(Error::Notice(format!(
+            "the rights holder's profile is incomplete: set {} in the config file (or the \
+             COPYHOUND_NOTICES__RIGHTS_HOLDER__* environment variables)",
+            missing.join(", ")
+        )));
+    }
+    let record = store
+        .case(case)
+        .await
+        .map_err(store_err("reading the case"))?;
+    let work = store
+        .work(record.work_id)
+        .await
+        .map_err(store_err("reading the case's work"))?;
+    let matches = store
+        .case_matches(case)
+        .await
+        .map_err(store_err("reading the case's matches"))?;
+    let mut by_url: BTreeMap<&str, UrlMatches<'_>> = BTreeMap::new();
+    for m in &matches {
+        let (chapters, evidence) = by_url.entry(m.url.as_str()).or_default();
+        chapters.insert(m.chapter_index, m.chapter_title.as_str());
+        evidence.insert((m.fetched_at, m.snapshot_id.0), m.snapshot_sha256.as_str());
+    }
+    let copied: BTreeSet<u32> = matches.iter().map(|m| m.chapter_index).collect();
+    Ok(NoticeDocument {
+        template,
+        case,
+        date: now.format("%Y-%m-%d").to_string(),
+        rights_holder: settings.rights_holder.clone(),
+        recipient,
+        work_title: work.title,
+        work_author: work.author,
+        work_chapters: record.work_chapters,
+        chapters_copied: u32::try_from(copied.len()).unwrap_or(u32::MAX),
+        site: record.site,
+        copies: by_url
+            .into_iter()
+            .map(|(url, (chapters, evidence))| NoticeCopy {
+                url: url.to_owned(),
+                chapters: chapters
+                    .into_iter()
+                    .map(|(index, title)| NoticeChapter {
+                        index,
+                        title: title.to_owned(),
+                    })
+                    .collect(),
+                evidence: evidence
+                    .into_iter()
+                    .map(|((at, snapshot), sha)| NoticeEvidence {
+                        snapshot,
+                        sha256: sha.to_owned(),
+                        fetched_at: when(at),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "notices/dmca.txt")]
+struct DmcaText<'a> {
+    d: &'a NoticeDocument,
+}
+
+#[derive(Template)]
+#[template(path = "notices/dmca.html")]
+struct DmcaHtml<'a> {
+    d: &'a NoticeDocument,
+}
+
+#[derive(Template)]
+#[template(path = "notices/cn.txt")]
+struct CnText<'a> {
+    d: &'a NoticeDocument,
+}
+
+#[derive(Template)]
+#[template(path = "notices/cn.html")]
+struct CnHtml<'a> {
+    d: &'a NoticeDocument,
+}
+
+/// A rendered notice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The subject line.
+    pub subject: String,
+    /// Plain text.
+    pub text: String,
+    /// An HTML document (every value escaped: URLs and titles come from pirate pages).
+    pub html: String,
+}
+
+/// Renders `doc` with its template, as text and as HTML.
+///
+/// # Errors
+/// [`Error::Render`] when a template fails.
+pub fn render(doc: &NoticeDocument) -> Result<Rendered> {
+    let (text, html) = match doc.template {
+        NoticeTemplate::Dmca => (DmcaText { d: doc }.render(), DmcaHtml { d: doc }.render()),
+        NoticeTemplate::Cn => (CnText { d: doc }.render(), CnHtml { d: doc }.render()),
+    };
+    Ok(Rendered {
+        subject: doc.subject(),
+        text: text.map_err(Error::Render)?,
+        html: html.map_err(Error::Render)?,
+    })
+}
+
+/// Checks a recipient given by hand: an email address or an http(s) URL, one line.
+///
+/// # Errors
+/// [`Error::Notice`] saying what is wrong.
+pub fn check_recipient(to: &str) -> Result<String> {
+    let to = to.trim();
+    let url = to.starts_with("https://") || to.starts_with("http://");
+    let email = !url
+        && to
+            .split_once('@')
+            .is_some_and(|(a, b)| !a.is_empty() && b.contains('.'));
+    if to.chars().any(char::is_control) || to.chars().count() > 320 || !(url || email) {
+        return Err(Error::Notice(format!(
+            "recipient {to:?}: give an email address (abuse@host.example) or the URL of a \
+             takedown form"
+        )));
+    }
+    Ok(to.to_owned())
+}
+
+/// The abuse contact configured for `host` (or a parent domain of it).
+pub fn configured_contact(settings: &NoticeSettings, host: &str) -> Option<Recipient> {
+    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+    let mut suffix = host.as_str();
+    loop {
+        if let Some((key, address)) = settings
+            .abuse_contacts
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(suffix))
+        {
+            return Some(Recipient {
+                address: address.clone(),
+                source: format!("configured abuse contact for {key}"),
+            });
+        }
+        suffix = suffix.split_once('.')?.1;
+    }
+}
+
+/// The contact a `security.txt` (RFC 9116) names: its first `mailto:` contact, else its
+/// first `https:` one. Reads at most the first 64 KiB and 200 lines.
+pub fn security_txt_contact(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(&body[..body.len().min(64 * 1024)]);
+    let contacts: Vec<&str> = text
+        .lines()
+        .take(200)
+        .filter_map(|line| {
+            let (field, value) = line.split_once(':')?;
+            field
+                .trim()
+                .eq_ignore_ascii_case("contact")
+                .then(|| value.trim())
+        })
+        .filter(|v| !v.is_empty() && !v.chars().any(char::is_control))
+        .collect();
+    if let Some(mail) = contacts.iter().find_map(|c| {
+        c.get(..7)
+            .filter(|p| p.eq_ignore_ascii_case("mailto:"))
+            .map(|_| &c[7..])
+    }) {
+        return Some(mail.to_owned());
+    }
+    contacts
+        .iter()
+        .find(|c| c.starts_with("https://"))
+        .map(|c| (*c).to_owned())
+}
+
+/// Where to send a notice about `site_url`'s host: the configured abuse contact, else the
+/// site's `security.txt` contact (`/.well-known/security.txt`, then `/security.txt`), fetched
+/// with `fetcher` (its address rules apply). `None` when neither is known.
+pub async fn suggest_recipient(
+    settings: &NoticeSettings,
+    fetcher: Option<&crawler::Fetcher>,
+    site_url: &url::Url,
+) -> Option<Recipient> {
+    let host = site_url.host_str()?;
+    if let Some(r) = configured_contact(settings, host) {
+        return Some(r);
+    }
+    let fetcher = fetcher.filter(|_| settings.security_txt)?;
+    for path in ["/.well-known/security.txt", "/security.txt"] {
+        let Ok(url) = site_url.join(path) else {
+            continue;
+        };
+        let Ok(snapshot) = fetcher
+            .fetch(&crawler::FetchRequest::get(url.clone()))
+            .await
+        else {
+            continue;
+        };
+        let plain = snapshot
+            .media_type()
+            .is_some_and(|m| m.eq_ignore_ascii_case("text/plain"));
+        if snapshot.status == 200
+            && plain
+            && let Some(address) = security_txt_contact(&snapshot.body)
+        {
+            return Some(Recipient {
+                address,
+                source: url.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// Drafts a notice of `case` with `template` and stores it: the recipient is `to`, else the
+/// one [`suggest_recipient`] finds (none is fine: the notice says where to write it).
+///
+/// # Errors
+/// [`Error::Notice`] for a bad recipient or an incomplete profile; a store conflict
+/// ([`store::Error::Conflict`]) when the case is not confirmed; a database failure.
+pub async fn create_notice(
+    store: &Store,
+    settings: &NoticeSettings,
+    fetcher: Option<&crawler::Fetcher>,
+    case: CaseId,
+    template: NoticeTemplate,
+    to: Option<&str>,
+    actor: &str,
+) -> Result<NoticeRecord> {
+    let recipient = match to {
+        Some(to) => Some(Recipient {
+            address: check_recipient(to)?,
+            source: "given".to_owned(),
+        }),
+        None => {
+            let first_url = store
+                .case_matches(case)
+                .await
+                .map_err(store_err("reading the case's matches"))?
+                .into_iter()
+                .find_map(|m| url::Url::parse(&m.url).ok());
+            match first_url {
+                Some(url) => suggest_recipient(settings, fetcher, &url).await,
+                None => None,
+            }
+        }
+    };
+    let doc = notice_document(store, settings, case, template, recipient, Utc::now()).await?;
+    let rendered = render(&doc)?;
+    store
+        .create_notice(
+            &NewNotice {
+                case,
+                template: template.as_str().to_owned(),
+                recipient: doc.to().to_owned(),
+                subject: rendered.subject,
+                body_text: rendered.text,
+                body_html: rendered.html,
+            },
+            actor,
+        )
+        .await
+        .map_err(store_err("storing the notice"))
+}
+
+/// Records that notice `id` went out now: its case becomes `notice_sent` and the case's
+/// re-checks start, the first after `rechecks.first_interval` (the schedule that runs due
+/// re-checks is created if missing).
+///
+/// # Errors
+/// A store conflict when the notice was sent already or its case is no longer confirmed;
+/// [`crate::Error::is_not_found`] for an unknown notice; a database failure.
+pub async fn mark_sent(
+    store: &Store,
+    rechecks: &RecheckSettings,
+    id: NoticeId,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<NoticeRecord> {
+    let first = now + rechecks.interval_after(now, now);
+    let notice = store
+        .mark_notice_sent(id, actor, now, first)
+        .await
+        .map_err(store_err("marking the notice sent"))?;
+    ensure_recheck_schedule(store, rechecks).await?;
+    Ok(notice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn security_txt_prefers_an_email_contact() {
+        let body = b"# security.txt\nExpires: 2027-01-01T00:00:00Z\nContact: https://host.example/report\n\
+                     contact: MAILTO:abuse@host.example\nContact: mailto:second@host.example\n";
+        assert_eq!(
+            security_txt_contact(body).as_deref(),
+            Some("abuse@host.example")
+        );
+        assert_eq!(
+            security_txt_contact(b"Contact: https://host.example/form\r\n").as_deref(),
+            Some("https://host.example/form")
+        );
+        assert_eq!(security_txt_contact(b"Contact: ftp://x\n"), None);
+        assert_eq!(security_txt_contact(b"\xff\xfe\x00garbage"), None);
+        // A contact after the first 200 lines is not read.
+        let mut long = "x\n".repeat(300);
+        long.push_str("Contact: mailto:late@host.example\n");
+        assert_eq!(security_txt_contact(long.as_bytes()), None);
+    }
+
+    #[test]
+    fn configured_contacts_match_the_host_and_its_parents() {
+        let mut settings = NoticeSettings::default();
+        settings
+            .abuse_contacts
+            .insert("Pirate.example".into(), "abuse@hoster.example".into());
+        let found = configured_contact(&settings, "www.pirate.example:8080").unwrap();
+        assert_eq!(found.address, "abuse@hoster.example");
+        assert!(configured_contact(&settings, "notpirate.example").is_none());
+        assert!(configured_contact(&settings, "example").is_none());
+    }
+
+    #[test]
+    fn recipients_are_an_email_or_a_form_url() {
+        assert_eq!(
+            check_recipient(" abuse@x.example ").unwrap(),
+            "abuse@x.example"
+        );
+        assert!(check_recipient("https://x.example/dmca").is_ok());
+        for bad in [
+            "",
+            "nobody",
+            "a@b",
+            "abuse@x.example\nBcc: y@z.example",
+            "ftp://x",
+        ] {
+            assert!(check_recipient(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn templates_parse_by_name_and_the_profile_names_what_is_missing() {
+        assert_eq!(NoticeTemplate::parse(" CN ").unwrap(), NoticeTemplate::Cn);
+        let err = NoticeTemplate::parse("gdpr").unwrap_err().to_string();
+        assert!(err.contains("dmca or cn"), "{err}");
+        let holder = RightsHolder {
+            name: "某出版社".into(),
+            email: "legal@press.example".into(),
+            ..RightsHolder::default()
+        };
+        assert_eq!(
+            holder.missing(),
+            [
+                "notices.rights_holder.address",
+                "notices.rights_holder.signatory"
+            ]
+        );
+    }
+}

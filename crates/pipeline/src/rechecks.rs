@@ -1,0 +1,428 @@
+//! Re-checks: once a case's notice is sent, each copy (a page of the case) is fetched again
+//! when due — daily for the first two weeks, then weekly, by default — and every fetch is
+//! stored as a snapshot. A copy is gone when its page answers 404 or 410, no longer holds
+//! the copied chapters, or its host no longer resolves (on two checks in a row: one resolver
+//! hiccup proves nothing); the snapshot that showed it is the evidence. When every copy of a
+//! case is gone the case becomes `removed`. A fetch that cannot tell (a timeout, a server
+//! error, an anti-bot page) changes nothing and the copy is tried again next time. A copy
+//! that comes back later, at any URL of the site, reopens the case through the match stage.
+//!
+//! One schedule (`rechecks`) queues [`Job::RechecksDue`], which queues one
+//! [`Job::Recheck`] per due case; the times come from the store, so a test moves a clock
+//! instead of sleeping.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use crawler::{
+    CrawlSettings, ErrorKind, ExtractSettings, Extractor, FetchRequest, Fetcher, PageKind,
+    PageRecord, SnapshotSink, StoreSink,
+};
+use serde::{Deserialize, Serialize};
+use store::{
+    CaseId, CaseReads, CopyCheck, CopyState, JobQueue, NewJob, PageId, RecheckRecord,
+    RecheckWritten, Rechecks, Schedules, SnapshotId, Store,
+};
+use url::Url;
+
+use crate::analyse::Analyser;
+use crate::error::{Error, Result, store_err};
+use crate::jobs::Job;
+
+/// Who the audit log names for what re-checks do.
+pub const ACTOR: &str = "recheck";
+
+/// The schedule that queues due re-checks.
+pub const SCHEDULE: &str = "rechecks";
+
+/// When re-checks run (`[rechecks]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecheckSettings {
+    /// Time between re-checks at first.
+    #[serde(with = "crawler::duration_serde")]
+    pub first_interval: Duration,
+    /// How long after the notice re-checks keep `first_interval`.
+    #[serde(with = "crawler::duration_serde")]
+    pub first_period: Duration,
+    /// Time between re-checks after that, until every copy is gone.
+    #[serde(with = "crawler::duration_serde")]
+    pub then_interval: Duration,
+    /// Consecutive checks on which a copy's host must fail to resolve before the copy
+    /// counts as gone.
+    pub dns_failures: u32,
+    /// When the `rechecks` schedule looks for due re-checks (cron, UTC).
+    pub cron: String,
+}
+
+impl Default for RecheckSettings {
+    fn default() -> Self {
+        RecheckSettings {
+            first_interval: Duration::from_secs(24 * 3600),
+            first_period: Duration::from_secs(14 * 24 * 3600),
+            then_interval: Duration::from_secs(7 * 24 * 3600),
+            dns_failures: 2,
+            cron: "*/15 * * * *".to_owned(),
+        }
+    }
+}
+
+impl RecheckSettings {
+    /// Checks the ranges.
+    ///
+    /// # Errors
+    /// The first value out of range, by its key.
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        let minute = Duration::from_secs(60);
+        let year = Duration::from_secs(366 * 24 * 3600);
+        bounds::between("first_interval", self.first_interval, minute, year)?;
+        bounds::between("first_period", self.first_period, Duration::ZERO, year)?;
+        bounds::between("then_interval", self.then_interval, minute, year)?;
+        bounds::between("dns_failures", self.dns_failures, 1, 100)
+    }
+
+    /// Time from a re-check at `now` to the next, for a notice sent at `sent_at`.
+    pub fn interval_after(&self, sent_at: DateTime<Utc>, now: DateTime<Utc>) -> chrono::Duration {
+        let age = (now - sent_at).to_std().unwrap_or_default();
+        let interval = if age < self.first_period {
+            self.first_interval
+        } else {
+            self.then_interval
+        };
+        chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::days(1))
+    }
+}
+
+/// Whole days from the notice to `at` (what "still up N days after the notice" says).
+pub fn days_since_notice(recheck: &RecheckRecord, at: DateTime<Utc>) -> i64 {
+    (at - recheck.sent_at).num_days().max(0)
+}
+
+/// The job that re-checks `case` now, one live per case.
+///
+/// # Errors
+/// Never in practice (the job serialises).
+pub fn recheck_job(case: CaseId) -> store::Result<NewJob> {
+    Ok(NewJob::new(&Job::Recheck { case })?
+        .dedupe_key(format!("recheck:case:{case}"))
+        .max_attempts(3))
+}
+
+/// Creates (or updates) the schedule that queues due re-checks.
+///
+/// # Errors
+/// A cron expression that does not parse; a database failure.
+pub async fn ensure_recheck_schedule(store: &Store, settings: &RecheckSettings) -> Result<()> {
+    let job = NewJob::new(&Job::RechecksDue)
+        .map_err(store_err("encoding the re-check job"))?
+        .dedupe_key(SCHEDULE);
+    store
+        .set_schedule(SCHEDULE, &settings.cron, &job)
+        .await
+        .map_err(store_err("writing the re-check schedule"))?;
+    Ok(())
+}
+
+/// Queues a [`Job::Recheck`] for every case due at `now` (a case already queued is not
+/// queued twice). Returns the cases due.
+///
+/// # Errors
+/// A database failure.
+pub async fn enqueue_due_rechecks(store: &Store, now: DateTime<Utc>) -> Result<Vec<CaseId>> {
+    let due = store
+        .due_rechecks(now, 10_000)
+        .await
+        .map_err(store_err("reading due re-checks"))?;
+    for case in &due {
+        let job = recheck_job(*case).map_err(store_err("encoding the re-check job"))?;
+        store
+            .enqueue(&job)
+            .await
+            .map_err(store_err("queueing a re-check"))?;
+    }
+    Ok(due)
+}
+
+/// What one re-check did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecheckReport {
+    /// What was recorded, the copies' states and the case's.
+    #[serde(flatten)]
+    pub written: RecheckWritten,
+    /// When it ran.
+    pub checked_at: DateTime<Utc>,
+}
+
+impl RecheckReport {
+    /// Copies still up, with the whole days since the notice.
+    pub fn still_up(&self) -> Vec<(&str, i64)> {
+        let days = days_since_notice(&self.written.recheck, self.checked_at);
+        self.written
+            .recheck
+            .copies
+            .iter()
+            .filter(|c| c.state == CopyState::Up)
+            .map(|c| (c.url.as_str(), days))
+            .collect()
+    }
+}
+
+/// Fetches a case's copies again and records what it saw.
+#[derive(Debug, Clone)]
+pub struct Rechecker {
+    store: Store,
+    analyser: Arc<Analyser>,
+    fetcher: Fetcher,
+    extractor: Arc<Extractor>,
+    extract: ExtractSettings,
+    settings: RecheckSettings,
+}
+
+impl Rechecker {
+    /// A re-checker fetching as a crawl with `crawl` would (user agent, timeouts, size cap,
+    /// the addresses it may reach, extraction rules) and matching with `analyser`.
+    ///
+    /// # Errors
+    /// Settings the fetcher or the extractor refuse.
+    pub fn new(
+        store: Store,
+        analyser: Arc<Analyser>,
+        crawl: &CrawlSettings,
+        settings: RecheckSettings,
+    ) -> Result<Self> {
+        Ok(Rechecker {
+            store,
+            analyser,
+            fetcher: Fetcher::new(crawl.fetch.clone())?,
+            extractor: Arc::new(Extractor::new(&crawl.extract)?),
+            extract: crawl.extract.clone(),
+            settings,
+        })
+    }
+
+    /// Re-checks `case` at `now`: fetches each copy once, stores what answered, matches it,
+    /// and records the copies' states, the case's removal when every copy is gone, and the
+    /// next re-check.
+    ///
+    /// # Errors
+    /// [`crate::Error::is_not_found`] when no notice of the case was sent; a database
+    /// failure (nothing is recorded then, and the job runs again).
+    pub async fn recheck(&self, case: CaseId, now: DateTime<Utc>) -> Result<RecheckReport> {
+        let before = self
+            .store
+            .case_recheck(case)
+            .await
+            .map_err(store_err("reading the case's re-checks"))?
+            .ok_or_else(|| Error::Store {
+                doing: "reading the case's re-checks",
+                source: store::Error::NotFound {
+                    what: "notice sent for case",
+                    key: case.to_string(),
+                },
+            })?;
+        let status = self
+            .store
+            .case(case)
+            .await
+            .map_err(store_err("reading the case"))?
+            .status;
+        let mut checks = Vec::new();
+        if status == store::CaseStatus::NoticeSent {
+            let previous: BTreeMap<PageId, u32> = before
+                .copies
+                .iter()
+                .map(|c| (c.page, c.dns_failures))
+                .collect();
+            for (page, url) in self.copies(case).await? {
+                let failures = previous.get(&page).copied().unwrap_or(0);
+                checks.push(self.check(case, page, url, failures).await?);
+            }
+        }
+        let next = now + self.settings.interval_after(before.sent_at, now);
+        let written = self
+            .store
+            .record_recheck(case, &checks, now, Some(next), ACTOR)
+            .await
+            .map_err(store_err("recording the re-check"))?;
+        tracing::info!(%case, copies = checks.len(), removed = written.case_removed,
+                       "case re-checked");
+        Ok(RecheckReport {
+            written,
+            checked_at: now,
+        })
+    }
+
+    /// The case's pages and the URL to fetch for each (its latest fetch's).
+    async fn copies(&self, case: CaseId) -> Result<Vec<(PageId, String)>> {
+        let matches = self
+            .store
+            .case_matches(case)
+            .await
+            .map_err(store_err("reading the case's matches"))?;
+        let mut latest: BTreeMap<PageId, (DateTime<Utc>, String)> = BTreeMap::new();
+        for m in matches {
+            let entry = latest
+                .entry(m.page_id)
+                .or_insert((m.fetched_at, m.url.clone()));
+            if m.fetched_at > entry.0 {
+                *entry = (m.fetched_at, m.url);
+            }
+        }
+        Ok(latest.into_iter().map(|(p, (_, u))| (p, u)).collect())
+    }
+
+    /// One copy: fetched, stored, matched, judged.
+    async fn check(
+        &self,
+        case: CaseId,
+        page: PageId,
+        url: String,
+        dns_failures: u32,
+    ) -> Result<CopyCheck> {
+        let judged = |state, reason: String, snapshot, dns_failures| CopyCheck {
+            page,
+            url: url.clone(),
+            state,
+            reason,
+            snapshot,
+            dns_failures,
+        };
+        let parsed = match Url::parse(&url) {
+            Ok(u) => u,
+            Err(e) => {
+                return Ok(judged(CopyState::Unknown, format!("bad url: {e}"), None, 0));
+            }
+        };
+        let snapshot = match self.fetcher.fetch(&FetchRequest::get(parsed)).await {
+            Ok(s) => s,
+            Err(e) if e.kind() == ErrorKind::Dns => {
+                let failures = dns_failures.saturating_add(1);
+                return Ok(if failures >= self.settings.dns_failures {
+                    judged(
+                        CopyState::Removed,
+                        format!("the host no longer resolves ({failures} checks in a row)"),
+                        None,
+                        failures,
+                    )
+                } else {
+                    judged(
+                        CopyState::Unknown,
+                        format!(
+                            "the host did not resolve ({failures} of {} checks)",
+                            self.settings.dns_failures
+                        ),
+                        None,
+                        failures,
+                    )
+                });
+            }
+            Err(e) if e.kind() == ErrorKind::Store => return Err(e.into()),
+            Err(e) => {
+                return Ok(judged(
+                    CopyState::Unknown,
+                    format!("{}: {e}", e.kind()),
+                    None,
+                    0,
+                ));
+            }
+        };
+        let sink = StoreSink::new(self.store.clone());
+        let stored = sink.store_snapshot(&snapshot).await?;
+        let id = SnapshotId(i64::try_from(stored.id.0).unwrap_or(i64::MAX));
+        let status = snapshot.status;
+        if matches!(status, 404 | 410) {
+            return Ok(judged(
+                CopyState::Removed,
+                format!("HTTP {status}"),
+                Some(id),
+                0,
+            ));
+        }
+        if !(200..300).contains(&status) {
+            return Ok(judged(
+                CopyState::Unknown,
+                format!("HTTP {status}"),
+                Some(id),
+                0,
+            ));
+        }
+        let extractor = Arc::clone(&self.extractor);
+        let deadline = Instant::now() + self.extract.time_budget;
+        let body = snapshot.body.clone();
+        let content_type = snapshot.content_type().map(str::to_owned);
+        let final_url = snapshot.final_url.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            crawler::read_page(
+                &extractor,
+                &body,
+                content_type.as_deref(),
+                &final_url,
+                Some(deadline),
+            )
+        })
+        .await
+        .map_err(|e| Error::task("reading a re-checked page", e))?;
+        if let Some(exceeded) = read.exceeded() {
+            return Ok(judged(
+                CopyState::Unknown,
+                format!("{exceeded}: the page is not read"),
+                Some(id),
+                0,
+            ));
+        }
+        match read.kind {
+            PageKind::Challenge => {
+                return Ok(judged(
+                    CopyState::Unknown,
+                    "an anti-bot challenge page".to_owned(),
+                    Some(id),
+                    0,
+                ));
+            }
+            PageKind::Redirect => {
+                return Ok(judged(
+                    CopyState::Unknown,
+                    "a page that redirects by script or meta refresh".to_owned(),
+                    Some(id),
+                    0,
+                ));
+            }
+            _ => {}
+        }
+        let extracted = read.extracted.as_ref();
+        sink.store_page(PageRecord {
+            url: snapshot.request_url.clone(),
+            final_url: snapshot.final_url.clone(),
+            snapshot: stored.id,
+            depth: 0,
+            chain: None,
+            kind: read.kind,
+            title: extracted.and_then(|e| e.title.clone()),
+            chapter_title: extracted.and_then(|e| e.chapter_title.clone()),
+            text: read.text,
+            encoding: read.decoded.encoding.name(),
+            decode_errors: read.decoded.had_errors,
+            not_modified: false,
+            fetched_at: snapshot.fetched_at,
+        })
+        .await?;
+        let analysed = self.analyser.analyse(id).await?;
+        Ok(if analysed.cases.contains(&case) {
+            judged(
+                CopyState::Up,
+                "the page still holds the copied text".to_owned(),
+                Some(id),
+                0,
+            )
+        } else {
+            judged(
+                CopyState::Removed,
+                "the page no longer holds the copied chapters".to_owned(),
+                Some(id),
+                0,
+            )
+        })
+    }
+}
