@@ -447,28 +447,27 @@ where
     /// The errors of [`Crawl::new`] (nothing is written then), [`Error::Store`] when the
     /// store fails.
     pub async fn create(store: &S, settings: &CrawlSettings, seeds: &[Url]) -> Result<CrawlId> {
-        // Settings a runner would refuse are refused before a row exists that no runner
-        // could ever run.
-        settings.check(seeds)?;
-        let seeds = seeds
-            .iter()
-            .map(|s| {
-                crate::links::normalize(s)
-                    .map(String::from)
-                    .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let settings_json = serde_json::to_string(settings).map_err(|e| Error::InvalidSetting {
-            name: "crawler",
-            value: format!("{settings:?}"),
-            reason: e.to_string(),
-        })?;
+        let crawl = new_crawl(settings, seeds)?;
         store
-            .create_crawl(&NewCrawl {
-                seeds,
-                settings: settings_json,
-                max_pages: settings.max_pages,
-            })
+            .create_crawl(&crawl)
+            .await
+            .map_err(backend("creating a crawl"))
+    }
+
+    /// [`StoreCrawl::create`] unless the site of the first seed has an unfinished crawl, whose
+    /// id comes back instead: `true` when the crawl was created. One crawl of a site at a time,
+    /// however many processes start one at once.
+    ///
+    /// # Errors
+    /// As [`StoreCrawl::create`].
+    pub async fn create_unless_unfinished(
+        store: &S,
+        settings: &CrawlSettings,
+        seeds: &[Url],
+    ) -> Result<(CrawlId, bool)> {
+        let crawl = new_crawl(settings, seeds)?;
+        store
+            .create_crawl_unless_unfinished(&crawl)
             .await
             .map_err(backend("creating a crawl"))
     }
@@ -565,4 +564,30 @@ where
         }
         result
     }
+}
+
+/// The crawl row for `seeds` with `settings`, once they are checked to run
+/// ([`CrawlSettings::check`]).
+fn new_crawl(settings: &CrawlSettings, seeds: &[Url]) -> Result<NewCrawl> {
+    // Settings a runner would refuse are refused before a row exists that no runner
+    // could ever run.
+    settings.check(seeds)?;
+    let seeds = seeds
+        .iter()
+        .map(|s| {
+            crate::links::normalize(s)
+                .map(String::from)
+                .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let settings_json = serde_json::to_string(settings).map_err(|e| Error::InvalidSetting {
+        name: "crawler",
+        value: format!("{settings:?}"),
+        reason: e.to_string(),
+    })?;
+    Ok(NewCrawl {
+        seeds,
+        settings: settings_json,
+        max_pages: settings.max_pages,
+    })
 }

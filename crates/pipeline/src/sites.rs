@@ -132,8 +132,13 @@ pub async fn site_crawl(
     }
     let url = parse_start_url(&site.start_url)?;
     let settings = site_crawl_settings(base, &site.settings);
-    // `create` checks the settings against the seed before it stores anything.
-    let id = StoreCrawl::create(store, &settings, &[url]).await?;
+    // Checks the settings against the seed before it stores anything; a crawl another
+    // process started meanwhile (a worker's job and `sites crawl` at once) is resumed.
+    let (id, created) = StoreCrawl::create_unless_unfinished(store, &settings, &[url]).await?;
+    if !created {
+        let settings = StoreCrawl::stored_settings(store, id).await?;
+        return Ok((id, settings, true));
+    }
     Ok((id, settings, false))
 }
 

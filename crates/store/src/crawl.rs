@@ -129,6 +129,18 @@ pub trait Crawls {
     /// [`Error::InvalidInput`] without seeds.
     fn create_crawl(&self, crawl: &NewCrawl) -> impl Future<Output = Result<CrawlId>> + Send;
 
+    /// [`Crawls::create_crawl`] unless the site of the first seed has an unfinished crawl
+    /// (`queued` or `running`): then that crawl's id. `true` when the crawl was created.
+    /// Concurrent calls for one site create one crawl (the site's row is locked while the
+    /// transaction looks), so two crawls of a site never overlap however they were started.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] without seeds.
+    fn create_crawl_unless_unfinished(
+        &self,
+        crawl: &NewCrawl,
+    ) -> impl Future<Output = Result<(CrawlId, bool)>> + Send;
+
     /// One crawl.
     ///
     /// # Errors
@@ -568,32 +580,72 @@ fn budget(max_pages: Option<u64>) -> Option<i64> {
     max_pages.map(|n| i64::try_from(n).unwrap_or(i64::MAX))
 }
 
+/// The first seed and all of them as JSON, or why a crawl cannot have them.
+fn seeds_json(crawl: &NewCrawl) -> Result<(&String, String)> {
+    let Some(first) = crawl.seeds.first() else {
+        return Err(Error::InvalidInput(
+            "a crawl needs at least one seed".into(),
+        ));
+    };
+    let seeds = serde_json::to_string(&crawl.seeds)
+        .map_err(|e| Error::InvalidInput(format!("crawl seeds: {e}")))?;
+    Ok((first, seeds))
+}
+
+/// Inserts a `queued` crawl row of site `$site_id` inside transaction `$tx`; its id.
+macro_rules! insert_crawl {
+    ($tx:expr, $site_id:expr, $seeds:expr, $crawl:expr) => {{
+        let crawl: &NewCrawl = $crawl;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO crawls (site_id, seeds, settings, max_pages, created_at) \
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        )
+        .bind($site_id)
+        .bind($seeds)
+        .bind(&crawl.settings)
+        .bind(budget(crawl.max_pages))
+        .bind(Utc::now())
+        .fetch_one(&mut *$tx)
+        .await?;
+        id
+    }};
+}
+
 impl Crawls for Store {
     #[instrument(skip_all, fields(seeds = crawl.seeds.len()))]
     async fn create_crawl(&self, crawl: &NewCrawl) -> Result<CrawlId> {
-        let Some(first) = crawl.seeds.first() else {
-            return Err(Error::InvalidInput(
-                "a crawl needs at least one seed".into(),
-            ));
-        };
-        let seeds = serde_json::to_string(&crawl.seeds)
-            .map_err(|e| Error::InvalidInput(format!("crawl seeds: {e}")))?;
+        let (first, seeds) = seeds_json(crawl)?;
         let id = write_tx!(self, |tx| {
             let site_id = upsert_site!(&mut *tx, first);
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO crawls (site_id, seeds, settings, max_pages, created_at) \
-                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
-            )
-            .bind(site_id)
-            .bind(&seeds)
-            .bind(&crawl.settings)
-            .bind(budget(crawl.max_pages))
-            .bind(Utc::now())
-            .fetch_one(&mut *tx)
-            .await?;
-            id
+            insert_crawl!(tx, site_id, &seeds, crawl)
         });
         Ok(CrawlId(id))
+    }
+
+    #[instrument(skip_all, fields(seeds = crawl.seeds.len()))]
+    async fn create_crawl_unless_unfinished(&self, crawl: &NewCrawl) -> Result<(CrawlId, bool)> {
+        let (first, seeds) = seeds_json(crawl)?;
+        let (id, created) = write_tx!(self, |tx| {
+            let site_id = upsert_site!(&mut *tx, first);
+            // Locks the site's row on Postgres until the commit: a second creator waits here
+            // and then sees the crawl this one inserts. (SQLite has one writer.)
+            sqlx::query("UPDATE sites SET updated_at = updated_at WHERE id = $1")
+                .bind(site_id)
+                .execute(&mut *tx)
+                .await?;
+            let unfinished: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM crawls WHERE site_id = $1 AND status IN ('queued', 'running') \
+                 ORDER BY id DESC LIMIT 1",
+            )
+            .bind(site_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match unfinished {
+                Some(id) => (id, false),
+                None => (insert_crawl!(tx, site_id, &seeds, crawl), true),
+            }
+        });
+        Ok((CrawlId(id), created))
     }
 
     async fn crawl(&self, id: CrawlId) -> Result<CrawlRecord> {

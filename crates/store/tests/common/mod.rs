@@ -76,6 +76,7 @@ macro_rules! conformance_suite {
             concurrent_recordings_open_one_case_and_count_every_page,
             watched_sites_round_trip_with_their_schedules,
             a_thousand_site_schedules_fire_once_across_two_processes,
+            a_site_has_one_unfinished_crawl_however_many_start_one,
             notices_are_drafted_for_confirmed_cases_and_marked_sent_once,
             rechecks_remove_the_case_when_every_copy_is_gone,
             a_copy_back_up_is_reported_and_a_reviewed_case_stops_its_rechecks,

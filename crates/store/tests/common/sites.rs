@@ -236,3 +236,65 @@ pub async fn a_thousand_site_schedules_fire_once_across_two_processes(db: &TestD
     assert_eq!(again.len(), SITES);
     assert!(again.iter().all(|e| matches!(e, Enqueued::Duplicate(_))));
 }
+
+pub async fn a_site_has_one_unfinished_crawl_however_many_start_one(db: &TestDb) {
+    use store::{CrawlStatus, Crawls, NewCrawl};
+    let crawl = |seed: &str| NewCrawl {
+        seeds: vec![seed.to_owned()],
+        settings: "{}".into(),
+        max_pages: Some(10),
+    };
+    // Eight starts at once from two processes: one crawl, which every start is given.
+    let pools = two_pools(db).await;
+    let starts: Vec<_> = (0..8)
+        .map(|i| {
+            let s = pools[i % 2].clone();
+            let c = crawl(&format!("https://one.example/book/{i}"));
+            tokio::spawn(async move { s.create_crawl_unless_unfinished(&c).await.unwrap() })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for s in starts {
+        results.push(s.await.unwrap());
+    }
+    assert_eq!(
+        results.iter().filter(|(_, created)| *created).count(),
+        1,
+        "{results:?}"
+    );
+    let id = results[0].0;
+    assert!(results.iter().all(|(c, _)| *c == id), "{results:?}");
+    let s = &db.store;
+    // Another site is another crawl.
+    let (other, created) = s
+        .create_crawl_unless_unfinished(&crawl("https://two.example/"))
+        .await
+        .unwrap();
+    assert!(created && other != id);
+    // Running still counts; once finished, the next start creates a crawl.
+    s.set_crawl_status(id, CrawlStatus::Running, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.create_crawl_unless_unfinished(&crawl("https://one.example/"))
+            .await
+            .unwrap(),
+        (id, false)
+    );
+    s.set_crawl_status(id, CrawlStatus::Done, None)
+        .await
+        .unwrap();
+    let (next, created) = s
+        .create_crawl_unless_unfinished(&crawl("https://one.example/"))
+        .await
+        .unwrap();
+    assert!(created && next != id);
+    assert!(matches!(
+        s.create_crawl_unless_unfinished(&NewCrawl {
+            seeds: vec![],
+            ..crawl("x")
+        })
+        .await,
+        Err(Error::InvalidInput(_))
+    ));
+}
