@@ -41,6 +41,8 @@ pub struct Settings {
     pub crawler: crawler::CrawlSettings,
     /// What one imported file may cost (`[import]`): size, HTML shape, EPUB archive.
     pub import: import::ImportLimits,
+    /// Evidence beyond the snapshot (`[evidence]`): trusted timestamps.
+    pub evidence: pipeline::EvidenceSettings,
 }
 
 impl Settings {
@@ -59,7 +61,10 @@ impl Settings {
         self.crawler
             .validate()
             .map_err(|e| e.in_section("crawler"))?;
-        self.import.validate().map_err(|e| e.in_section("import"))
+        self.import.validate().map_err(|e| e.in_section("import"))?;
+        self.evidence
+            .validate()
+            .map_err(|e| e.in_section("evidence"))
     }
 }
 
@@ -383,6 +388,38 @@ mod tests {
         assert_eq!(
             loaded.settings.crawler.fetch.timeout,
             std::time::Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn a_time_stamping_authority_is_set_from_the_environment_and_checked() {
+        assert_eq!(Settings::default().evidence.timestamp.url, None);
+        let loaded = load(
+            None,
+            vars(&[
+                (
+                    "COPYHOUND_EVIDENCE__TIMESTAMP__URL",
+                    "https://tsa.example/tsr",
+                ),
+                (
+                    "COPYHOUND_EVIDENCE__TIMESTAMP__CA_CERTIFICATES",
+                    "/etc/ca.pem",
+                ),
+                ("COPYHOUND_EVIDENCE__TIMESTAMP__TIMEOUT", "5s"),
+            ]),
+        )
+        .unwrap();
+        let ts = &loaded.settings.evidence.timestamp;
+        assert_eq!(ts.url.as_deref(), Some("https://tsa.example/tsr"));
+        assert_eq!(
+            ts.ca_certificates.as_deref(),
+            Some(Path::new("/etc/ca.pem"))
+        );
+        assert_eq!(ts.timeout, std::time::Duration::from_secs(5));
+        assert_eq!(
+            env_error("COPYHOUND_EVIDENCE__TIMESTAMP__URL", "ftp://tsa.example/"),
+            "evidence.timestamp.url = ftp://tsa.example/ is out of range: must be an http:// \
+             or https:// URL (set in COPYHOUND_EVIDENCE__TIMESTAMP__URL)"
         );
     }
 

@@ -55,6 +55,16 @@ pub enum Error {
     /// [`std::io::ErrorKind::BrokenPipe`] on the source).
     #[error("while writing the export")]
     Write(#[source] std::io::Error),
+    /// The time-stamping authority failed or its token was refused
+    /// ([`timestamp::Error::is_transient`] says whether to try again).
+    #[error("while stamping snapshot {snapshot}")]
+    Timestamp {
+        /// The snapshot.
+        snapshot: store::SnapshotId,
+        /// Why.
+        #[source]
+        source: timestamp::Error,
+    },
     /// A value could not be serialised for the store.
     #[error("while encoding {what}")]
     Encode {

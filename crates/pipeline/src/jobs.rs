@@ -48,6 +48,13 @@ pub enum Job {
         /// The fetched page.
         snapshot: SnapshotId,
     },
+    /// Stamp a snapshot's SHA-256 at the configured time-stamping authority (RFC 3161) and
+    /// store the token; nothing is asked when the snapshot already has a token from it.
+    /// Queued by the match stage for each snapshot that becomes evidence of a case.
+    StampSnapshot {
+        /// The snapshot.
+        snapshot: SnapshotId,
+    },
 }
 
 impl Job {
@@ -71,6 +78,8 @@ pub struct Handler {
     analyser: Arc<Analyser>,
     /// The configured crawler settings, which a site's crawl starts from.
     crawler: Option<Arc<crawler::CrawlSettings>>,
+    /// The configured time-stamping authority, if any.
+    tsa: Option<Arc<timestamp::Tsa>>,
 }
 
 impl Handler {
@@ -81,7 +90,16 @@ impl Handler {
             importer,
             analyser,
             crawler: None,
+            tsa: None,
         }
+    }
+
+    /// The handler with the configured time-stamping authority, which [`Job::StampSnapshot`]
+    /// asks (without it such a job fails for good, saying so).
+    #[must_use]
+    pub fn with_tsa(mut self, tsa: timestamp::Tsa) -> Self {
+        self.tsa = Some(Arc::new(tsa));
+        self
     }
 
     /// The handler with the configured crawler settings, which watched sites' crawls start
@@ -139,6 +157,29 @@ impl Handler {
             }
             Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
             Job::CrawlSite { site } => self.crawl_site(site, ctx).await,
+            Job::StampSnapshot { snapshot } => self.stamp(snapshot).await,
+        }
+    }
+
+    /// Stamps a snapshot; a TSA that is down or busy is asked again later, a token that
+    /// fails verification is not.
+    async fn stamp(&self, snapshot: SnapshotId) -> Result<(), JobError> {
+        let Some(tsa) = &self.tsa else {
+            return Err(JobError::permanent(
+                "this worker has no time-stamping authority (set evidence.timestamp.url, \
+                 COPYHOUND_EVIDENCE__TIMESTAMP__URL), so it cannot stamp",
+            ));
+        };
+        match crate::timestamps::stamp_snapshot(&self.store, tsa, snapshot).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+            Err(e @ crate::Error::Timestamp { .. }) => match &e {
+                crate::Error::Timestamp { source, .. } if source.is_transient() => {
+                    Err(JobError::retry(chain(&e)))
+                }
+                _ => Err(JobError::permanent(chain(&e))),
+            },
+            Err(e) => Err(JobError::retry(chain(&e))),
         }
     }
 

@@ -10,6 +10,8 @@
 //! - [`Analyser`]: the match stage over a [`LiveIndex`] kept current through the work change
 //!   log.
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
+//! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
+//!   [`case_timestamps`] reading them back verified.
 
 mod analyse;
 pub mod cases;
@@ -22,6 +24,7 @@ pub mod reports;
 mod serve;
 pub mod sites;
 mod texts;
+pub mod timestamps;
 
 pub use analyse::{Analysed, Analyser};
 pub use cases::{CaseChapter, CasePage, CaseView, case_view};
@@ -39,3 +42,6 @@ pub use sites::{
     site_schedule, watch_site,
 };
 pub use texts::{StoreTexts, TextCache, find};
+pub use timestamps::{
+    EvidenceSettings, SnapshotTimestamp, Verification, case_timestamps, stamp_case, stamp_job,
+};
