@@ -5,7 +5,8 @@
 //! one shape: the key (a dotted path, relative to the struct checked), the value and what is
 //! allowed. A struct that holds another prefixes the inner key with
 //! [`OutOfRange::in_section`], so the binary ends up with full paths such as
-//! `crawler.fetch.timeout`.
+//! `crawler.fetch.timeout`. [`duration_serde`] reads and writes durations the way settings
+//! files write them, for every crate's settings.
 //!
 //! ```
 //! use std::time::Duration;
@@ -18,6 +19,8 @@
 //! ```
 
 use std::time::Duration;
+
+pub mod duration_serde;
 
 /// A setting whose value is not allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

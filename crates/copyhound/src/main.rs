@@ -113,7 +113,7 @@ fn main() -> ExitCode {
             Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
             Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
             Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),
-            Command::Cases(c) => block_on(cmd::cases::run(c, &database)),
+            Command::Cases(c) => block_on(cmd::cases::run(c, &database, &settings)),
             Command::Reports(c) => block_on(cmd::reports::run(c, &database)),
             Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
             Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),

@@ -46,6 +46,8 @@ pub struct Settings {
     pub notices: pipeline::NoticeSettings,
     /// Re-checks after a notice is sent (`[rechecks]`): their intervals and schedule.
     pub rechecks: pipeline::RecheckSettings,
+    /// Evidence beyond the snapshot (`[evidence]`): trusted timestamps.
+    pub evidence: pipeline::EvidenceSettings,
 }
 
 impl Settings {
@@ -70,7 +72,10 @@ impl Settings {
             .map_err(|e| e.in_section("notices"))?;
         self.rechecks
             .validate()
-            .map_err(|e| e.in_section("rechecks"))
+            .map_err(|e| e.in_section("rechecks"))?;
+        self.evidence
+            .validate()
+            .map_err(|e| e.in_section("evidence"))
     }
 }
 
@@ -394,6 +399,38 @@ mod tests {
         assert_eq!(
             loaded.settings.crawler.fetch.timeout,
             std::time::Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn a_time_stamping_authority_is_set_from_the_environment_and_checked() {
+        assert_eq!(Settings::default().evidence.timestamp.url, None);
+        let loaded = load(
+            None,
+            vars(&[
+                (
+                    "COPYHOUND_EVIDENCE__TIMESTAMP__URL",
+                    "https://tsa.example/tsr",
+                ),
+                (
+                    "COPYHOUND_EVIDENCE__TIMESTAMP__CA_CERTIFICATES",
+                    "/etc/ca.pem",
+                ),
+                ("COPYHOUND_EVIDENCE__TIMESTAMP__TIMEOUT", "5s"),
+            ]),
+        )
+        .unwrap();
+        let ts = &loaded.settings.evidence.timestamp;
+        assert_eq!(ts.url.as_deref(), Some("https://tsa.example/tsr"));
+        assert_eq!(
+            ts.ca_certificates.as_deref(),
+            Some(Path::new("/etc/ca.pem"))
+        );
+        assert_eq!(ts.timeout, std::time::Duration::from_secs(5));
+        assert_eq!(
+            env_error("COPYHOUND_EVIDENCE__TIMESTAMP__URL", "ftp://tsa.example/"),
+            "evidence.timestamp.url = ftp://tsa.example/ is out of range: must be an http:// \
+             or https:// URL (set in COPYHOUND_EVIDENCE__TIMESTAMP__URL)"
         );
     }
 

@@ -1,7 +1,8 @@
 //! From crawl to case as a user runs it, on both backends: a local pirate site (a chapter
 //! split over two pages, a page of an unregistered novel) and a licensed mirror are crawled,
 //! the pages are matched as they are stored, and `cases`, `reports export`, `licensed` and
-//! `rematch` show and change what was found.
+//! `rematch` show and change what was found; `cases stamp` has a local openssl TSA stamp the
+//! case's evidence and `cases show` prints the tokens verified.
 
 use std::net::SocketAddr;
 
@@ -103,6 +104,7 @@ async fn from_crawl_to_case(db: &str, dir: &std::path::Path) {
         "{shown}"
     );
     assert_eq!(shown["history"][0]["action"], "case.open", "{shown}");
+    stamp_the_evidence(db, &id).await;
 
     // The export: the two pirate pages in the case, the two mirror pages licensed.
     let records = lines(&ok(db, &["reports", "export"]).await);
@@ -172,6 +174,67 @@ async fn from_crawl_to_case(db: &str, dir: &std::path::Path) {
     let cases = cases.as_array().unwrap();
     assert_eq!(cases.len(), 1, "{cases:?}");
     assert_eq!(cases[0]["work_title"], "西游记");
+}
+
+/// `cases stamp` and `cases show` with a local TSA (and without one configured).
+async fn stamp_the_evidence(db: &str, id: &str) {
+    let refused = run(db, &["cases", "stamp", id]).await;
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("COPYHOUND_EVIDENCE__TIMESTAMP__URL"),
+        "{stderr}"
+    );
+    let Some(tsa) = testkit::tsa::LocalTsa::start().await else {
+        return;
+    };
+    let with_tsa = |args: &[&str]| {
+        let mut cmd = common::copyhound(db);
+        cmd.env("COPYHOUND_EVIDENCE__TIMESTAMP__URL", &tsa.url)
+            .env(
+                "COPYHOUND_EVIDENCE__TIMESTAMP__CA_CERTIFICATES",
+                &tsa.ca_pem,
+            )
+            .args(args);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+    };
+    let out = with_tsa(&["cases", "stamp", id]).await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("2 snapshot(s) stamped, 0 failed"),
+        "{stdout}"
+    );
+    // Stamped once: a second run asks nothing.
+    let again = with_tsa(&["cases", "stamp", id]).await.unwrap();
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("0 snapshot(s) stamped"),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+
+    let shown = with_tsa(&["cases", "show", id]).await.unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert_eq!(
+        text.matches("verified, signer chains to the trusted ca")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert!(text.contains(&format!("by {}", tsa.url)), "{text}");
+    let shown = with_tsa(&["cases", "show", id, "--json"]).await.unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let stamps = value["timestamps"].as_array().unwrap();
+    assert_eq!(stamps.len(), 2, "{value}");
+    assert_eq!(stamps[0]["verification"]["status"], "valid", "{value}");
+    assert_eq!(stamps[0]["verification"]["chained"], true, "{value}");
+    // Without the CA the signature is still checked, and the output says what is not.
+    let plain = ok(db, &["cases", "show", id]).await;
+    assert!(plain.contains("not checked against a ca"), "{plain}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -66,7 +66,7 @@
 pub use ingest::charset;
 pub use ingest::html::{Exceeded, HtmlLimits};
 pub mod crawl;
-pub mod duration_serde;
+use bounds::duration_serde;
 mod error;
 pub mod extract;
 pub mod fetch;

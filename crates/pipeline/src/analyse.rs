@@ -39,6 +39,9 @@ pub struct Analyser {
     matcher: MatcherSettings,
     live: tokio::sync::OnceCell<Arc<LiveIndex>>,
     texts: Arc<TextCache>,
+    /// Whether a time-stamping authority is configured: each snapshot that becomes evidence
+    /// of a case then queues its [`crate::Job::StampSnapshot`].
+    stamp: bool,
 }
 
 impl Analyser {
@@ -52,7 +55,16 @@ impl Analyser {
             matcher,
             live: tokio::sync::OnceCell::new(),
             texts: Arc::default(),
+            stamp: false,
         }
+    }
+
+    /// The analyser queueing a [`crate::Job::StampSnapshot`] for every snapshot whose
+    /// matches are filed in a case, when `stamp` (a time-stamping authority is configured).
+    #[must_use]
+    pub fn with_stamping(mut self, stamp: bool) -> Self {
+        self.stamp = stamp;
+        self
     }
 
     /// The live index, loaded on first use.
@@ -130,6 +142,12 @@ impl Analyser {
             .record_matches(snapshot, &rows, ACTOR)
             .await
             .map_err(store_err("storing the matches"))?;
+        // After the matches' transaction: a worker dying in between runs this match job
+        // again, which records the same matches and queues the stamp then (its key keeps it
+        // queued once).
+        if self.stamp {
+            crate::timestamps::queue_stamp(&self.store, snapshot, &recorded.cases).await?;
+        }
         Ok(Analysed {
             matches: rows.len(),
             licensed: recorded.licensed,

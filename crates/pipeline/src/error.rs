@@ -62,6 +62,16 @@ pub enum Error {
     /// A notice template failed to render.
     #[error("while rendering a notice")]
     Render(#[source] askama::Error),
+    /// The time-stamping authority failed or its token was refused
+    /// ([`timestamp::Error::is_transient`] says whether to try again).
+    #[error("while stamping snapshot {snapshot}")]
+    Timestamp {
+        /// The snapshot.
+        snapshot: store::SnapshotId,
+        /// Why.
+        #[source]
+        source: timestamp::Error,
+    },
     /// A value could not be serialised for the store.
     #[error("while encoding {what}")]
     Encode {

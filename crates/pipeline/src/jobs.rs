@@ -57,6 +57,13 @@ pub enum Job {
         /// The case.
         case: store::CaseId,
     },
+    /// Stamp a snapshot's SHA-256 at the configured time-stamping authority (RFC 3161) and
+    /// store the token; nothing is asked when the snapshot already has a token from it.
+    /// Queued by the match stage for each snapshot that becomes evidence of a case.
+    StampSnapshot {
+        /// The snapshot.
+        snapshot: SnapshotId,
+    },
 }
 
 impl Job {
@@ -82,6 +89,8 @@ pub struct Handler {
     crawler: Option<Arc<crawler::CrawlSettings>>,
     /// When re-checks run.
     rechecks: crate::RecheckSettings,
+    /// The configured time-stamping authority, if any.
+    tsa: Option<Arc<timestamp::Tsa>>,
 }
 
 impl Handler {
@@ -93,6 +102,7 @@ impl Handler {
             analyser,
             crawler: None,
             rechecks: crate::RecheckSettings::default(),
+            tsa: None,
         }
     }
 
@@ -100,6 +110,14 @@ impl Handler {
     #[must_use]
     pub fn with_rechecks(mut self, settings: crate::RecheckSettings) -> Self {
         self.rechecks = settings;
+        self
+    }
+
+    /// The handler with the configured time-stamping authority, which [`Job::StampSnapshot`]
+    /// asks (without it such a job fails for good, saying so).
+    #[must_use]
+    pub fn with_tsa(mut self, tsa: timestamp::Tsa) -> Self {
+        self.tsa = Some(Arc::new(tsa));
         self
     }
 
@@ -165,6 +183,7 @@ impl Handler {
                 }
             }
             Job::Recheck { case } => self.recheck(case).await,
+            Job::StampSnapshot { snapshot } => self.stamp(snapshot).await,
         }
     }
 
@@ -185,6 +204,28 @@ impl Handler {
         match rechecker.recheck(case, chrono::Utc::now()).await {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+            Err(e) => Err(JobError::retry(chain(&e))),
+        }
+    }
+
+    /// Stamps a snapshot; a TSA that is down or busy is asked again later, a token that
+    /// fails verification is not.
+    async fn stamp(&self, snapshot: SnapshotId) -> Result<(), JobError> {
+        let Some(tsa) = &self.tsa else {
+            return Err(JobError::permanent(
+                "this worker has no time-stamping authority (set evidence.timestamp.url, \
+                 COPYHOUND_EVIDENCE__TIMESTAMP__URL), so it cannot stamp",
+            ));
+        };
+        match crate::timestamps::stamp_snapshot(&self.store, tsa, snapshot).await {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+            Err(e @ crate::Error::Timestamp { .. }) => match &e {
+                crate::Error::Timestamp { source, .. } if source.is_transient() => {
+                    Err(JobError::retry(chain(&e)))
+                }
+                _ => Err(JobError::permanent(chain(&e))),
+            },
             Err(e) => Err(JobError::retry(chain(&e))),
         }
     }

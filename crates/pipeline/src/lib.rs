@@ -12,6 +12,8 @@
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
 //! - [`notices`]: takedown notices drafted from a confirmed case; [`Rechecker`]: the
 //!   re-checks after a notice is sent, until every copy is gone.
+//! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
+//!   [`case_timestamps`] reading them back verified.
 
 mod analyse;
 pub mod cases;
@@ -26,6 +28,7 @@ pub mod reports;
 mod serve;
 pub mod sites;
 mod texts;
+pub mod timestamps;
 
 pub use analyse::{Analysed, Analyser};
 pub use cases::{CaseChapter, CasePage, CaseView, case_view};
@@ -45,3 +48,6 @@ pub use sites::{
     site_schedule, watch_site,
 };
 pub use texts::{StoreTexts, TextCache, find};
+pub use timestamps::{
+    EvidenceSettings, SnapshotTimestamp, Verification, case_timestamps, stamp_case, stamp_job,
+};

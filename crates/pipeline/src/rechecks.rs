@@ -42,13 +42,13 @@ pub const SCHEDULE: &str = "rechecks";
 #[serde(default, deny_unknown_fields)]
 pub struct RecheckSettings {
     /// Time between re-checks at first.
-    #[serde(with = "crawler::duration_serde")]
+    #[serde(with = "bounds::duration_serde")]
     pub first_interval: Duration,
     /// How long after the notice re-checks keep `first_interval`.
-    #[serde(with = "crawler::duration_serde")]
+    #[serde(with = "bounds::duration_serde")]
     pub first_period: Duration,
     /// Time between re-checks after that, until every copy is gone.
-    #[serde(with = "crawler::duration_serde")]
+    #[serde(with = "bounds::duration_serde")]
     pub then_interval: Duration,
     /// Consecutive checks on which a copy's host must fail to resolve before the copy
     /// counts as gone.

@@ -1,6 +1,7 @@
 //! The live index and the match stage on both backends: works added and removed after the
 //! start-up load reach the index through the change log, without a reload, and a stored
-//! page's matches follow.
+//! page's matches follow; a page that becomes evidence of a case is stamped (RFC 3161, by a
+//! local openssl TSA) and its tokens read back verified.
 
 mod common;
 
@@ -164,4 +165,130 @@ async fn live_index_follows_works_on_postgres() {
         return;
     };
     works_reach_a_running_index_without_a_reload(&db).await;
+}
+
+/// A page that opens a case queues its stamp; stamping stores a verified token once per TSA;
+/// a case's tokens read back verified, a forged one refused with its reason.
+async fn evidence_is_stamped_once_and_read_back_verified(db: &TestDb) {
+    use pipeline::timestamps::{Stamped, case_timestamps, stamp_case, stamp_snapshot};
+    use pipeline::{Job, Verification};
+    use store::{JobFilter, JobQueue, NewTimestamp, Page, Timestamps};
+    use testkit::tsa::{LocalTsa, Reply};
+
+    let Some(local) = LocalTsa::start().await else {
+        return;
+    };
+    let store = &db.store;
+    import(store, "封神演义.txt", LATER).await;
+    let analyser = Analyser::new(
+        store.clone(),
+        Default::default(),
+        MatcherSettings::default(),
+    )
+    .with_stamping(true);
+    let snap =
+        common::stored_page(store, "https://pirate.example/book/2.html", &pirate_page()).await;
+    let case = analyser.analyse(snap).await.unwrap().opened[0];
+    let queued = store
+        .jobs(&JobFilter::Kind("StampSnapshot".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(queued.len(), 1);
+    assert_eq!(
+        serde_json::from_str::<Job>(&queued[0].payload).unwrap(),
+        Job::StampSnapshot { snapshot: snap }
+    );
+
+    let trust = timestamp::Trust::load(&local.ca_pem).unwrap();
+    let tsa = timestamp::Tsa::new(
+        local.url.clone(),
+        std::time::Duration::from_secs(20),
+        Some(trust.clone()),
+    )
+    .unwrap();
+    let Stamped::New(at) = stamp_snapshot(store, &tsa, snap).await.unwrap() else {
+        panic!("a first stamp is new");
+    };
+    // Idempotent: stamped already, the TSA (now failing) is not asked again.
+    local.reply(Reply::Status(500));
+    assert_eq!(
+        stamp_snapshot(store, &tsa, snap).await.unwrap(),
+        Stamped::Already
+    );
+    let nothing = stamp_case(store, &tsa, case).await.unwrap();
+    assert!(nothing.stamped.is_empty() && nothing.failed.is_empty());
+
+    // A token someone altered, stored as if from another TSA, is read back refused.
+    let mut forged = store.snapshot_timestamps(snap).await.unwrap()[0]
+        .token
+        .clone();
+    *forged.last_mut().unwrap() ^= 1;
+    store
+        .insert_timestamp(&NewTimestamp {
+            snapshot: snap,
+            tsa_url: "https://forged.example/".into(),
+            token: forged,
+            gen_time: at,
+            hash_algorithm: "sha-256".into(),
+        })
+        .await
+        .unwrap();
+    let read = case_timestamps(store, case, Some(&trust)).await.unwrap();
+    assert_eq!(read.len(), 2);
+    assert_eq!((read[0].snapshot, read[0].gen_time), (snap, at));
+    assert_eq!(read[0].tsa, local.url);
+    assert!(
+        matches!(&read[0].verification, Verification::Valid { chained: true, signer }
+                 if signer.contains("copyhound test TSA")),
+        "{:?}",
+        read[0].verification
+    );
+    assert!(!read[0].token_der.is_empty());
+    match &read[1].verification {
+        Verification::Invalid { reason } => assert!(reason.contains("signature"), "{reason}"),
+        other => panic!("a forged token read as {other:?}"),
+    }
+    // Without the CA the signature still holds, unchained.
+    let unchained = case_timestamps(store, case, None).await.unwrap();
+    assert!(matches!(
+        unchained[0].verification,
+        Verification::Valid { chained: false, .. }
+    ));
+
+    // `cases stamp` with another TSA: a refusal is reported per snapshot, then it stamps.
+    let other = timestamp::Tsa::new(
+        format!("{}?second", local.url),
+        std::time::Duration::from_secs(20),
+        None,
+    )
+    .unwrap();
+    local.reply(Reply::OpensslRejecting);
+    let refused = stamp_case(store, &other, case).await.unwrap();
+    assert_eq!(refused.failed.len(), 1);
+    assert!(
+        refused.failed[0].1.contains("rejection"),
+        "{:?}",
+        refused.failed
+    );
+    local.reply(Reply::Openssl);
+    let done = stamp_case(store, &other, case).await.unwrap();
+    assert_eq!(done.stamped.len(), 1);
+    assert_eq!(done.stamped[0].0, snap);
+    assert_eq!(case_timestamps(store, case, None).await.unwrap().len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_is_stamped_on_sqlite() {
+    let Some(db) = store::testing::sqlite("stamps_sqlite").await else {
+        return;
+    };
+    evidence_is_stamped_once_and_read_back_verified(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_is_stamped_on_postgres() {
+    let Some(db) = store::testing::postgres("stamps_postgres").await else {
+        return;
+    };
+    evidence_is_stamped_once_and_read_back_verified(&db).await;
 }

@@ -497,7 +497,7 @@ impl CaseReads for Store {
 }
 
 impl Store {
-    async fn case_exists(&self, id: CaseId) -> Result<()> {
+    pub(crate) async fn case_exists(&self, id: CaseId) -> Result<()> {
         let found: Option<i64> = read_pool!(self, |pool| {
             sqlx::query_scalar("SELECT id FROM cases WHERE id = $1")
                 .bind(id)

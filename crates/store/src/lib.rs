@@ -12,10 +12,10 @@
 //!   [`JobQueue`] and [`Schedules`] for the queue, [`EvidenceWrites`]/[`EvidenceReads`] for
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
-//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports, [`AuditLog`],
-//!   and [`Notices`] and [`Rechecks`] for takedown notices and the re-checks that follow.
-//!   Code that uses the store takes `impl WorkReads` (or a generic) so a test can hand it a
-//!   fake.
+//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports,
+//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], and [`Notices`] and
+//!   [`Rechecks`] for takedown notices and the re-checks that follow. Code that uses the
+//!   store takes `impl WorkReads` (or a generic) so a test can hand it a fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
 //!
@@ -55,6 +55,7 @@ mod reports;
 mod sites;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod timestamps;
 mod url;
 mod works;
 
@@ -94,6 +95,7 @@ pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use sites::{
     NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,
 };
+pub use timestamps::{NewTimestamp, TimestampRecord, Timestamps};
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,

@@ -21,8 +21,11 @@
 //! The counts are process-wide: concurrent threads add to the same figures.
 //!
 //! [`hostile`] makes the documents a pirate site or an upload may use to stop copyhound.
+//! `tsa` (feature `tsa`) runs a local RFC 3161 time-stamping authority on the `openssl` CLI.
 
 pub mod hostile;
+#[cfg(feature = "tsa")]
+pub mod tsa;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

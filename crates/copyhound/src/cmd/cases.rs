@@ -1,4 +1,4 @@
-//! `copyhound cases list|show|set` (what the crawls found, per site and work) and
+//! `copyhound cases list|show|set|stamp` (what the crawls found, per site and work) and
 //! `copyhound licensed add|list|remove` (domains whose copies are allowed).
 
 use anyhow::{Context, Result, bail};
@@ -8,6 +8,7 @@ use store::{
 };
 
 use super::outln;
+use crate::settings::Settings;
 
 /// `cases` subcommands.
 #[derive(Debug, Subcommand)]
@@ -18,6 +19,16 @@ pub enum CasesCommand {
     Show(ShowArgs),
     /// Move a case to another status (new, confirmed, notice_sent, removed, dismissed).
     Set(SetArgs),
+    /// Have the configured time-stamping authority (evidence.timestamp.url) stamp every
+    /// snapshot of a case it has not stamped yet (RFC 3161).
+    Stamp(StampArgs),
+}
+
+/// Options of `cases stamp`.
+#[derive(Debug, Args)]
+pub struct StampArgs {
+    /// The case.
+    id: CaseId,
 }
 
 /// Options of `cases list`.
@@ -69,12 +80,33 @@ pub fn parse_status(s: &str) -> std::result::Result<CaseStatus, String> {
 }
 
 /// Runs a `cases` subcommand.
-pub async fn run(command: CasesCommand, database: &str) -> Result<()> {
+pub async fn run(command: CasesCommand, database: &str, settings: &Settings) -> Result<()> {
+    let timestamps = &settings.evidence.timestamp;
+    // Before the store: a bad CA file or a missing TSA is a settings error, said first.
+    let tsa = match &command {
+        CasesCommand::Stamp(_) => Some(timestamp::Tsa::from_settings(timestamps)?.context(
+            "no time-stamping authority configured: set evidence.timestamp.url \
+                 (COPYHOUND_EVIDENCE__TIMESTAMP__URL)",
+        )?),
+        _ => None,
+    };
+    let trust = match &command {
+        CasesCommand::Show(_) => timestamps
+            .ca_certificates
+            .as_deref()
+            .map(timestamp::Trust::load)
+            .transpose()?,
+        _ => None,
+    };
     let store = super::open_store(database).await?;
     let result = match command {
         CasesCommand::List(a) => list(&store, a).await,
-        CasesCommand::Show(a) => show(&store, a).await,
+        CasesCommand::Show(a) => show(&store, a, trust.as_ref()).await,
         CasesCommand::Set(a) => set(&store, a).await,
+        CasesCommand::Stamp(a) => match &tsa {
+            Some(tsa) => stamp(&store, a, tsa).await,
+            None => unreachable!("a stamp command has its tsa"),
+        },
     };
     store.close().await;
     result
@@ -117,7 +149,7 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
     Ok(())
 }
 
-async fn show(store: &Store, args: ShowArgs) -> Result<()> {
+async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -> Result<()> {
     let view = pipeline::case_view(store, args.id).await.with_context(|| {
         format!(
             "while reading case {} (see `copyhound cases list`)",
@@ -126,10 +158,14 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
     })?;
     let history = store.case_history(args.id).await?;
     let recheck = store::Rechecks::case_recheck(store, args.id).await?;
+    let stamps = pipeline::case_timestamps(store, args.id, trust)
+        .await
+        .context("while reading the case's timestamps")?;
     if args.json {
         let mut value = serde_json::to_value(&view)?;
         value["history"] = serde_json::to_value(&history)?;
         value["recheck"] = serde_json::to_value(&recheck)?;
+        value["timestamps"] = serde_json::to_value(&stamps)?;
         outln!("{value}");
         return Ok(());
     }
@@ -188,6 +224,8 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
             m.passages
         );
     }
+    outln!("\ntimestamps (RFC 3161):");
+    print_timestamps(&view, &stamps)?;
     outln!("\nhistory:");
     for h in &history {
         outln!(
@@ -236,6 +274,82 @@ fn print_recheck(r: &store::RecheckRecord) -> Result<()> {
                 outln!("  unknown  {} (checked {at}): {}", c.url, c.reason);
             }
         }
+    }
+    Ok(())
+}
+
+/// Each snapshot of the case with its tokens, verified, or "not stamped".
+fn print_timestamps(
+    view: &pipeline::CaseView,
+    stamps: &[pipeline::SnapshotTimestamp],
+) -> Result<()> {
+    let mut snapshots: Vec<(store::SnapshotId, &str)> = view
+        .matches
+        .iter()
+        .map(|m| (m.snapshot_id, m.url.as_str()))
+        .collect();
+    snapshots.sort_unstable();
+    snapshots.dedup_by_key(|(id, _)| *id);
+    for (id, url) in snapshots {
+        let mine: Vec<_> = stamps.iter().filter(|t| t.snapshot == id).collect();
+        if mine.is_empty() {
+            outln!(
+                "  snapshot {id} {url}: not stamped (copyhound cases stamp {})",
+                view.case.id
+            );
+        }
+        for t in mine {
+            let verdict = match &t.verification {
+                pipeline::Verification::Valid { chained: true, .. } => {
+                    "verified, signer chains to the trusted ca".to_owned()
+                }
+                pipeline::Verification::Valid { signer, .. } => format!(
+                    "signature verified; signer {signer} not checked against a ca \
+                     (set evidence.timestamp.ca_certificates)"
+                ),
+                pipeline::Verification::Invalid { reason } => format!("NOT VALID: {reason}"),
+            };
+            outln!(
+                "  snapshot {id} {url}: stamped {} by {} — {verdict}",
+                t.gen_time.to_rfc3339(),
+                t.tsa
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn stamp(store: &Store, args: StampArgs, tsa: &timestamp::Tsa) -> Result<()> {
+    let done = pipeline::stamp_case(store, tsa, args.id)
+        .await
+        .with_context(|| {
+            format!(
+                "while stamping case {} (see `copyhound cases list`)",
+                args.id
+            )
+        })?;
+    for (snapshot, at) in &done.stamped {
+        outln!(
+            "snapshot {snapshot}: stamped {} by {}",
+            at.to_rfc3339(),
+            tsa.url()
+        );
+    }
+    for (snapshot, why) in &done.failed {
+        eprintln!("snapshot {snapshot}: not stamped: {why}");
+    }
+    outln!(
+        "case {}: {} snapshot(s) stamped, {} failed",
+        args.id,
+        done.stamped.len(),
+        done.failed.len()
+    );
+    if !done.failed.is_empty() {
+        bail!(
+            "{} snapshot(s) of case {} could not be stamped",
+            done.failed.len(),
+            args.id
+        );
     }
     Ok(())
 }

@@ -101,16 +101,21 @@ pub fn handler(store: &store::Store, settings: &Settings) -> Result<Handler> {
         ..ImportSettings::default()
     })
     .context("while setting up the importer")?;
+    let tsa = timestamp::Tsa::from_settings(&settings.evidence.timestamp)
+        .context("while setting up the time-stamping authority")?;
     let analyser = Analyser::new(
         store.clone(),
         settings.fingerprint.clone(),
         settings.matcher.clone(),
-    );
-    Ok(
-        Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
-            .with_crawler(settings.crawler.clone())
-            .with_rechecks(settings.rechecks.clone()),
     )
+    .with_stamping(tsa.is_some());
+    let handler = Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
+        .with_crawler(settings.crawler.clone())
+        .with_rechecks(settings.rechecks.clone());
+    Ok(match tsa {
+        Some(tsa) => handler.with_tsa(tsa),
+        None => handler,
+    })
 }
 
 /// [`shutdown_signal_quiet`], saying so when it comes.

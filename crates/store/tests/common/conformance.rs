@@ -27,6 +27,7 @@ use store::testing::TestDb;
 pub use super::cases::*;
 pub use super::notices::*;
 pub use super::sites::*;
+pub use super::timestamps::*;
 
 // ---------------------------------------------------------------------------------------
 // helpers

@@ -5,6 +5,7 @@ pub mod cases;
 pub mod conformance;
 pub mod notices;
 pub mod sites;
+pub mod timestamps;
 
 /// Declares one `#[tokio::test]` per conformance case, each on a fresh database from
 /// `$fixture`. The list is written once, here, so both backends run all of it.
@@ -80,6 +81,7 @@ macro_rules! conformance_suite {
             notices_are_drafted_for_confirmed_cases_and_marked_sent_once,
             rechecks_remove_the_case_when_every_copy_is_gone,
             a_copy_back_up_is_reported_and_a_reviewed_case_stops_its_rechecks,
+            timestamps_are_kept_once_per_snapshot_and_tsa,
         );
     };
 }

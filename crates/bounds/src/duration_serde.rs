@@ -1,14 +1,15 @@
 //! Durations in settings files: `"1500ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"`, or a bare number
-//! of seconds (`2`, `0.5`).
+//! of seconds (`2`, `0.5`). Every crate's settings read their durations through this, as
+//! `#[serde(with = "bounds::duration_serde")]`, so a file writes them one way everywhere.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 
-/// Reads a duration written as above.
+/// Reads a duration written as [`parse`] reads it, or a bare number of seconds.
 ///
 /// # Errors
-/// A value that is neither a number of seconds nor a number with a unit.
+/// A text [`parse`] refuses, or a negative or overflowing number.
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -29,6 +30,9 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error
 
 /// Writes whole seconds as `"30s"`, anything else as milliseconds (`"1500ms"`), which
 /// [`deserialize`] reads back (sub-millisecond parts are dropped).
+///
+/// # Errors
+/// The serializer's.
 pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     if d.subsec_nanos() == 0 {
         s.serialize_str(&format!("{}s", d.as_secs()))
@@ -38,7 +42,7 @@ pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Parses `"250ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"` or a bare number of seconds.
-pub(crate) fn parse(text: &str) -> Option<Duration> {
+pub fn parse(text: &str) -> Option<Duration> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -1,0 +1,244 @@
+//! Trusted timestamps of evidence (RFC 3161): a snapshot that becomes evidence of a case is
+//! stamped by the configured time-stamping authority ([`Job::StampSnapshot`], queued by the
+//! match stage), `cases stamp` stamps what a case still lacks, and [`case_timestamps`] reads
+//! a case's tokens back *verified*, for `cases show` and the evidence package.
+//!
+//! The protocol and its checks live in the `timestamp` crate; this module only decides when
+//! to stamp and keeps the tokens with the store.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use store::{
+    CaseId, JobQueue, NewJob, NewTimestamp, SnapshotId, Store, TimestampRecord, Timestamps,
+};
+use timestamp::{Trust, Tsa};
+
+use crate::error::{Error, Result, store_err};
+use crate::jobs::Job;
+
+/// `[evidence]` settings: how evidence is kept beyond the snapshot itself.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvidenceSettings {
+    /// Trusted timestamps (`[evidence.timestamp]`), off while no TSA URL is set.
+    pub timestamp: timestamp::TimestampSettings,
+}
+
+impl EvidenceSettings {
+    /// Checks each subsection; keys in the error are relative to `[evidence]`.
+    ///
+    /// # Errors
+    /// The first out-of-range value.
+    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        self.timestamp
+            .validate()
+            .map_err(|e| e.in_section("timestamp"))
+    }
+}
+
+/// The message imprint's hash algorithm, as stored beside each token.
+const HASH_ALGORITHM: &str = "sha-256";
+
+/// The job that stamps a snapshot: de-duplicated per snapshot while it waits; a TSA that is
+/// down gets a few attempts with backoff.
+///
+/// # Errors
+/// Never in practice ([`Job`] always serialises).
+pub fn stamp_job(snapshot: SnapshotId) -> store::Result<NewJob> {
+    Ok(NewJob::new(&Job::StampSnapshot { snapshot })?
+        .dedupe_key(format!("stamp:{snapshot}"))
+        .max_attempts(5))
+}
+
+/// What stamping one snapshot did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stamped {
+    /// A new token, stamped at this time.
+    New(DateTime<Utc>),
+    /// The snapshot already had a token from this TSA; nothing was asked.
+    Already,
+}
+
+/// Stamps `snapshot`'s SHA-256 at `tsa` and stores the token, unless the snapshot already
+/// has one from that TSA (idempotent: a job that runs again asks nothing). The token is
+/// verified before it is stored (hash, nonce, signature, and the CA when configured).
+///
+/// # Errors
+/// [`Error::is_not_found`] for an unknown snapshot; [`Error::Timestamp`] when the TSA fails
+/// or its token is refused; a database failure.
+pub async fn stamp_snapshot(store: &Store, tsa: &Tsa, snapshot: SnapshotId) -> Result<Stamped> {
+    let stored = store
+        .snapshot_timestamps(snapshot)
+        .await
+        .map_err(store_err("reading the snapshot's timestamps"))?;
+    if stored.iter().any(|t| t.tsa_url == tsa.url()) {
+        return Ok(Stamped::Already);
+    }
+    let sha256 = store
+        .snapshot_sha256(snapshot)
+        .await
+        .map_err(store_err("reading the snapshot"))?;
+    stamp_hash(store, tsa, snapshot, &sha256).await
+}
+
+async fn stamp_hash(
+    store: &Store,
+    tsa: &Tsa,
+    snapshot: SnapshotId,
+    sha256: &[u8; 32],
+) -> Result<Stamped> {
+    let stamp = tsa
+        .stamp(sha256)
+        .await
+        .map_err(|source| Error::Timestamp { snapshot, source })?;
+    let gen_time = stamp.verified.gen_time;
+    let new = store
+        .insert_timestamp(&NewTimestamp {
+            snapshot,
+            tsa_url: tsa.url().to_owned(),
+            token: stamp.token,
+            gen_time,
+            hash_algorithm: HASH_ALGORITHM.to_owned(),
+        })
+        .await
+        .map_err(store_err("storing the timestamp"))?;
+    tracing::info!(snapshot = %snapshot, %gen_time, new, "snapshot stamped");
+    // Another worker may have stored one meanwhile: theirs is kept, and as good.
+    Ok(if new {
+        Stamped::New(gen_time)
+    } else {
+        Stamped::Already
+    })
+}
+
+/// What [`stamp_case`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseStamps {
+    /// Snapshots stamped now, with the stamped time.
+    pub stamped: Vec<(SnapshotId, DateTime<Utc>)>,
+    /// Snapshots the TSA could not stamp, with why (the others were still tried).
+    pub failed: Vec<(SnapshotId, String)>,
+}
+
+/// Stamps every snapshot of case `case` that has no token from `tsa` yet, one at a time
+/// (`cases stamp`). One snapshot's failure is recorded and the rest still tried.
+///
+/// # Errors
+/// [`Error::is_not_found`] for an unknown case; a database failure.
+pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseStamps> {
+    let todo = store
+        .unstamped_case_snapshots(case, tsa.url())
+        .await
+        .map_err(store_err("listing the case's unstamped snapshots"))?;
+    let mut out = CaseStamps::default();
+    for (snapshot, sha256) in todo {
+        match stamp_hash(store, tsa, snapshot, &sha256).await {
+            Ok(Stamped::New(at)) => out.stamped.push((snapshot, at)),
+            Ok(Stamped::Already) => {}
+            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, crate::chain(&e))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a stored token proves what it should.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Verification {
+    /// The token covers the snapshot's SHA-256 and its signature holds.
+    Valid {
+        /// The signer certificate's subject.
+        signer: String,
+        /// Whether the signer chains to the configured trusted CA (`false` when none is
+        /// configured: then only the signature is proven, not who made it).
+        chained: bool,
+    },
+    /// It does not, and why.
+    Invalid {
+        /// The first reason.
+        reason: String,
+    },
+}
+
+impl Verification {
+    /// Whether the token was found valid.
+    pub fn is_valid(&self) -> bool {
+        matches!(self, Verification::Valid { .. })
+    }
+}
+
+/// One stored token of a case's snapshot, verified on read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SnapshotTimestamp {
+    /// The snapshot.
+    pub snapshot: SnapshotId,
+    /// The time the TSA stamped, as stored.
+    pub gen_time: DateTime<Utc>,
+    /// The TSA's URL.
+    pub tsa: String,
+    /// The token, DER (an `application/timestamp-reply` token: CMS `ContentInfo`).
+    #[serde(skip)]
+    pub token_der: Vec<u8>,
+    /// What verifying it now found.
+    pub verification: Verification,
+}
+
+/// Every stored token of case `case`'s snapshots, each verified against the snapshot's
+/// stored SHA-256 (and chained to `trust` when given), by snapshot then age. A snapshot
+/// without a token has no entry.
+///
+/// # Errors
+/// [`Error::is_not_found`] for an unknown case; a database failure. A token that fails
+/// verification is not an error: its [`Verification::Invalid`] says why.
+pub async fn case_timestamps(
+    store: &Store,
+    case: CaseId,
+    trust: Option<&Trust>,
+) -> Result<Vec<SnapshotTimestamp>> {
+    let rows = store
+        .case_timestamps(case)
+        .await
+        .map_err(store_err("reading the case's timestamps"))?;
+    Ok(rows.into_iter().map(|r| verified(r, trust)).collect())
+}
+
+fn verified(row: TimestampRecord, trust: Option<&Trust>) -> SnapshotTimestamp {
+    let verification = match timestamp::verify(&row.token, &row.sha256, None, trust) {
+        Ok(v) if v.gen_time != row.gen_time => Verification::Invalid {
+            reason: format!("the token says {}, the store {}", v.gen_time, row.gen_time),
+        },
+        Ok(v) => Verification::Valid {
+            signer: v.signer,
+            chained: v.chained,
+        },
+        Err(e) => Verification::Invalid {
+            reason: e.to_string(),
+        },
+    };
+    SnapshotTimestamp {
+        snapshot: row.snapshot,
+        gen_time: row.gen_time,
+        tsa: row.tsa_url,
+        token_der: row.token,
+        verification,
+    }
+}
+
+/// Queues [`stamp_job`] for `snapshot` when it is evidence of a case (`cases` non-empty):
+/// what the match stage calls after recording a page's matches, when a TSA is configured.
+pub(crate) async fn queue_stamp(
+    store: &Store,
+    snapshot: SnapshotId,
+    cases: &[CaseId],
+) -> Result<()> {
+    if cases.is_empty() {
+        return Ok(());
+    }
+    let job = stamp_job(snapshot).map_err(store_err("encoding the stamp job"))?;
+    store
+        .enqueue(&job)
+        .await
+        .map_err(store_err("queueing the stamp job"))?;
+    Ok(())
+}
