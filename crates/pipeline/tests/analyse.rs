@@ -73,6 +73,7 @@ async fn snapshot(store: &store::Store, text: &str) -> store::SnapshotId {
         remote_addr: None,
         etag: None,
         last_modified: None,
+        wire: None,
     };
     let (id, _) = store
         .insert_snapshot(&new, Some(&zstd::encode_all(body, 1).unwrap()))
