@@ -10,12 +10,15 @@
 //! - [`Analyser`]: the match stage over a [`LiveIndex`] kept current through the work change
 //!   log.
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
+//! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
+//!   timestamp tokens, manifest).
 
 mod analyse;
 pub mod cases;
 pub mod check;
 mod crawl;
 mod error;
+pub mod evidence;
 mod index;
 mod jobs;
 pub mod reports;
@@ -30,6 +33,7 @@ pub use crawl::{
     CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,
 };
 pub use error::{Error, Result};
+pub use evidence::{Package, TimestampToken, write_package};
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};
 pub use reports::{ReportFormat, export_reports};
