@@ -235,6 +235,39 @@ async fn stamp_the_evidence(db: &str, id: &str) {
     // Without the CA the signature is still checked, and the output says what is not.
     let plain = ok(db, &["cases", "show", id]).await;
     assert!(plain.contains("not checked against a ca"), "{plain}");
+
+    // The evidence package carries each token, which openssl verifies against the body hash.
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("package");
+    ok(
+        db,
+        &["cases", "evidence", id, "--out", dir.to_str().unwrap()],
+    )
+    .await;
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let snapshots = manifest["snapshots"].as_array().unwrap();
+    let stamped: Vec<_> = snapshots
+        .iter()
+        .filter(|s| s["timestamp"].is_string())
+        .collect();
+    assert_eq!(stamped.len(), 2, "{manifest}");
+    for s in stamped {
+        let token = dir.join(s["timestamp"].as_str().unwrap());
+        let verify = std::process::Command::new("openssl")
+            .args(["ts", "-verify", "-token_in", "-in"])
+            .arg(&token)
+            .args(["-digest", s["body_sha256"].as_str().unwrap(), "-CAfile"])
+            .arg(&tsa.ca_pem)
+            .output()
+            .unwrap();
+        assert!(
+            verify.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&verify.stdout),
+            String::from_utf8_lossy(&verify.stderr)
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

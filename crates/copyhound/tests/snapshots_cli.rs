@@ -29,6 +29,7 @@ async fn store_page(store: &Store, crawl: Option<CrawlId>, url: &str, body: &[u8
         remote_addr: None,
         etag: None,
         last_modified: None,
+        wire: None,
     };
     let zstd = zstd::encode_all(body, 3).unwrap();
     store.insert_snapshot(&row, Some(&zstd)).await.unwrap();
@@ -72,6 +73,7 @@ async fn stored_snapshots_export_as_warc() {
         remote_addr: None,
         etag: None,
         last_modified: None,
+        wire: None,
     };
     let zstd = zstd::encode_all(body, 3).unwrap();
     store.insert_snapshot(&row, Some(&zstd)).await.unwrap();

@@ -52,6 +52,16 @@ pub enum Error {
     #[error("transfer from {url} failed: {reason}")]
     Transport { url: String, reason: String },
 
+    /// A body whose `Content-Encoding` cannot be undone: an unknown coding, a corrupt or
+    /// truncated stream, or one that decodes beyond `fetch.max_decoded_bytes` or
+    /// `fetch.max_decoding_ratio` (a decompression bomb).
+    #[error("cannot decode {coding} body of {url}: {reason}")]
+    ContentCoding {
+        url: String,
+        coding: String,
+        reason: String,
+    },
+
     /// More redirects than `fetch.max_redirects`.
     #[error(
         "more than {limit} redirects starting at {url}; raise fetch.max_redirects if this is legitimate"
@@ -149,6 +159,7 @@ pub enum ErrorKind {
     Connect,
     Transport,
     Redirect,
+    ContentCoding,
     RobotsDenied,
     Config,
     Evidence,
@@ -166,6 +177,7 @@ impl ErrorKind {
             Self::Connect => "connect",
             Self::Transport => "transport",
             Self::Redirect => "redirect",
+            Self::ContentCoding => "content_coding",
             Self::RobotsDenied => "robots_denied",
             Self::Config => "config",
             Self::Evidence => "evidence",
@@ -201,6 +213,7 @@ impl Error {
             Self::TooManyRedirects { .. }
             | Self::RedirectLoop { .. }
             | Self::BadRedirect { .. } => ErrorKind::Redirect,
+            Self::ContentCoding { .. } => ErrorKind::ContentCoding,
             Self::RobotsDenied { .. } => ErrorKind::RobotsDenied,
             Self::InvalidPattern { .. } | Self::InvalidSetting { .. } | Self::OutOfRange(_) => {
                 ErrorKind::Config

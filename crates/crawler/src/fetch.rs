@@ -12,15 +12,20 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use url::{Host, Url};
 
+use reqwest::cookie::{CookieStore, Jar};
+
+use crate::coding::{self, DecodeLimits};
 use crate::crawl::MIN_TIMEOUT;
 use crate::error::{Error, Result, TimeoutPhase};
 use crate::safety::{AddressPolicy, GuardedResolver, ResolveFailure, SafetySettings};
-use crate::snapshot::{BodyStatus, RedirectHop, Sha256, Snapshot, media_type};
+use crate::snapshot::{
+    BodyStatus, RedirectHop, Sha256, Snapshot, Wire, media_type, request_version,
+};
 
-/// What the HTTP client sends as `Accept-Encoding` with gzip, deflate, brotli and zstd on
-/// (tower-http's decompression layer sets it; a fetcher test checks the server sees exactly
-/// this). Recorded in the snapshot's request headers.
-const ACCEPT_ENCODING: &str = "zstd,gzip,deflate,br";
+/// The codings offered in `Accept-Encoding`: all that [`crate::coding`] undoes. Set on
+/// every request by hand, as is every other header but `Host` (see
+/// [`Fetcher::request_headers`]), so the recorded request is the one sent.
+const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
 
 /// Fetch settings.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -41,6 +46,11 @@ pub struct FetchSettings {
     pub timeout: Duration,
     /// Bytes of body kept; the rest is not read and the snapshot is marked truncated.
     pub max_body_bytes: u64,
+    /// Bytes a body may decode to once its `Content-Encoding` is undone; more is refused
+    /// as a decompression bomb.
+    pub max_decoded_bytes: u64,
+    /// Decoded bytes allowed per wire byte, checked once a body passes 1 MiB decoded.
+    pub max_decoding_ratio: u64,
     /// Redirects followed before giving up.
     pub max_redirects: usize,
     /// Media types whose bodies are downloaded; others are recorded with headers only.
@@ -49,7 +59,7 @@ pub struct FetchSettings {
     /// `Accept-Language` sent with each request.
     pub accept_language: String,
     /// Keep cookies between requests of this fetcher (gets through simple cookie gates; the
-    /// `Cookie` header the client adds is not in the recorded request headers).
+    /// `Cookie` header sent is in the recorded request headers).
     pub cookies: bool,
     /// Which addresses may be connected to.
     pub safety: SafetySettings,
@@ -64,6 +74,12 @@ impl Default for FetchSettings {
             read_timeout: Duration::from_secs(20),
             timeout: Duration::from_secs(60),
             max_body_bytes: 5 * 1024 * 1024,
+            // Room for a 5 MiB wire body of markup, which gzip shrinks three to tenfold;
+            // a legitimate page decoding past 16 MiB is not one a reader would open.
+            max_decoded_bytes: 16 * 1024 * 1024,
+            // HTML compresses up to about 20:1; 50 leaves room and stops a bomb (1000:1
+            // for gzip, far more for br and zstd) after 50 times its size.
+            max_decoding_ratio: 50,
             max_redirects: 10,
             accept_types: [
                 "text/html",
@@ -91,7 +107,9 @@ impl FetchSettings {
         bounds::at_least("connect_timeout", self.connect_timeout, MIN_TIMEOUT)?;
         bounds::at_least("read_timeout", self.read_timeout, MIN_TIMEOUT)?;
         bounds::at_least("timeout", self.timeout, MIN_TIMEOUT)?;
-        bounds::at_least("max_body_bytes", self.max_body_bytes, 1)
+        bounds::at_least("max_body_bytes", self.max_body_bytes, 1)?;
+        bounds::at_least("max_decoded_bytes", self.max_decoded_bytes, 1)?;
+        bounds::at_least("max_decoding_ratio", self.max_decoding_ratio, 1)
     }
 }
 
@@ -142,6 +160,9 @@ pub struct Fetcher {
     settings: Arc<FetchSettings>,
     policy: Arc<AddressPolicy>,
     user_agent: HeaderValue,
+    /// Cookies kept between requests, read before each one so the `Cookie` header is set
+    /// (and recorded) by us rather than added by the client.
+    cookies: Option<Arc<Jar>>,
 }
 
 impl Fetcher {
@@ -188,27 +209,35 @@ impl Fetcher {
             reason: e.to_string(),
         })?;
         let policy = Arc::new(AddressPolicy::new(&settings.safety));
-        let client = reqwest::Client::builder()
+        let cookies = settings.cookies.then(|| Arc::new(Jar::default()));
+        let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // Bodies are kept as served; `coding::decode` undoes Content-Encoding, bounded.
+            .no_gzip()
+            .no_brotli()
+            .no_deflate()
+            .no_zstd()
             // A proxy would connect on our behalf and bypass the address checks.
             .no_proxy()
             .dns_resolver(GuardedResolver::new(Arc::clone(&policy)))
             .connect_timeout(settings.connect_timeout)
             .read_timeout(settings.read_timeout)
-            .cookie_store(settings.cookies)
             .referer(false)
-            .pool_max_idle_per_host(8)
-            .build()
-            .map_err(|e| Error::InvalidSetting {
-                name: "fetch",
-                value: "http client".to_owned(),
-                reason: error_chain(&e),
-            })?;
+            .pool_max_idle_per_host(8);
+        if let Some(jar) = &cookies {
+            builder = builder.cookie_provider(Arc::clone(jar));
+        }
+        let client = builder.build().map_err(|e| Error::InvalidSetting {
+            name: "fetch",
+            value: "http client".to_owned(),
+            reason: error_chain(&e),
+        })?;
         Ok(Self {
             client,
             settings: Arc::new(settings),
             policy,
             user_agent,
+            cookies,
         })
     }
 
@@ -257,7 +286,7 @@ impl Fetcher {
             } else {
                 None
             };
-            let sent = self.request_headers(validators);
+            let sent = self.request_headers(validators, &url);
             let mut response = self
                 .client
                 .get(url.clone())
@@ -310,7 +339,7 @@ impl Fetcher {
                 .unwrap_or(self.settings.max_body_bytes);
             let accepted = media_type(response.headers())
                 .is_none_or(|m| self.settings.accept_types.contains(&m));
-            let (body, body_status) = if accepted {
+            let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)
                     .await
                     .map_err(|e| self.classify(e, &url))?
@@ -320,30 +349,63 @@ impl Fetcher {
             if body_status == BodyStatus::Truncated {
                 tracing::info!(url = %url, limit, "body cut off at the size limit");
             }
+            let (body, wire) = self.decode_body(&url, response.headers(), wire, body_status)?;
+            let http_version = version_str(response.version());
             let mut request_headers = sent;
-            if let Ok(host) = HeaderValue::from_str(&host_header(&url)) {
+            // hyper adds `Host` last on an HTTP/1 connection (HTTP/2 sends `:authority`).
+            if request_version(http_version) == "HTTP/1.1"
+                && let Ok(host) = HeaderValue::from_str(&host_header(&url))
+            {
                 request_headers.insert(header::HOST, host);
             }
-            request_headers.insert(
-                header::ACCEPT_ENCODING,
-                HeaderValue::from_static(ACCEPT_ENCODING),
-            );
             return Ok(Snapshot {
                 request_url: request.url.clone(),
                 final_url: url,
                 redirects,
                 status,
-                http_version: version_str(response.version()),
+                http_version,
                 headers: response.headers().clone(),
                 request_headers,
                 sha256: Sha256::of(&body),
                 body,
+                wire,
                 body_status,
                 fetched_at,
                 elapsed: started.elapsed(),
                 remote_addr: response.remote_addr(),
             });
         }
+    }
+
+    /// The entity of a response read as served: `Content-Encoding` undone within
+    /// `max_decoded_bytes` and `max_decoding_ratio`, the wire bytes kept beside it.
+    fn decode_body(
+        &self,
+        url: &Url,
+        headers: &HeaderMap,
+        wire: Bytes,
+        status: BodyStatus,
+    ) -> Result<(Bytes, Wire)> {
+        if status == BodyStatus::NotDownloaded {
+            return Ok((wire, Wire::Identity));
+        }
+        let codings = coding::codings(url.as_str(), headers)?;
+        if codings.is_empty() {
+            return Ok((wire, Wire::Identity));
+        }
+        let limits = DecodeLimits {
+            max_bytes: self.settings.max_decoded_bytes,
+            max_ratio: self.settings.max_decoding_ratio,
+        };
+        let complete = status == BodyStatus::Complete;
+        let body = coding::decode(url.as_str(), &codings, &wire, complete, limits)?;
+        Ok((
+            Bytes::from(body),
+            Wire::Encoded {
+                sha256: Sha256::of(&wire),
+                bytes: wire,
+            },
+        ))
     }
 
     /// Scheme and IP-literal checks; names are checked after DNS by the resolver.
@@ -362,7 +424,10 @@ impl Fetcher {
         }
     }
 
-    fn request_headers(&self, validators: Option<&Validators>) -> HeaderMap {
+    /// Every header of a request to `url` but `Host`: set here so that reqwest adds none of
+    /// its own (it adds `Accept`, `Accept-Encoding` and `Cookie` only when missing), and the
+    /// recorded request is what went over the wire. hyper then adds `Host` on HTTP/1.
+    fn request_headers(&self, validators: Option<&Validators>, url: &Url) -> HeaderMap {
         let mut h = HeaderMap::with_capacity(8);
         h.insert(header::USER_AGENT, self.user_agent.clone());
         h.insert(
@@ -373,6 +438,13 @@ impl Fetcher {
         );
         if let Ok(lang) = HeaderValue::from_str(&self.settings.accept_language) {
             h.insert(header::ACCEPT_LANGUAGE, lang);
+        }
+        h.insert(
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static(ACCEPT_ENCODING),
+        );
+        if let Some(cookie) = self.cookies.as_ref().and_then(|jar| jar.cookies(url)) {
+            h.insert(header::COOKIE, cookie);
         }
         if let Some(v) = validators {
             if let Some(etag) = v

@@ -13,6 +13,7 @@
 //! | module | does | main items |
 //! |---|---|---|
 //! | [`fetch`] | one URL → one [`Snapshot`]: timeouts, size cap, manual redirects, conditional requests | [`Fetcher`], [`FetchSettings`] |
+//! | [`coding`] | `Content-Encoding` (gzip, deflate, br, zstd, stacked) undone within size and ratio caps | [`coding::decode`] |
 //! | [`safety`] | refuses loopback/private/link-local/multicast addresses after DNS and on every redirect | [`AddressPolicy`] |
 //! | [`robots`] | robots.txt fetched once per origin, cached, obeyed, per-site override | [`RobotsCache`] |
 //! | [`politeness`] | per-host delay/concurrency, global concurrency, `Retry-After`, backoff with jitter | [`Politeness`], [`HostStateStore`] |
@@ -65,6 +66,7 @@
 
 pub use ingest::charset;
 pub use ingest::html::{Exceeded, HtmlLimits};
+pub mod coding;
 pub mod crawl;
 use bounds::duration_serde;
 mod error;
@@ -99,7 +101,7 @@ pub use politeness::{
 pub use robots::{RobotsCache, RobotsSettings};
 pub use safety::{AddressPolicy, SafetySettings};
 pub use sink::{MemorySink, PageRecord, SnapshotId, SnapshotSink};
-pub use snapshot::{BodyStatus, Sha256, Snapshot};
+pub use snapshot::{BodyStatus, Sha256, Snapshot, Wire};
 pub use store_frontier::{HeldUrls, StoreCrawl, StoreFrontier, StoreHostStates, held_urls};
 pub use store_sink::{PageFollowUp, StoreSink, stored_snapshot};
 pub use warc::{WarcReader, WarcRecord, WarcWriter};

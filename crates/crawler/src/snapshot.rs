@@ -1,10 +1,11 @@
 //! Evidence: one fetched response, kept verbatim.
 //!
 //! A [`Snapshot`] is what the fetcher returns and what a [`SnapshotSink`](crate::SnapshotSink)
-//! stores: the body bytes as received (after content-coding is removed), their SHA-256, the
-//! request and final URL, every redirect hop, the status, both header sets and the time. The
-//! body is stored zstd-compressed ([`compress`]) and once per SHA-256; headers are stored as
-//! their wire-format block ([`encode_headers`]).
+//! stores: the body bytes as served ([`Wire`]) and as decoded (content-coding removed, what
+//! extraction reads), the decoded body's SHA-256, the request and final URL, every redirect
+//! hop, the status, both header sets as sent and received, and the time. Bodies are stored
+//! zstd-compressed ([`compress`]) and once per SHA-256; headers are stored as their
+//! wire-format block ([`encode_headers`]).
 
 use std::net::SocketAddr;
 use std::str::FromStr;
@@ -126,11 +127,34 @@ pub struct RedirectHop {
     pub remote_addr: Option<SocketAddr>,
 }
 
+/// The body of a response as it came over the wire, beside the decoded [`Snapshot::body`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Wire {
+    /// No content-coding: the bytes served are [`Snapshot::body`].
+    Identity,
+    /// Content-coded: the bytes served (`Content-Encoding` still applied) and their SHA-256.
+    Encoded { bytes: Bytes, sha256: Sha256 },
+    /// Fetched before the bytes as served were kept: only the decoded body exists, and the
+    /// HTTP client had dropped `Content-Encoding` and `Content-Length` from the headers.
+    NotRecorded,
+}
+
+/// The HTTP version a request went out in, from its response's: hyper writes `HTTP/1.1` on
+/// every HTTP/1 connection (a `HTTP/1.0` server still got a 1.1 request); HTTP/2 and 3 are
+/// the same both ways.
+pub fn request_version(response_version: &str) -> &'static str {
+    match response_version {
+        "HTTP/2" => "HTTP/2",
+        "HTTP/3" => "HTTP/3",
+        _ => "HTTP/1.1",
+    }
+}
+
 /// One fetched response, kept as evidence.
 ///
 /// Invariant: `sha256 == Sha256::of(&body)`. The body is the entity after content-coding
-/// (gzip, br, deflate, zstd) was removed; the HTTP client drops `Content-Encoding` and
-/// `Content-Length` from `headers` when it decodes, so headers and body agree.
+/// (gzip, br, deflate, zstd) was removed by [`crate::coding`]; `headers` are as served
+/// (`Content-Encoding` and `Content-Length` describe [`Snapshot::wire`], not `body`).
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     /// The URL asked for.
@@ -145,11 +169,13 @@ pub struct Snapshot {
     pub http_version: &'static str,
     /// Response headers of the final response.
     pub headers: HeaderMap,
-    /// The request headers the crawler set on the final request (`Host` and
-    /// `Accept-Encoding` as the client sends them included).
+    /// The request headers of the final request as sent, in order (`Host`, which hyper adds
+    /// last on HTTP/1, included).
     pub request_headers: HeaderMap,
-    /// The body bytes (see [`BodyStatus`]).
+    /// The decoded body bytes (see [`BodyStatus`]).
     pub body: Bytes,
+    /// The body as served, when it differs from `body`.
+    pub wire: Wire,
     /// Whether `body` is complete.
     pub body_status: BodyStatus,
     /// SHA-256 of `body`.
@@ -188,6 +214,24 @@ impl Snapshot {
     /// measured from the fetch time.
     pub fn retry_after(&self) -> Option<Duration> {
         retry_after(&self.headers, self.fetched_at)
+    }
+
+    /// The body bytes as served, if they were kept.
+    pub fn wire_bytes(&self) -> Option<&Bytes> {
+        match &self.wire {
+            Wire::Identity => Some(&self.body),
+            Wire::Encoded { bytes, .. } => Some(bytes),
+            Wire::NotRecorded => None,
+        }
+    }
+
+    /// SHA-256 of [`Snapshot::wire_bytes`].
+    pub fn wire_sha256(&self) -> Option<Sha256> {
+        match &self.wire {
+            Wire::Identity => Some(self.sha256),
+            Wire::Encoded { sha256, .. } => Some(*sha256),
+            Wire::NotRecorded => None,
+        }
     }
 
     /// Whether the status is 2xx.

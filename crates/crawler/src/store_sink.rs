@@ -6,14 +6,14 @@ use std::net::SocketAddr;
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use store::{EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, SnapshotRecord};
+use store::{EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, SnapshotRecord};
 use url::Url;
 
 use crate::error::{Error, Result};
 use crate::fetch::Validators;
 use crate::sink::{PageRecord, PreviousFetch, SnapshotId, SnapshotSink, StoredSnapshot};
 use crate::snapshot::{
-    RedirectHop, Sha256, Snapshot, compress, decode_headers, decompress, encode_headers,
+    RedirectHop, Sha256, Snapshot, Wire, compress, decode_headers, decompress, encode_headers,
 };
 
 /// The job (if any) a stored page's text queues in the transaction that stores it: how the
@@ -148,18 +148,14 @@ fn http_version(s: Option<&str>) -> &'static str {
     }
 }
 
-/// Rebuilds a stored response with its body, as the crawler recorded it.
-///
-/// # Errors
-/// [`Error::Store`] when the database fails; [`Error::CorruptEvidence`] when the body is
-/// missing or does not hash to the recorded SHA-256.
-pub async fn stored_snapshot<S: EvidenceReads + Sync>(
+/// A stored body by hash, checked against it.
+async fn stored_body<S: EvidenceReads + Sync>(
     store: &S,
     row: &SnapshotRecord,
-) -> Result<Snapshot> {
-    let sha256 = Sha256(row.sha256);
+    sha256: Sha256,
+) -> Result<Vec<u8>> {
     let stored = store
-        .body(&row.sha256)
+        .body(sha256.as_bytes())
         .await
         .map_err(backend("reading a snapshot body"))?
         .ok_or_else(|| corrupt(format!("no body {sha256} for snapshot {}", row.id)))?;
@@ -170,6 +166,29 @@ pub async fn stored_snapshot<S: EvidenceReads + Sync>(
             row.id
         )));
     }
+    Ok(body)
+}
+
+/// Rebuilds a stored response with its bodies (decoded and as served), as the crawler
+/// recorded it.
+///
+/// # Errors
+/// [`Error::Store`] when the database fails; [`Error::CorruptEvidence`] when a body is
+/// missing or does not hash to the recorded SHA-256.
+pub async fn stored_snapshot<S: EvidenceReads + Sync>(
+    store: &S,
+    row: &SnapshotRecord,
+) -> Result<Snapshot> {
+    let sha256 = Sha256(row.sha256);
+    let body = stored_body(store, row, sha256).await?;
+    let wire = match row.wire_sha256.map(Sha256) {
+        None => Wire::NotRecorded,
+        Some(wire) if wire == sha256 => Wire::Identity,
+        Some(wire) => Wire::Encoded {
+            bytes: Bytes::from(stored_body(store, row, wire).await?),
+            sha256: wire,
+        },
+    };
     let url = |s: &str| Url::parse(s).map_err(|e| corrupt(format!("stored url {s:?}: {e}")));
     Ok(Snapshot {
         request_url: url(&row.url)?,
@@ -180,6 +199,7 @@ pub async fn stored_snapshot<S: EvidenceReads + Sync>(
         headers: decode_headers(row.header_block.as_deref().unwrap_or_default())?,
         request_headers: decode_headers(row.request_header_block.as_deref().unwrap_or_default())?,
         body: Bytes::from(body),
+        wire,
         body_status: row.body_status.parse()?,
         sha256,
         fetched_at: row.fetched_at,
@@ -200,6 +220,19 @@ where
         // Compressed every time, even when the body may be stored already (a page fetched
         // again unchanged): zstd at level 3 takes less than the round trip that would ask.
         let compressed = Some(compress(&snapshot.body)?);
+        let wire = match &snapshot.wire {
+            Wire::Identity => Some(NewWireBody {
+                sha256: sha,
+                len: snapshot.body.len() as u64,
+                zstd: None,
+            }),
+            Wire::Encoded { bytes, sha256 } => Some(NewWireBody {
+                sha256: *sha256.as_bytes(),
+                len: bytes.len() as u64,
+                zstd: Some(compress(bytes)?),
+            }),
+            Wire::NotRecorded => None,
+        };
         let row = NewSnapshot {
             crawl: self.crawl,
             url: snapshot.request_url.to_string(),
@@ -219,6 +252,7 @@ where
             remote_addr: snapshot.remote_addr.map(|a| a.to_string()),
             etag: snapshot.etag().map(str::to_owned),
             last_modified: snapshot.last_modified().map(str::to_owned),
+            wire,
         };
         let (id, new_body) = self
             .store

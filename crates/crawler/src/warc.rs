@@ -6,10 +6,18 @@
 //! plain or each as its own gzip member (the `.warc.gz` convention, so a reader can seek to
 //! any record).
 //!
-//! What is not verbatim, by necessity: the body is the entity after content-coding was removed
-//! (see [`Snapshot`]), `Transfer-Encoding` is dropped because the body is no longer chunked,
-//! and redirect hops carry headers only (their small bodies are not kept; they are marked
-//! `WARC-Truncated: unspecified`).
+//! A `response` record holds the body as it came over the wire ([`Snapshot::wire`]) under
+//! the headers as served, `Content-Encoding` intact, so `WARC-Payload-Digest` is the digest of
+//! the bytes the server sent; the `request` record holds the request line and headers as sent.
+//! The metadata record gives the decoded body's SHA-256, the one the rest of copyhound uses.
+//!
+//! What is not verbatim, by necessity: `Transfer-Encoding` is dropped because the HTTP client
+//! removes the chunked framing as it reads; redirect hops carry headers only (their small
+//! bodies are not kept; they are marked `WARC-Truncated: unspecified`). A snapshot stored
+//! before the bytes as served were kept ([`Wire::NotRecorded`]) is written with its decoded
+//! body, `Content-Encoding` and `Content-Length` removed from its HTTP header so header and
+//! payload agree, and a `WARC-Copyhound-Warning` field saying so (WARC 1.1 allows extension
+//! fields; readers ignore them).
 
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -18,7 +26,11 @@ use reqwest::header::{self, HeaderMap};
 use sha2::Digest;
 
 use crate::error::{Error, Result};
-use crate::snapshot::{BodyStatus, Sha256, Snapshot, encode_headers};
+use crate::snapshot::{BodyStatus, Sha256, Snapshot, Wire, encode_headers, request_version};
+
+/// The field that marks a response record whose payload is a decoded body (see the module
+/// docs).
+pub const WARNING_FIELD: &str = "WARC-Copyhound-Warning";
 
 const CRLF: &[u8] = b"\r\n";
 
@@ -185,8 +197,19 @@ impl<W: Write> WarcWriter<W> {
         ];
         self.write_record(headers, &req_block, Some(&[]))?;
 
-        let mut block = http_response_head(snap.http_version, snap.status, &snap.headers);
-        block.extend_from_slice(&snap.body);
+        let (payload, served_headers, warning) = match snap.wire_bytes() {
+            Some(wire) => (wire, std::borrow::Cow::Borrowed(&snap.headers), None),
+            None => {
+                let mut h = snap.headers.clone();
+                h.remove(header::CONTENT_ENCODING);
+                h.remove(header::CONTENT_LENGTH);
+                let note = "payload is the body with content-coding removed; the bytes as \
+                            served were not kept when this snapshot was fetched";
+                (&snap.body, std::borrow::Cow::Owned(h), Some(note))
+            }
+        };
+        let mut block = http_response_head(snap.http_version, snap.status, &served_headers);
+        block.extend_from_slice(payload);
         let mut headers = vec![
             ("WARC-Type", "response".to_owned()),
             ("WARC-Record-ID", response.0.clone()),
@@ -195,6 +218,9 @@ impl<W: Write> WarcWriter<W> {
         ];
         if let Some(addr) = snap.remote_addr {
             headers.push(("WARC-IP-Address", addr.ip().to_string()));
+        }
+        if let Some(note) = warning {
+            headers.push((WARNING_FIELD, note.to_owned()));
         }
         match snap.body_status {
             BodyStatus::Complete => {}
@@ -205,7 +231,7 @@ impl<W: Write> WarcWriter<W> {
             "Content-Type",
             "application/http;msgtype=response".to_owned(),
         ));
-        self.write_record(headers, &block, Some(&snap.body))?;
+        self.write_record(headers, &block, Some(&payload[..]))?;
 
         let mut fields = format!(
             "request-url: {}\r\nbody-status: {}\r\nbody-sha256: {}\r\nfetch-duration-ms: {}\r\n",
@@ -214,6 +240,14 @@ impl<W: Write> WarcWriter<W> {
             snap.sha256,
             snap.elapsed.as_millis()
         );
+        match &snap.wire {
+            Wire::Identity => fields.push_str("wire-bytes: identity (the decoded body)\r\n"),
+            Wire::Encoded { sha256, bytes } => fields.push_str(&format!(
+                "wire-sha256: {sha256}\r\nwire-length: {}\r\n",
+                bytes.len()
+            )),
+            Wire::NotRecorded => fields.push_str("wire-bytes: not recorded\r\n"),
+        }
         for hop in &snap.redirects {
             fields.push_str(&format!("redirect: {} {}\r\n", hop.status, hop.url));
         }
@@ -328,7 +362,8 @@ fn http_request_head(snap: &Snapshot) -> Vec<u8> {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_owned(),
     };
-    let mut out = format!("GET {target} {}\r\n", snap.http_version).into_bytes();
+    let version = request_version(snap.http_version);
+    let mut out = format!("GET {target} {version}\r\n").into_bytes();
     out.extend_from_slice(&encode_headers(&snap.request_headers));
     out.extend_from_slice(CRLF);
     out

@@ -12,7 +12,7 @@ use crawler::snapshot::{decode_headers, encode_headers};
 use crawler::warc::{WarcReader, WarcWriter};
 use crawler::{
     BodyStatus, Error, FetchRequest, FetchSettings, Fetcher, Sha256, Snapshot, TimeoutPhase,
-    Validators, charset,
+    Validators, Wire, charset,
 };
 
 fn settings() -> FetchSettings {
@@ -107,12 +107,12 @@ async fn snapshot_records_request_response_and_headers() {
 }
 
 #[tokio::test]
-async fn gzip_and_brotli_are_decoded() {
+async fn gzip_and_brotli_are_decoded_and_kept_as_served() {
     let server = FixtureServer::start().await;
     let f = fetcher();
-    for (path, text) in [
-        ("/gzip", "压缩的页面，gzip。"),
-        ("/br", "压缩的页面，brotli。"),
+    for (path, text, coding) in [
+        ("/gzip", "压缩的页面，gzip。", "gzip"),
+        ("/br", "压缩的页面，brotli。", "br"),
     ] {
         let snap = get(&f, &server, path).await;
         assert!(
@@ -121,10 +121,137 @@ async fn gzip_and_brotli_are_decoded() {
                 .contains(text),
             "{path}"
         );
-        assert!(
-            snap.headers.get("content-encoding").is_none(),
-            "{path}: headers match the decoded body"
+        assert_eq!(snap.sha256, Sha256::of(&snap.body));
+        // The headers are as served and describe the wire bytes, which are kept.
+        assert_eq!(
+            snap.headers.get("content-encoding").unwrap(),
+            coding,
+            "{path}"
         );
+        let Wire::Encoded { bytes, sha256 } = &snap.wire else {
+            panic!("{path}: {:?}", snap.wire);
+        };
+        assert_eq!(*sha256, Sha256::of(bytes));
+        assert_ne!(bytes, &snap.body);
+        if coding == "gzip" {
+            assert_eq!(&bytes[..2], &[0x1f, 0x8b]);
+        }
+    }
+    let plain = get(&f, &server, "/book/1/1.html").await;
+    assert_eq!(plain.wire, Wire::Identity);
+    assert_eq!(plain.wire_bytes(), Some(&plain.body));
+}
+
+/// A server on a raw socket that records the request bytes and answers with `response`.
+async fn raw_server(response: Vec<u8>) -> (std::net::SocketAddr, tokio::task::JoinHandle<Vec<u8>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let (mut conn, _) = listener.accept().await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = conn.read(&mut buf).await.unwrap();
+            assert!(n > 0, "connection closed mid-request");
+            got.extend_from_slice(&buf[..n]);
+        }
+        // The client may hang up early (a refused body); what it read is what matters.
+        let _ = conn.write_all(&response).await;
+        let _ = conn.shutdown().await;
+        got
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn the_request_and_response_are_recorded_as_they_went_over_the_wire() {
+    let page = "<html><body><p>第一回　宴桃园豪杰三结义</p></body></html>".repeat(20);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, page.as_bytes()).unwrap();
+    let wire = gz.finish().unwrap();
+    let mut response = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\n\
+         content-encoding: gzip\r\ncontent-length: {}\r\nx-pirate: 1\r\n\r\n",
+        wire.len()
+    )
+    .into_bytes();
+    let head_len = response.len();
+    response.extend_from_slice(&wire);
+    let (addr, server) = raw_server(response.clone()).await;
+    let url = url::Url::parse(&format!("http://{addr}/book/1.html?p=2")).unwrap();
+    let snap = fetcher().fetch(&FetchRequest::get(url)).await.unwrap();
+    let received = server.await.unwrap();
+
+    // The stored request is byte for byte what the server read.
+    let mut recorded = b"GET /book/1.html?p=2 HTTP/1.1\r\n".to_vec();
+    recorded.extend_from_slice(&encode_headers(&snap.request_headers));
+    recorded.extend_from_slice(b"\r\n");
+    assert_eq!(
+        String::from_utf8_lossy(&received),
+        String::from_utf8_lossy(&recorded)
+    );
+    assert_eq!(snap.http_version, "HTTP/1.1");
+    assert_eq!(snap.body, page.as_bytes());
+    assert_eq!(snap.wire_bytes().unwrap(), &wire[..]);
+
+    // So are the WARC's request block and the response block (head and wire bytes).
+    let mut w = WarcWriter::new(Vec::new());
+    w.write_snapshot(&snap).unwrap();
+    let records: Vec<_> = WarcReader::new(std::io::Cursor::new(w.finish().unwrap()))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let request = records
+        .iter()
+        .find(|r| r.record_type() == Some("request"))
+        .unwrap();
+    assert_eq!(request.block, received);
+    let served = records
+        .iter()
+        .find(|r| r.record_type() == Some("response"))
+        .unwrap();
+    assert_eq!(served.block, response);
+    assert_eq!(served.http_payload().unwrap(), &response[head_len..]);
+    for r in &records {
+        r.verify_digests().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn bad_content_codings_fail_the_fetch_with_the_coding_named() {
+    let mut truncated = {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, "第一回".repeat(500).as_bytes()).unwrap();
+        gz.finish().unwrap()
+    };
+    truncated.truncate(truncated.len() / 2);
+    let bomb = {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &vec![b' '; 64 << 20]).unwrap();
+        gz.finish().unwrap()
+    };
+    for (coding, body, says) in [
+        ("gzip", truncated, "gzip"),
+        ("compress", b"whatever".to_vec(), "compress"),
+        ("gzip, rot13", b"whatever".to_vec(), "rot13"),
+        ("gzip", bomb, "decompression bomb"),
+    ] {
+        let mut response = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-encoding: {coding}\r\n\
+             content-length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        response.extend_from_slice(&body);
+        let (addr, _server) = raw_server(response).await;
+        let url = url::Url::parse(&format!("http://{addr}/")).unwrap();
+        let err = fetcher().fetch(&FetchRequest::get(url)).await.unwrap_err();
+        assert!(
+            matches!(err, Error::ContentCoding { .. }),
+            "{coding}: {err}"
+        );
+        assert!(err.to_string().contains(says), "{coding}: {err}");
     }
 }
 

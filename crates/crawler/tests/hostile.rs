@@ -1,7 +1,8 @@
 //! A site written to make the crawler fail, served on 127.0.0.1: 5 MiB of nested markup, a tag
 //! with half a million attributes, an element bomb, reopened formatting, a gzip bomb, byte
 //! soup, a sitemap of `<loc` without `>` and a robots.txt of wildcards. Every page is handled
-//! (stored with its text, or skipped and counted) and the crawl goes on to the real chapter.
+//! (stored with its text, skipped and counted, or refused and counted) and the crawl goes on
+//! to the real chapter.
 
 mod common;
 
@@ -17,7 +18,7 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use common::local_crawl_settings;
 use crawler::extract::ExtractSettings;
-use crawler::{Crawl, CrawlSettings, SkipReason};
+use crawler::{Crawl, CrawlSettings, ErrorKind, SkipReason};
 use testkit::hostile;
 
 const SIZE: usize = 5 * 1024 * 1024;
@@ -195,11 +196,18 @@ async fn every_hostile_page_is_handled_and_the_crawl_goes_on() {
         "{report}"
     );
     assert!(!pages.iter().any(|p| p.url.path() == "/elements.html"));
-    // The gzip bomb is cut at the body cap, the soup decoded to something, both recorded.
-    assert!(report.truncated >= 1, "{report}");
-    text_of("/bomb.html");
+    // The gzip bomb is refused (never inflated past the decoding caps), counted as the one
+    // error; the soup is decoded to something and recorded.
+    assert!(!pages.iter().any(|p| p.url.path() == "/bomb.html"));
+    assert_eq!(
+        report
+            .errors
+            .get(&crawler::crawl::Failure::Error(ErrorKind::ContentCoding)),
+        Some(&1),
+        "{report}"
+    );
     text_of("/soup.html");
-    assert_eq!(report.error_count(), 0, "{report}");
+    assert_eq!(report.error_count(), 1, "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

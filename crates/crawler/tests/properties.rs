@@ -12,7 +12,7 @@ use crawler::frontier::{Claim, Discovery, EntryState, FrontierEntry, FrontierLim
 use crawler::politeness::{Backoff, HostFeedback, HostLimits, HostState, LeaseId};
 use crawler::snapshot::{compress, decode_headers, decompress, encode_headers};
 use crawler::warc::{WarcReader, WarcWriter};
-use crawler::{BodyStatus, Frontier, MemoryFrontier, Sha256, Snapshot, charset, links};
+use crawler::{BodyStatus, Frontier, MemoryFrontier, Sha256, Snapshot, Wire, charset, links};
 use proptest::prelude::*;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
@@ -138,6 +138,7 @@ fn snapshot(body: Bytes) -> Snapshot {
         request_headers: HeaderMap::new(),
         sha256: Sha256::of(&body),
         body,
+        wire: Wire::Identity,
         body_status: BodyStatus::Complete,
         fetched_at: Utc::now(),
         elapsed: Duration::from_millis(5),

@@ -8,10 +8,10 @@ use bytes::Bytes;
 use chrono::{TimeZone, Utc};
 use crawler::sink::{PageRecord, SnapshotSink};
 use crawler::snapshot::RedirectHop;
-use crawler::{BodyStatus, PageKind, Sha256, Snapshot, StoreSink, WarcReader, WarcWriter};
+use crawler::{BodyStatus, PageKind, Sha256, Snapshot, StoreSink, WarcReader, WarcWriter, Wire};
 use reqwest::header::{HeaderMap, HeaderValue};
 use store::testing::TestDb;
-use store::{EvidenceReads, Page};
+use store::{EvidenceReads, EvidenceWrites, Page};
 use url::Url;
 
 fn snapshot(path: &str, body: &'static [u8], etag: Option<&str>) -> Snapshot {
@@ -48,6 +48,7 @@ fn snapshot(path: &str, body: &'static [u8], etag: Option<&str>) -> Snapshot {
         request_headers: HeaderMap::new(),
         sha256: Sha256::of(&body),
         body,
+        wire: Wire::Identity,
         body_status: BodyStatus::Complete,
         fetched_at: Utc.with_ymd_and_hms(2026, 11, 21, 9, 0, 1).unwrap(),
         elapsed: Duration::from_millis(12),
@@ -148,4 +149,110 @@ async fn postgres_evidence_round_trips() {
         return;
     };
     evidence_round_trips(&db).await;
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
+/// Bytes as served, through the store and back into a WARC: an encoded body keeps both
+/// forms, an identity body is stored once, and a row without wire bytes (written before they
+/// were kept) exports its decoded body under headers that agree with it, marked.
+async fn wire_bytes_round_trip(db: &TestDb) {
+    let sink = StoreSink::new(db.store.clone());
+    let page = "<p>第二回　张翼德怒鞭督邮</p>".repeat(50);
+    let wire = Bytes::from(gzip(page.as_bytes()));
+    let mut encoded = snapshot("gz", b"", None);
+    encoded.body = Bytes::from(page.clone().into_bytes());
+    encoded.sha256 = Sha256::of(&encoded.body);
+    encoded.wire = Wire::Encoded {
+        sha256: Sha256::of(&wire),
+        bytes: wire.clone(),
+    };
+    encoded
+        .headers
+        .insert("content-encoding", HeaderValue::from_static("gzip"));
+    encoded.headers.insert(
+        "content-length",
+        HeaderValue::from_str(&wire.len().to_string()).unwrap(),
+    );
+    let identity = snapshot("plain", "第三回".as_bytes(), None);
+    let mut legacy = snapshot("legacy", "第四回".as_bytes(), None);
+    legacy.wire = Wire::NotRecorded;
+    legacy
+        .headers
+        .insert("content-encoding", HeaderValue::from_static("gzip"));
+    for s in [&encoded, &identity, &legacy] {
+        sink.store_snapshot(s).await.unwrap();
+    }
+    for sha in [encoded.sha256, Sha256::of(&wire), identity.sha256] {
+        assert!(db.store.has_body(sha.as_bytes()).await.unwrap(), "{sha}");
+    }
+
+    let rows = db.store.snapshots(Page::all()).await.unwrap();
+    assert_eq!(rows[1].wire_sha256, Some(*identity.sha256.as_bytes()));
+    let back: Vec<Snapshot> = {
+        let mut v = Vec::new();
+        for r in &rows {
+            v.push(crawler::stored_snapshot(&db.store, r).await.unwrap());
+        }
+        v
+    };
+    assert_eq!(back[0].wire, encoded.wire);
+    assert_eq!(back[0].body, encoded.body);
+    assert_eq!(back[0].headers, encoded.headers);
+    assert_eq!(back[1].wire, Wire::Identity);
+    assert_eq!(back[2].wire, Wire::NotRecorded);
+
+    let mut warc = WarcWriter::new(Vec::new());
+    for s in &back {
+        warc.write_snapshot(s).unwrap();
+    }
+    let records: Vec<_> = WarcReader::new(std::io::Cursor::new(warc.finish().unwrap()))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for r in &records {
+        r.verify_digests().unwrap();
+    }
+    let responses: Vec<_> = records
+        .iter()
+        .filter(|r| r.record_type() == Some("response") && r.block.starts_with(b"HTTP/1.1 200"))
+        .collect();
+    assert_eq!(responses.len(), 3);
+    let head = |r: &crawler::WarcRecord| {
+        let end = r.block.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        String::from_utf8_lossy(&r.block[..end]).into_owned()
+    };
+    assert_eq!(responses[0].http_payload().unwrap(), &wire[..]);
+    assert!(head(responses[0]).contains("content-encoding: gzip"));
+    assert_eq!(responses[0].field(crawler::warc::WARNING_FIELD), None);
+    assert_eq!(responses[1].http_payload().unwrap(), &identity.body[..]);
+    assert_eq!(responses[2].http_payload().unwrap(), &legacy.body[..]);
+    assert!(!head(responses[2]).contains("content-encoding"));
+    assert!(
+        responses[2]
+            .field(crawler::warc::WARNING_FIELD)
+            .unwrap()
+            .contains("not kept")
+    );
+}
+
+#[tokio::test]
+async fn sqlite_wire_bytes_round_trip() {
+    let db = store::testing::sqlite("sqlite_wire_bytes_round_trip")
+        .await
+        .unwrap();
+    wire_bytes_round_trip(&db).await;
+}
+
+#[tokio::test]
+async fn postgres_wire_bytes_round_trip() {
+    let Some(db) = store::testing::postgres("postgres_wire_bytes_round_trip").await else {
+        return;
+    };
+    wire_bytes_round_trip(&db).await;
 }

@@ -72,6 +72,19 @@ pub enum Error {
         #[source]
         source: timestamp::Error,
     },
+    /// A file of an evidence package exists and overwriting was not asked for; nothing was
+    /// written.
+    #[error("{} exists; nothing was written (overwrite with --force)", .0.display())]
+    Exists(PathBuf),
+    /// A file or folder of an evidence package cannot be written.
+    #[error("cannot write {}", path.display())]
+    WriteFile {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// A value could not be serialised for the store.
     #[error("while encoding {what}")]
     Encode {

@@ -14,12 +14,15 @@
 //!   re-checks after a notice is sent, until every copy is gone.
 //! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
 //!   [`case_timestamps`] reading them back verified.
+//! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
+//!   timestamp tokens, manifest).
 
 mod analyse;
 pub mod cases;
 pub mod check;
 mod crawl;
 mod error;
+pub mod evidence;
 mod index;
 mod jobs;
 pub mod notices;
@@ -37,6 +40,7 @@ pub use crawl::{
     CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,
 };
 pub use error::{Error, Result};
+pub use evidence::{Package, TimestampToken, write_package};
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};
 pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};

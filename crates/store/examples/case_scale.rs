@@ -164,6 +164,7 @@ async fn run(url: &str, cases: u64) {
             remote_addr: None,
             etag: None,
             last_modified: None,
+            wire: None,
         };
         store.insert_snapshot(&s, Some(&b"z"[..])).await.unwrap().0
     };

@@ -42,6 +42,22 @@ pub struct NewSnapshot {
     pub remote_addr: Option<String>,
     pub etag: Option<String>,
     pub last_modified: Option<String>,
+    /// The body as served (content-coding still applied); `None` only for callers that do
+    /// not keep it (rows read back say so with [`SnapshotRecord::wire_sha256`] `None`).
+    pub wire: Option<NewWireBody>,
+}
+
+/// The body of a response as it came over the wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewWireBody {
+    /// Its SHA-256; equal to [`NewSnapshot::sha256`] for a response without content-coding,
+    /// and then nothing more is stored.
+    pub sha256: [u8; 32],
+    /// Its length in bytes.
+    pub len: u64,
+    /// The bytes zstd-compressed, when they differ from the decoded body and the caller did
+    /// not learn from [`EvidenceWrites::has_body`] that they are stored.
+    pub zstd: Option<Vec<u8>>,
 }
 
 /// A stored response (without its body).
@@ -64,6 +80,11 @@ pub struct SnapshotRecord {
     pub last_modified: Option<String>,
     /// How long the fetch took, in milliseconds (`None` for rows written before it was kept).
     pub elapsed_ms: Option<u64>,
+    /// SHA-256 of the body as served (a [`EvidenceReads::body`] key; equal to `sha256`
+    /// without content-coding); `None` for rows written before it was kept.
+    pub wire_sha256: Option<[u8; 32]>,
+    /// Length of the body as served.
+    pub wire_len: Option<u64>,
 }
 
 /// A stored body: zstd bytes and the uncompressed length.
@@ -148,6 +169,12 @@ pub trait EvidenceReads {
         url: &str,
     ) -> impl Future<Output = Result<Option<SnapshotRecord>>> + Send;
 
+    /// One stored response.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn snapshot(&self, id: SnapshotId) -> impl Future<Output = Result<SnapshotRecord>> + Send;
+
     /// A stored body by hash.
     fn body(&self, sha256: &[u8; 32]) -> impl Future<Output = Result<Option<StoredBody>>> + Send;
 
@@ -214,7 +241,7 @@ macro_rules! snapshot_columns {
     () => {
         "id, url, final_url, status, http_version, header_block, request_header_block, \
          redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified, \
-         elapsed_ms"
+         elapsed_ms, wire_sha256, wire_len"
     };
 }
 
@@ -227,10 +254,16 @@ where
     for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> DateTime<Utc>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
-    let sha: Vec<u8> = row.try_get(8)?;
-    let sha256: [u8; 32] = sha
-        .try_into()
-        .map_err(|_| Error::InvalidInput("snapshot sha256 is not 32 bytes".into()))?;
+    let digest = |bytes: Vec<u8>| -> Result<[u8; 32]> {
+        bytes
+            .try_into()
+            .map_err(|_| Error::InvalidInput("snapshot sha256 is not 32 bytes".into()))
+    };
+    let sha256 = digest(row.try_get(8)?)?;
+    let wire_sha256 = row
+        .try_get::<Option<Vec<u8>>, _>(16)?
+        .map(digest)
+        .transpose()?;
     Ok(SnapshotRecord {
         id: SnapshotId(row.try_get(0)?),
         url: row.try_get(1)?,
@@ -250,6 +283,8 @@ where
         elapsed_ms: row
             .try_get::<Option<i64>, _>(15)?
             .map(|ms| ms.max(0) as u64),
+        wire_sha256,
+        wire_len: row.try_get::<Option<i64>, _>(17)?.map(|n| n.max(0) as u64),
     })
 }
 
@@ -294,6 +329,43 @@ pub(crate) fn origin(url: &str) -> (String, String) {
     (format!("{}/", &url[..end]), host)
 }
 
+/// Stores a body under its SHA-256 unless one is stored, on a transaction; with no bytes
+/// given the hash must be stored already, else the whole write is refused. Evaluates to
+/// whether the row is new.
+macro_rules! store_body {
+    ($tx:expr, $sha:expr, $zstd:expr, $len:expr, $what:literal, $url:expr) => {
+        match $zstd {
+            Some(zstd) => {
+                sqlx::query(
+                    "INSERT INTO snapshot_bodies (sha256, body_zstd, body_len) \
+                     VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
+                )
+                .bind($sha.as_slice())
+                .bind(zstd)
+                .bind($len as i64)
+                .execute($tx)
+                .await?
+                .rows_affected()
+                    > 0
+            }
+            None => {
+                let n: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1")
+                        .bind($sha.as_slice())
+                        .fetch_one($tx)
+                        .await?;
+                if n == 0 {
+                    return Err(Error::InvalidInput(format!(
+                        concat!("no stored ", $what, " for a snapshot of {} and none given"),
+                        $url
+                    )));
+                }
+                false
+            }
+        }
+    };
+}
+
 impl EvidenceWrites for Store {
     async fn has_body(&self, sha256: &[u8; 32]) -> Result<bool> {
         let n: i64 = read_pool!(self, |pool| {
@@ -329,36 +401,11 @@ impl EvidenceWrites for Store {
                     return Ok((SnapshotId(id), false));
                 }
             }
-            let new_body = match body_zstd {
-                Some(zstd) => {
-                    sqlx::query(
-                        "INSERT INTO snapshot_bodies (sha256, body_zstd, body_len) \
-                         VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
-                    )
-                    .bind(s.sha256.as_slice())
-                    .bind(zstd)
-                    .bind(s.body_len as i64)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected()
-                        > 0
-                }
-                None => {
-                    let n: i64 = sqlx::query_scalar(
-                        "SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1",
-                    )
-                    .bind(s.sha256.as_slice())
-                    .fetch_one(&mut *tx)
-                    .await?;
-                    if n == 0 {
-                        return Err(Error::InvalidInput(format!(
-                            "no stored body for a snapshot of {} and none given",
-                            s.url
-                        )));
-                    }
-                    false
-                }
-            };
+            let new_body = store_body!(&mut *tx, &s.sha256, body_zstd, s.body_len, "body", &s.url);
+            if let Some(wire) = s.wire.as_ref().filter(|w| w.sha256 != s.sha256) {
+                let zstd = wire.zstd.as_deref();
+                store_body!(&mut *tx, &wire.sha256, zstd, wire.len, "wire body", &s.url);
+            }
             let site_id = upsert_site!(&mut *tx, &s.url);
             let page_id: i64 = sqlx::query_scalar(
                 "INSERT INTO pages (site_id, url, last_fetched_at, last_status) \
@@ -376,8 +423,9 @@ impl EvidenceWrites for Store {
                 "INSERT INTO snapshots (page_id, url, final_url, status, headers, content_type, \
                  body_zstd, body_len, sha256, fetched_at, http_version, header_block, \
                  request_header_block, redirects, body_status, elapsed_ms, remote_addr, etag, \
-                 last_modified, crawl_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-                 $12, $13, $14, $15, $16, $17, $18, $19, $20) RETURNING id",
+                 last_modified, crawl_id, wire_sha256, wire_len) VALUES ($1, $2, $3, $4, $5, $6, \
+                 $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) \
+                 RETURNING id",
             )
             .bind(page_id)
             .bind(&s.url)
@@ -399,6 +447,8 @@ impl EvidenceWrites for Store {
             .bind(&s.etag)
             .bind(&s.last_modified)
             .bind(s.crawl.map(|c| c.0))
+            .bind(s.wire.as_ref().map(|w| w.sha256.to_vec()))
+            .bind(s.wire.as_ref().map(|w| w.len as i64))
             .fetch_one(&mut *tx)
             .await?;
             (SnapshotId(id), new_body)
@@ -501,6 +551,23 @@ impl EvidenceReads for Store {
                 .map(|r| snapshot_from_row(&r))
                 .transpose()
         })
+    }
+
+    async fn snapshot(&self, id: SnapshotId) -> Result<SnapshotRecord> {
+        let sql = concat!(
+            "SELECT ",
+            snapshot_columns!(),
+            " FROM snapshots WHERE id = $1"
+        );
+        let row = read_pool!(self, |pool| {
+            sqlx::query(sql)
+                .bind(id.0)
+                .fetch_optional(pool)
+                .await?
+                .map(|r| snapshot_from_row(&r))
+                .transpose()
+        })?;
+        row.ok_or_else(|| Error::not_found("snapshot", id))
     }
 
     async fn body(&self, sha256: &[u8; 32]) -> Result<Option<StoredBody>> {

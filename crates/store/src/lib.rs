@@ -72,7 +72,7 @@ pub use crawl::{
 pub use db::{MigrationStatus, Store, StoreSettings};
 pub use error::{Error, Result};
 pub use evidence::{
-    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, PageText, SnapshotCursor,
+    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, PageText, SnapshotCursor,
     SnapshotRecord, StoredBody, TextFilter,
 };
 pub use ids::{

@@ -179,6 +179,7 @@ async fn the_cases_migration_keeps_references_and_renames_statuses() {
             remote_addr: None,
             etag: None,
             last_modified: None,
+            wire: None,
         };
         snap.sha256 = [5; 32];
         s.insert_snapshot(&snap, Some(&b"z"[..])).await.unwrap().0

@@ -1,5 +1,6 @@
-//! `copyhound cases list|show|set|stamp` (what the crawls found, per site and work) and
-//! `copyhound licensed add|list|remove` (domains whose copies are allowed).
+//! `copyhound cases list|show|set|stamp|evidence` (what the crawls found, per site and work,
+//! its trusted timestamps and its evidence package) and `copyhound licensed add|list|remove`
+//! (domains whose copies are allowed).
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -22,6 +23,22 @@ pub enum CasesCommand {
     /// Have the configured time-stamping authority (evidence.timestamp.url) stamp every
     /// snapshot of a case it has not stamped yet (RFC 3161).
     Stamp(StampArgs),
+    /// Write the case's evidence package: a WARC of every snapshot, the page texts, the
+    /// aligned passages, timestamp tokens and a manifest with every file's SHA-256.
+    Evidence(EvidenceArgs),
+}
+
+/// Options of `cases evidence`.
+#[derive(Debug, Args)]
+pub struct EvidenceArgs {
+    /// The case (see `cases list`).
+    id: CaseId,
+    /// The folder to write (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: std::path::PathBuf,
+    /// Overwrite the files of an earlier package in DIR.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Options of `cases stamp`.
@@ -107,6 +124,7 @@ pub async fn run(command: CasesCommand, database: &str, settings: &Settings) -> 
             Some(tsa) => stamp(&store, a, tsa).await,
             None => unreachable!("a stamp command has its tsa"),
         },
+        CasesCommand::Evidence(a) => evidence(&store, a).await,
     };
     store.close().await;
     result
@@ -146,6 +164,27 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
             c.last_seen_at.format("%Y-%m-%d %H:%M")
         );
     }
+    Ok(())
+}
+
+async fn evidence(store: &Store, args: EvidenceArgs) -> Result<()> {
+    let package = match pipeline::write_package(store, args.id, &args.out, args.force).await {
+        Err(e) if e.is_not_found() => {
+            bail!("there is no case {}: see `copyhound cases list`", args.id)
+        }
+        other => {
+            other.with_context(|| format!("while writing the evidence of case {}", args.id))?
+        }
+    };
+    let bytes: u64 = package.files.iter().map(|f| f.bytes).sum();
+    outln!(
+        "wrote the evidence of case {} to {}: {} snapshots, {} files ({bytes} bytes)",
+        args.id,
+        package.dir.display(),
+        package.snapshots,
+        package.files.len() + 1,
+    );
+    outln!("manifest.json sha256 {}", package.manifest_sha256);
     Ok(())
 }
 

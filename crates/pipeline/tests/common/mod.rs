@@ -33,6 +33,7 @@ pub async fn stored_page(store: &Store, url: &str, text: &str) -> SnapshotId {
         remote_addr: None,
         etag: None,
         last_modified: None,
+        wire: None,
     };
     let (id, _) = store
         .insert_snapshot(&new, Some(&zstd::encode_all(body, 1).unwrap()))

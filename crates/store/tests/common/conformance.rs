@@ -2181,6 +2181,7 @@ pub(crate) fn new_snapshot(url: &str, sha: u8, etag: Option<&str>) -> store::New
         remote_addr: Some("127.0.0.1:80".into()),
         etag: etag.map(str::to_owned),
         last_modified: None,
+        wire: None,
     }
 }
 
@@ -2245,6 +2246,81 @@ pub async fn evidence_bodies_are_stored_once(db: &TestDb) {
         .await
         .unwrap();
     assert_eq!(page.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b]);
+}
+
+pub async fn wire_bodies_are_kept_beside_decoded_ones_and_stored_once(db: &TestDb) {
+    let s = &db.store;
+    let count = || async {
+        let mut n = 0;
+        for sha in [[1u8; 32], [2; 32], [3; 32]] {
+            n += usize::from(s.has_body(&sha).await.unwrap());
+        }
+        n
+    };
+    // An encoded response: the decoded body (sha 1) and the bytes as served (sha 2).
+    let encoded = store::NewSnapshot {
+        wire: Some(store::NewWireBody {
+            sha256: [2; 32],
+            len: 5,
+            zstd: Some(b"wire".to_vec()),
+        }),
+        ..new_snapshot("http://例子.example/gz", 1, None)
+    };
+    let (a, _) = s
+        .insert_snapshot(&encoded, Some(&b"decoded"[..]))
+        .await
+        .unwrap();
+    assert_eq!(count().await, 2);
+    let row = s.snapshot(a).await.unwrap();
+    assert_eq!(
+        (row.sha256, row.wire_sha256, row.wire_len),
+        ([1; 32], Some([2; 32]), Some(5))
+    );
+    let wire = s.body(&[2; 32]).await.unwrap().unwrap();
+    assert_eq!((wire.zstd.as_slice(), wire.len), (&b"wire"[..], 5));
+    // The same bytes served again, not given: found, not stored twice.
+    let again = store::NewSnapshot {
+        wire: Some(store::NewWireBody {
+            zstd: None,
+            ..encoded.wire.clone().unwrap()
+        }),
+        ..new_snapshot("http://例子.example/gz2", 1, None)
+    };
+    s.insert_snapshot(&again, None).await.unwrap();
+    // Wire bytes neither given nor stored: refused, nothing written.
+    let unknown = store::NewSnapshot {
+        wire: Some(store::NewWireBody {
+            sha256: [3; 32],
+            len: 5,
+            zstd: None,
+        }),
+        ..new_snapshot("http://例子.example/gz3", 1, None)
+    };
+    let err = s.insert_snapshot(&unknown, None).await.unwrap_err();
+    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    assert_eq!(s.snapshots(Page::all()).await.unwrap().len(), 2);
+    // An identity response names its one body twice and stores nothing more.
+    let identity = store::NewSnapshot {
+        wire: Some(store::NewWireBody {
+            sha256: [1; 32],
+            len: 12,
+            zstd: Some(b"never stored".to_vec()),
+        }),
+        ..new_snapshot("http://例子.example/plain", 1, None)
+    };
+    let (c, _) = s.insert_snapshot(&identity, None).await.unwrap();
+    assert_eq!(count().await, 2);
+    assert_eq!(s.snapshot(c).await.unwrap().wire_sha256, Some([1; 32]));
+    assert_eq!(s.body(&[1; 32]).await.unwrap().unwrap().zstd, b"decoded");
+    // A row written without wire bytes says so.
+    let (d, _) = s
+        .insert_snapshot(&new_snapshot("http://例子.example/old", 1, None), None)
+        .await
+        .unwrap();
+    let old = s.snapshot(d).await.unwrap();
+    assert_eq!((old.wire_sha256, old.wire_len), (None, None));
+    let err = s.snapshot(store::SnapshotId(d.0 + 100)).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
 }
 
 pub async fn the_latest_validated_response_is_found_by_either_url(db: &TestDb) {

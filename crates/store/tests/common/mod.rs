@@ -56,6 +56,7 @@ macro_rules! conformance_suite {
             concurrent_pushes_of_shared_links_all_succeed,
             host_state_updates_are_serialised,
             evidence_bodies_are_stored_once,
+            wire_bodies_are_kept_beside_decoded_ones_and_stored_once,
             the_latest_validated_response_is_found_by_either_url,
             page_texts_are_stored_and_replaced,
             a_pages_matches_are_replaced_as_a_whole,

@@ -1,0 +1,469 @@
+//! A case's evidence package: one folder a rights team hands to a lawyer or a host, that an
+//! archivist can check with standard tools.
+//!
+//! [`write_package`] writes into a folder:
+//!
+//! | file | holds |
+//! |---|---|
+//! | `case.warc.gz` | a `warcinfo` record, then every snapshot of the case (redirect hops, request as sent, response as served, metadata), one gzip member per record |
+//! | `texts/<snapshot>.txt` | the main text extracted from each page (UTF-8) |
+//! | `passages.json` | per chapter, every page's aligned passages with both texts' excerpts |
+//! | `timestamps/<snapshot>.tsr` | a trusted timestamp token per stamped snapshot |
+//! | `README.txt` | how to verify the package |
+//! | `manifest.json` | the case, the work, the tool version, the time written, the snapshots and every file above with its SHA-256 and size |
+//!
+//! Nothing is written when a file of the package exists already, unless `force` is set.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use sha2::Digest;
+use store::{
+    CaseId, CaseMatch, ChapterId, EvidenceReads, SnapshotId, SnapshotRecord, Store, Timestamps,
+    WorkReads,
+};
+
+use crate::cases::{CaseView, case_view};
+use crate::error::{Error, Result, store_err};
+
+/// The WARC file's name in the package.
+pub const WARC_FILE: &str = "case.warc.gz";
+/// The manifest's name in the package.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// A trusted timestamp token (RFC 3161 `TimeStampResp`, DER) over one snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimestampToken {
+    /// The snapshot it stamps.
+    pub snapshot: SnapshotId,
+    /// The token as the authority returned it.
+    pub der: Vec<u8>,
+}
+
+/// One file of a written package, as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackageFile {
+    /// Path inside the package folder, `/`-separated.
+    pub path: String,
+    /// SHA-256 of its bytes, lower-case hex.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// What [`write_package`] wrote.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Package {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Snapshots in the WARC file.
+    pub snapshots: usize,
+    /// The files the manifest lists (every file but the manifest itself), in writing order.
+    pub files: Vec<PackageFile>,
+    /// SHA-256 of `manifest.json`, lower-case hex: the one digest that vouches for the rest.
+    pub manifest_sha256: String,
+}
+
+/// One snapshot as the manifest lists it.
+#[derive(Debug, Clone, Serialize)]
+struct ManifestSnapshot {
+    id: SnapshotId,
+    url: String,
+    final_url: String,
+    status: u16,
+    fetched_at: DateTime<Utc>,
+    /// The decoded body's SHA-256 (what matches and cases name).
+    body_sha256: String,
+    /// The body as served, when kept.
+    wire_sha256: Option<String>,
+    /// Its `response` record in the WARC file.
+    warc_record_id: String,
+    /// Its page text, when one was extracted.
+    text: Option<String>,
+    /// Its timestamp token, when there is one.
+    timestamp: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    format: &'static str,
+    tool: Tool,
+    written_at: String,
+    case: &'a store::CaseRecord,
+    work: WorkSummary,
+    snapshots: Vec<ManifestSnapshot>,
+    files: &'a [PackageFile],
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct WorkSummary {
+    id: store::WorkId,
+    title: String,
+    author: Option<String>,
+}
+
+/// Writes the evidence package of case `case` into `dir` (created if missing).
+///
+/// Each snapshot's RFC 3161 token, when it has one, is included as it was received (the
+/// first token of a snapshot stamped by several authorities).
+///
+/// # Errors
+/// [`Error::Exists`] when a file of the package is in `dir` already and `force` is not set
+/// (checked before anything is written); [`crate::Error::is_not_found`] for an unknown case;
+/// [`Error::WriteFile`] when the folder cannot be written; store and evidence failures.
+pub async fn write_package(
+    store: &Store,
+    case: CaseId,
+    dir: &Path,
+    force: bool,
+) -> Result<Package> {
+    let view = case_view(store, case).await?;
+    let work = store
+        .work(view.case.work_id)
+        .await
+        .map_err(store_err("reading the case's work"))?;
+    let mut ids: Vec<SnapshotId> = view.matches.iter().map(|m| m.snapshot_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+
+    let mut texts = Vec::new();
+    for &id in &ids {
+        match store.page_text(id).await {
+            Ok(text) => texts.push((id, text.body)),
+            Err(store::Error::NotFound { .. }) => {}
+            Err(e) => return Err(store_err("reading a page text")(e)),
+        }
+    }
+    let mut tokens: Vec<TimestampToken> = Vec::new();
+    for r in store
+        .case_timestamps(case)
+        .await
+        .map_err(store_err("reading the case's timestamp tokens"))?
+    {
+        if ids.contains(&r.snapshot) && !tokens.iter().any(|t| t.snapshot == r.snapshot) {
+            tokens.push(TimestampToken {
+                snapshot: r.snapshot,
+                der: r.token,
+            });
+        }
+    }
+    let passages = passages(store, &view, &texts).await?;
+
+    let mut planned: Vec<String> = vec![WARC_FILE.to_owned()];
+    planned.extend(texts.iter().map(|(id, _)| text_path(*id)));
+    planned.push("passages.json".to_owned());
+    planned.extend(tokens.iter().map(|t| token_path(t.snapshot)));
+    planned.push("README.txt".to_owned());
+    planned.push(MANIFEST_FILE.to_owned());
+    if !force && let Some(path) = planned.iter().map(|p| dir.join(p)).find(|p| p.exists()) {
+        return Err(Error::Exists(path));
+    }
+    for sub in ["texts", "timestamps"] {
+        let sub = dir.join(sub);
+        std::fs::create_dir_all(&sub).map_err(|source| Error::WriteFile { path: sub, source })?;
+    }
+
+    let mut files = Vec::new();
+    let (warc_file, written) = write_warc(store, &view, &ids, &dir.join(WARC_FILE)).await?;
+    files.push(warc_file);
+    for (id, text) in &texts {
+        files.push(write_file(dir, &text_path(*id), text.as_bytes())?);
+    }
+    let json = serde_json::to_vec_pretty(&passages).map_err(|source| Error::Encode {
+        what: "the aligned passages",
+        source,
+    })?;
+    files.push(write_file(dir, "passages.json", &json)?);
+    for t in &tokens {
+        files.push(write_file(dir, &token_path(t.snapshot), &t.der)?);
+    }
+    files.push(write_file(dir, "README.txt", readme(&view).as_bytes())?);
+
+    let mut snapshots = Vec::with_capacity(ids.len());
+    for (row, record_id) in written {
+        let id = row.id;
+        snapshots.push(ManifestSnapshot {
+            id,
+            url: row.url,
+            final_url: row.final_url,
+            status: row.status,
+            fetched_at: row.fetched_at,
+            body_sha256: hex(&row.sha256),
+            wire_sha256: row.wire_sha256.map(|d| hex(&d)),
+            warc_record_id: record_id,
+            text: texts.iter().any(|(t, _)| *t == id).then(|| text_path(id)),
+            timestamp: tokens
+                .iter()
+                .any(|t| t.snapshot == id)
+                .then(|| token_path(id)),
+        });
+    }
+    let manifest = Manifest {
+        format: "copyhound-evidence/1",
+        tool: Tool {
+            name: "copyhound",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        written_at: Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
+        case: &view.case,
+        work: WorkSummary {
+            id: work.id,
+            title: work.title,
+            author: work.author,
+        },
+        snapshots,
+        files: &files,
+    };
+    let json = serde_json::to_vec_pretty(&manifest).map_err(|source| Error::Encode {
+        what: "the manifest",
+        source,
+    })?;
+    let manifest_file = write_file(dir, MANIFEST_FILE, &json)?;
+    Ok(Package {
+        dir: dir.to_owned(),
+        snapshots: ids.len(),
+        files,
+        manifest_sha256: manifest_file.sha256,
+    })
+}
+
+fn text_path(id: SnapshotId) -> String {
+    format!("texts/{id}.txt")
+}
+
+fn token_path(id: SnapshotId) -> String {
+    format!("timestamps/{id}.tsr")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A `Write` that hashes and counts what passes through.
+struct Hashing<W> {
+    inner: W,
+    hasher: sha2::Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W> Hashing<W> {
+    fn new(inner: W) -> Self {
+        Self {
+            inner,
+            hasher: sha2::Sha256::new(),
+            bytes: 0,
+        }
+    }
+
+    fn finish(self, path: &str) -> (W, PackageFile) {
+        let file = PackageFile {
+            path: path.to_owned(),
+            sha256: hex(&self.hasher.finalize()),
+            bytes: self.bytes,
+        };
+        (self.inner, file)
+    }
+}
+
+fn write_file(dir: &Path, rel: &str, bytes: &[u8]) -> Result<PackageFile> {
+    let path = dir.join(rel);
+    std::fs::write(&path, bytes).map_err(|source| Error::WriteFile { path, source })?;
+    let mut h = Hashing::new(std::io::sink());
+    h.write_all(bytes).expect("a sink takes every byte");
+    Ok(h.finish(rel).1)
+}
+
+/// Streams the case's snapshots into a `.warc.gz`, one snapshot's bodies in memory at a
+/// time; returns the file and each snapshot's row with its `response` record id, in `ids`
+/// order.
+async fn write_warc(
+    store: &Store,
+    view: &CaseView,
+    ids: &[SnapshotId],
+    path: &Path,
+) -> Result<(PackageFile, Vec<(SnapshotRecord, String)>)> {
+    let failed = |source| Error::WriteFile {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(failed)?;
+    let mut warc = crawler::WarcWriter::new_gzip(Hashing::new(std::io::BufWriter::new(file)));
+    let case = view.case.id.to_string();
+    warc.write_warcinfo(
+        WARC_FILE,
+        &[
+            ("description", "copyhound case evidence"),
+            ("copyhound-case", &case),
+            ("copyhound-site", &view.case.site),
+            ("copyhound-work", &view.case.work_title),
+        ],
+    )?;
+    let mut rows = Vec::with_capacity(ids.len());
+    for &id in ids {
+        let row = store
+            .snapshot(id)
+            .await
+            .map_err(store_err("reading a snapshot"))?;
+        let snapshot = crawler::stored_snapshot(store, &row).await?;
+        let written = warc.write_snapshot(&snapshot)?;
+        rows.push((row, written.response.as_str().to_owned()));
+    }
+    let hashing = warc.finish()?;
+    let (out, file) = hashing.finish(WARC_FILE);
+    out.into_inner()
+        .map_err(|e| failed(e.into_error()))?
+        .sync_all()
+        .map_err(failed)?;
+    Ok((file, rows))
+}
+
+/// One aligned passage with both texts' excerpts.
+#[derive(Debug, Clone, Serialize)]
+struct PassageOut {
+    /// Byte range in the page text (`texts/<snapshot>.txt`).
+    page: std::ops::Range<usize>,
+    /// Byte range in the chapter's text as registered.
+    chapter: std::ops::Range<usize>,
+    /// Matched normalised characters.
+    chars: usize,
+    page_text: Option<String>,
+    chapter_text: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct PageMatch {
+    snapshot: SnapshotId,
+    url: String,
+    fetched_at: DateTime<Utc>,
+    score: f64,
+    coverage: f64,
+    passages: Vec<PassageOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct ChapterPassages {
+    chapter_id: ChapterId,
+    chapter_index: u32,
+    chapter_title: String,
+    coverage: f64,
+    pages: Vec<PageMatch>,
+}
+
+#[derive(serde::Deserialize)]
+struct Span {
+    page: std::ops::Range<usize>,
+    chapter: std::ops::Range<usize>,
+    chars: usize,
+}
+
+async fn passages(
+    store: &Store,
+    view: &CaseView,
+    texts: &[(SnapshotId, String)],
+) -> Result<Vec<ChapterPassages>> {
+    let mut by_chapter: BTreeMap<ChapterId, Vec<&CaseMatch>> = BTreeMap::new();
+    for m in &view.matches {
+        by_chapter.entry(m.chapter_id).or_default().push(m);
+    }
+    let mut out = Vec::with_capacity(view.chapters.len());
+    for chapter in &view.chapters {
+        let body = store
+            .chapter(chapter.chapter_id)
+            .await
+            .map_err(store_err("reading a chapter"))?
+            .body;
+        let mut pages = Vec::new();
+        for m in by_chapter.remove(&chapter.chapter_id).unwrap_or_default() {
+            let page = texts
+                .iter()
+                .find(|(id, _)| *id == m.snapshot_id)
+                .map(|(_, t)| t.as_str());
+            // Passages the matcher wrote; a row it could not parse has none to show.
+            let spans: Vec<Span> = serde_json::from_str(&m.passages).unwrap_or_default();
+            pages.push(PageMatch {
+                snapshot: m.snapshot_id,
+                url: m.url.clone(),
+                fetched_at: m.fetched_at,
+                score: m.score,
+                coverage: m.coverage,
+                passages: spans
+                    .into_iter()
+                    .map(|s| PassageOut {
+                        page_text: page.and_then(|t| t.get(s.page.clone())).map(str::to_owned),
+                        chapter_text: body.get(s.chapter.clone()).map(str::to_owned),
+                        page: s.page,
+                        chapter: s.chapter,
+                        chars: s.chars,
+                    })
+                    .collect(),
+            });
+        }
+        out.push(ChapterPassages {
+            chapter_id: chapter.chapter_id,
+            chapter_index: chapter.chapter_index,
+            chapter_title: chapter.chapter_title.clone(),
+            coverage: chapter.coverage,
+            pages,
+        });
+    }
+    Ok(out)
+}
+
+fn readme(view: &CaseView) -> String {
+    format!(
+        "copyhound evidence package: case {case}, {work} on {site}\n\
+         \n\
+         manifest.json lists every other file with its SHA-256 and size; keep the SHA-256 of\n\
+         manifest.json itself with the package's record (copyhound prints it when it writes\n\
+         the package).\n\
+         \n\
+         To verify:\n\
+         \n\
+         1. Each file against the manifest, e.g. `sha256sum texts/1.txt` (or\n\
+            `python3 -c \"import hashlib,json; m=json.load(open('manifest.json'));\n\
+            print(all(hashlib.sha256(open(f['path'],'rb').read()).hexdigest()==f['sha256']\n\
+            for f in m['files']))\"`).\n\
+         2. The WARC file (ISO 28500, WARC 1.1) with a standard reader, e.g.\n\
+            `pip install warcio; python3 -m warcio.cli check -v case.warc.gz`: every record's\n\
+            WARC-Block-Digest and WARC-Payload-Digest (SHA-256, base32) is checked.\n\
+            A response record holds the bytes as the server sent them, Content-Encoding\n\
+            (gzip, br, ...) still applied; its request record holds the request line and\n\
+            headers as sent. The metadata record after it gives body-sha256, the SHA-256 of\n\
+            the body with Content-Encoding removed: the hash the case's matches name and the\n\
+            manifest lists as body_sha256. A response record with a WARC-Copyhound-Warning\n\
+            field was fetched before the bytes as served were kept: its payload is the\n\
+            decoded body.\n\
+         3. texts/<snapshot>.txt is the main text extracted from a page; passages.json gives,\n\
+            per chapter of the work, the passages of each page aligned with the chapter as\n\
+            byte ranges of both texts, with the text of each.\n\
+         4. timestamps/<snapshot>.tsr, when present, is an RFC 3161 timestamp token (a CMS\n\
+            ContentInfo) over the snapshot's body_sha256. `openssl ts -reply -token_in -in FILE\n\
+            -text` shows it; `openssl ts -verify -token_in -in FILE -digest BODY_SHA256\n\
+            -CAfile TSA_CA.pem` checks it against the authority's certificate.\n",
+        case = view.case.id,
+        work = view.case.work_title,
+        site = view.case.site,
+    )
+}
