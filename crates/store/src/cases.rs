@@ -20,6 +20,7 @@ use crate::db::{durable_tx, read_pool};
 use crate::ids::{CaseId, ChapterId, PageId, SiteId, SnapshotId, WorkId};
 use crate::licensed::host_suffixes;
 use crate::matches::NewMatch;
+use crate::stats::apply_detection_deltas;
 use crate::{AuditLog, Error, Result, Store};
 
 /// Where a case stands. Stored by [`CaseStatus::as_str`] in `cases.status`.
@@ -619,9 +620,10 @@ macro_rules! case_tx {
                 }
                 let is_licensed = |w: WorkId| licensed_all || licensed_works.contains(&w.0);
 
-                // (chapter, work, case) of what the snapshot has now.
-                let existing: Vec<(i64, i64, Option<i64>)> = sqlx::query_as(
-                    "SELECT chapter_id, work_id, case_id FROM matches WHERE snapshot_id = $1",
+                // (chapter, work, case, licensed) of what the snapshot has now.
+                let existing: Vec<(i64, i64, Option<i64>, bool)> = sqlx::query_as(
+                    "SELECT chapter_id, work_id, case_id, licensed FROM matches \
+                     WHERE snapshot_id = $1",
                 )
                 .bind(snapshot)
                 .fetch_all(&mut *self)
@@ -741,7 +743,7 @@ macro_rules! case_tx {
 
                 let keep: HashSet<i64> = matches.iter().map(|m| m.chapter_id.0).collect();
                 let mut chapters: BTreeSet<i64> = keep.iter().copied().collect();
-                for (chapter, _, _) in &existing {
+                for (chapter, _, _, _) in &existing {
                     chapters.insert(*chapter);
                     if !keep.contains(chapter) {
                         sqlx::query(
@@ -794,6 +796,17 @@ macro_rules! case_tx {
                     .execute(&mut *self)
                     .await?;
                 }
+
+                let before: Vec<(i64, i64, bool)> =
+                    existing.iter().map(|e| (e.0, e.1, e.3)).collect();
+                let after: Vec<(i64, i64, bool)> = matches
+                    .iter()
+                    .map(|m| (m.chapter_id.0, (m.work_id.0, is_licensed(m.work_id))))
+                    .collect::<BTreeMap<_, _>>()
+                    .into_iter()
+                    .map(|(chapter, (work, licensed))| (chapter, work, licensed))
+                    .collect();
+                apply_detection_deltas!(self, fetched_at, &before, &after);
 
                 // The newest snapshot of the page matching each chapter is the one reports
                 // show: flip only the rows whose flag changes.

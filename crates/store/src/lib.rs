@@ -13,7 +13,7 @@
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
 //!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports and
-//!   [`AuditLog`]. Code that uses the store takes
+//!   [`AuditLog`], and [`StatsReads`] for analytics. Code that uses the store takes
 //!   `impl WorkReads` (or a generic) so a test can hand it a fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
@@ -51,6 +51,7 @@ mod packed;
 pub mod queue;
 mod reports;
 mod sites;
+mod stats;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod url;
@@ -88,6 +89,7 @@ pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use sites::{
     NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,
 };
+pub use stats::{DayCount, FunnelCounts, SiteCopies, SiteCrawlTotals, StatsReads, WorkCopies};
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,

@@ -12,12 +12,17 @@ use store::{
 use super::conformance::{created, new_snapshot, sample_work};
 
 /// A fixed past fetch time, plus `minutes`.
-fn at(minutes: i64) -> DateTime<Utc> {
+pub(crate) fn at(minutes: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(1_795_000_000_000).unwrap() + TimeDelta::minutes(minutes)
 }
 
 /// A stored snapshot of `url` fetched at `fetched_at` (a fresh body per `sha`).
-async fn snapshot_at(s: &Store, url: &str, sha: u8, fetched_at: DateTime<Utc>) -> SnapshotId {
+pub(crate) async fn snapshot_at(
+    s: &Store,
+    url: &str,
+    sha: u8,
+    fetched_at: DateTime<Utc>,
+) -> SnapshotId {
     s.insert_snapshot(
         &store::NewSnapshot {
             fetched_at,
@@ -31,13 +36,13 @@ async fn snapshot_at(s: &Store, url: &str, sha: u8, fetched_at: DateTime<Utc>) -
 }
 
 /// A work with three chapters and its chapter ids.
-async fn work(s: &Store, title: &str, seed: u8) -> (WorkId, Vec<ChapterId>) {
+pub(crate) async fn work(s: &Store, title: &str, seed: u8) -> (WorkId, Vec<ChapterId>) {
     let id = created(s.insert_work(&sample_work(title, seed)).await.unwrap());
     let chapters = s.chapters(id).await.unwrap().iter().map(|c| c.id).collect();
     (id, chapters)
 }
 
-fn found(work: WorkId, chapter: ChapterId, score: f64) -> NewMatch {
+pub(crate) fn found(work: WorkId, chapter: ChapterId, score: f64) -> NewMatch {
     NewMatch {
         chapter_id: chapter,
         work_id: work,

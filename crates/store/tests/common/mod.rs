@@ -4,6 +4,7 @@
 pub mod cases;
 pub mod conformance;
 pub mod sites;
+pub mod stats;
 
 /// Declares one `#[tokio::test]` per conformance case, each on a fresh database from
 /// `$fixture`. The list is written once, here, so both backends run all of it.
@@ -75,6 +76,8 @@ macro_rules! conformance_suite {
             concurrent_recordings_open_one_case_and_count_every_page,
             watched_sites_round_trip_with_their_schedules,
             a_thousand_site_schedules_fire_once_across_two_processes,
+            stats_count_detections_copies_and_review_from_the_counters,
+            stats_sum_crawls_by_site,
         );
     };
 }
