@@ -76,6 +76,9 @@ enum Command {
     Sites(cmd::sites::SitesCommand),
     /// Match stored pages again (after registering a work, or adding a licensed domain).
     Rematch(cmd::rematch::RematchArgs),
+    /// Figures: detections per day, top sites, exposure per work, the takedown funnel,
+    /// licensed matches apart, crawl health per site.
+    Stats(cmd::stats::StatsArgs),
     /// Run jobs from the queue until Ctrl-C.
     Worker(cmd::worker::WorkerArgs),
     /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as TOML.
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
             Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
             Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),
             Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
+            Command::Stats(a) => block_on(cmd::stats::run(a, &database)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),
         }
