@@ -32,8 +32,27 @@ SELECT chapter_id, MIN(work_id), COUNT(*) FROM matches WHERE NOT licensed GROUP 
 -- Exposure and top sites sum case counters by work and by site (index-only).
 CREATE INDEX cases_work_counts ON cases (work_id, pages);
 CREATE INDEX cases_site_counts ON cases (site_id, status, last_seen_at, chapters_matched, pages);
--- The funnel: which cases ever reached a status, from the audit log.
-CREATE INDEX audit_log_case_action ON audit_log (action, target_id, at) WHERE target_type = 'case';
+-- The funnel: when a case first reached each review status (NULL: never), kept by the
+-- status change itself, so counting cases that were ever confirmed reads the case rows, not
+-- the audit log. Back-filled from the audit log.
+ALTER TABLE cases ADD COLUMN confirmed_at TEXT;
+ALTER TABLE cases ADD COLUMN notice_sent_at TEXT;
+ALTER TABLE cases ADD COLUMN removed_at TEXT;
+ALTER TABLE cases ADD COLUMN dismissed_at TEXT;
+UPDATE cases SET confirmed_at = a.at FROM (SELECT target_id, MIN(at) AS at FROM audit_log
+    WHERE target_type = 'case' AND action = 'case.confirmed' GROUP BY target_id) a
+WHERE a.target_id = cases.id;
+UPDATE cases SET notice_sent_at = a.at FROM (SELECT target_id, MIN(at) AS at FROM audit_log
+    WHERE target_type = 'case' AND action = 'case.notice_sent' GROUP BY target_id) a
+WHERE a.target_id = cases.id;
+UPDATE cases SET removed_at = a.at FROM (SELECT target_id, MIN(at) AS at FROM audit_log
+    WHERE target_type = 'case' AND action = 'case.removed' GROUP BY target_id) a
+WHERE a.target_id = cases.id;
+UPDATE cases SET dismissed_at = a.at FROM (SELECT target_id, MIN(at) AS at FROM audit_log
+    WHERE target_type = 'case' AND action = 'case.dismissed' GROUP BY target_id) a
+WHERE a.target_id = cases.id;
+CREATE INDEX cases_funnel ON cases (first_seen_at, status, confirmed_at, notice_sent_at,
+    removed_at, dismissed_at);
 -- Crawls created in a window, and their failures by kind.
 CREATE INDEX crawls_created ON crawls (created_at);
 CREATE INDEX frontier_failures ON frontier (crawl_id)

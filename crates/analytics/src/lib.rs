@@ -346,10 +346,11 @@ pub struct Funnel {
     /// Cases by the status they have now.
     pub by_status: BTreeMap<&'static str, u64>,
     /// Median time from the first copy seen to the first removal, in seconds, over the
-    /// removed cases (`None` when none was removed).
+    /// removed cases (the mean of the two middle ones for an even count; `None` when none
+    /// was removed).
     pub median_seconds_to_removal: Option<i64>,
     /// How many removals that median is over.
-    pub removals: usize,
+    pub removals: u64,
 }
 
 /// The takedown funnel of the cases first seen in the window.
@@ -361,7 +362,7 @@ pub async fn funnel(store: &impl StatsReads, window: &Window) -> Result<Funnel> 
         .case_funnel(window.start())
         .await
         .map_err(reading("the takedown funnel"))?;
-    let times = store
+    let removals = store
         .removal_times(window.start())
         .await
         .map_err(reading("times to removal"))?;
@@ -372,19 +373,9 @@ pub async fn funnel(store: &impl StatsReads, window: &Window) -> Result<Funnel> 
         removed: counts.removed,
         dismissed: counts.dismissed,
         by_status: counts.by_status,
-        median_seconds_to_removal: median(&times).map(|t| t.num_seconds()),
-        removals: times.len(),
+        median_seconds_to_removal: removals.median.map(|t| t.num_seconds()),
+        removals: removals.removed,
     })
-}
-
-/// The median of `sorted` (ascending): the middle value, or the mean of the two middle ones.
-fn median(sorted: &[TimeDelta]) -> Option<TimeDelta> {
-    let n = sorted.len();
-    if n == 0 {
-        return None;
-    }
-    let (a, b) = (sorted[(n - 1) / 2], sorted[n / 2]);
-    Some(a + (b - a) / 2)
 }
 
 /// Matches on licensed domains: allowed copies, reported apart and never counted as
@@ -472,18 +463,6 @@ pub async fn crawl_health(store: &impl StatsReads, window: &Window) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn secs(s: &[i64]) -> Vec<TimeDelta> {
-        s.iter().map(|&n| TimeDelta::seconds(n)).collect()
-    }
-
-    #[test]
-    fn the_median_is_the_middle_or_the_mean_of_the_two_middle_values() {
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&secs(&[7])), Some(TimeDelta::seconds(7)));
-        assert_eq!(median(&secs(&[1, 3, 100])), Some(TimeDelta::seconds(3)));
-        assert_eq!(median(&secs(&[1, 3, 5, 100])), Some(TimeDelta::seconds(4)));
-    }
 
     #[test]
     fn a_since_in_the_future_or_too_far_back_is_refused_naming_the_range() {

@@ -271,7 +271,8 @@ pub trait CaseReads {
 pub trait CaseWrites {
     /// Moves the case to `status` (one of [`CaseStatus::next`] of its current status), in
     /// one transaction: sets `status_changed_at` and the review note, records the chapters
-    /// matched when dismissing, and writes an `audit_log` row `case.<status>` by `actor`
+    /// matched when dismissing, the first time the case reached a review status (what
+    /// [`crate::StatsReads::case_funnel`] counts), and writes an `audit_log` row `case.<status>` by `actor`
     /// with the note. Returns the case as it is now.
     ///
     /// # Errors
@@ -797,17 +798,6 @@ macro_rules! case_tx {
                     .await?;
                 }
 
-                let before: Vec<(i64, i64, bool)> =
-                    existing.iter().map(|e| (e.0, e.1, e.3)).collect();
-                let after: Vec<(i64, i64, bool)> = matches
-                    .iter()
-                    .map(|m| (m.chapter_id.0, (m.work_id.0, is_licensed(m.work_id))))
-                    .collect::<BTreeMap<_, _>>()
-                    .into_iter()
-                    .map(|(chapter, (work, licensed))| (chapter, work, licensed))
-                    .collect();
-                apply_detection_deltas!(self, fetched_at, &before, &after);
-
                 // The newest snapshot of the page matching each chapter is the one reports
                 // show: flip only the rows whose flag changes.
                 for chapter in chapters {
@@ -862,6 +852,20 @@ macro_rules! case_tx {
                         }
                     };
                 }
+
+                // The analytics counters last: a counter row shared by recordings of one
+                // work on one day is held from here to the commit only.
+                let before: Vec<(i64, i64, bool)> =
+                    existing.iter().map(|e| (e.0, e.1, e.3)).collect();
+                let after: Vec<(i64, i64, bool)> = matches
+                    .iter()
+                    .map(|m| (m.chapter_id.0, (m.work_id.0, is_licensed(m.work_id))))
+                    .collect::<BTreeMap<_, _>>()
+                    .into_iter()
+                    .map(|(chapter, (work, licensed))| (chapter, work, licensed))
+                    .collect();
+                apply_detection_deltas!(self, fetched_at, &before, &after);
+
                 recorded.cases = case_of.into_values().map(CaseId).collect();
                 recorded.cases.sort_unstable();
                 Ok(recorded)
@@ -911,6 +915,30 @@ macro_rules! case_tx {
                 .bind(note)
                 .execute(&mut *self)
                 .await?;
+                // When the case first reached a review status, for the analytics funnel.
+                let reached = match to {
+                    CaseStatus::New => None,
+                    CaseStatus::Confirmed => Some(
+                        "UPDATE cases SET confirmed_at = $2 WHERE id = $1 AND confirmed_at IS NULL",
+                    ),
+                    CaseStatus::NoticeSent => Some(
+                        "UPDATE cases SET notice_sent_at = $2 \
+                         WHERE id = $1 AND notice_sent_at IS NULL",
+                    ),
+                    CaseStatus::Removed => Some(
+                        "UPDATE cases SET removed_at = $2 WHERE id = $1 AND removed_at IS NULL",
+                    ),
+                    CaseStatus::Dismissed => Some(
+                        "UPDATE cases SET dismissed_at = $2 WHERE id = $1 AND dismissed_at IS NULL",
+                    ),
+                };
+                if let Some(sql) = reached {
+                    sqlx::query(sql)
+                        .bind(id)
+                        .bind(now)
+                        .execute(&mut *self)
+                        .await?;
+                }
                 let details = serde_json::json!({
                     "from": from.as_str(), "to": to.as_str(), "note": note,
                 });

@@ -89,7 +89,9 @@ pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use sites::{
     NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,
 };
-pub use stats::{DayCount, FunnelCounts, SiteCopies, SiteCrawlTotals, StatsReads, WorkCopies};
+pub use stats::{
+    DayCount, FunnelCounts, RemovalTimes, SiteCopies, SiteCrawlTotals, StatsReads, WorkCopies,
+};
 pub use url::{BackendKind, DatabaseUrl, mask_password};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,
