@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
-use sqlx::AssertSqlSafe;
+use sqlx::{AssertSqlSafe, Row};
 use tracing::instrument;
 
 use crate::crawl::{
@@ -160,10 +160,6 @@ pub trait StatsReads {
     ) -> impl Future<Output = Result<Vec<SiteCrawlTotals>>> + Send;
 }
 
-/// A status, its cases, and how many of them ever reached confirmed, notice sent, removed,
-/// dismissed.
-type FunnelRow = (String, i64, i64, i64, i64, i64);
-
 /// `since`, or a time before anything stored.
 fn from(since: Option<DateTime<Utc>>) -> DateTime<Utc> {
     since.unwrap_or(DateTime::UNIX_EPOCH)
@@ -261,25 +257,44 @@ impl StatsReads for Store {
 
     #[instrument(skip(self))]
     async fn case_funnel(&self, since: Option<DateTime<Utc>>) -> Result<FunnelCounts> {
-        let rows: Vec<FunnelRow> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT status, COUNT(*), COUNT(confirmed_at), COUNT(notice_sent_at), \
-                 COUNT(removed_at), COUNT(dismissed_at) FROM cases WHERE first_seen_at >= $1 \
-                 GROUP BY status",
-            )
-            .bind(from(since))
-            .fetch_all(pool)
-            .await?
+        // One pass over the covering index `cases_funnel`, counting each status with a sum:
+        // a GROUP BY status sorted 10^5 index entries first (54 of 90 ms on SQLite).
+        let by_status: String = CaseStatus::ALL
+            .iter()
+            .map(|s| {
+                format!(
+                    ", SUM(CASE WHEN status = '{}' THEN 1 ELSE 0 END)",
+                    s.as_str()
+                )
+            })
+            .collect();
+        let sql = format!(
+            "SELECT COUNT(confirmed_at), COUNT(notice_sent_at), COUNT(removed_at), \
+             COUNT(dismissed_at){by_status} FROM cases WHERE first_seen_at >= $1"
+        );
+        let row: Vec<Option<i64>> = read_pool!(self, |pool| {
+            let row = sqlx::query(AssertSqlSafe(sql))
+                .bind(from(since))
+                .fetch_one(pool)
+                .await?;
+            (0..4 + CaseStatus::ALL.len())
+                .map(|i| row.try_get::<Option<i64>, _>(i))
+                .collect::<std::result::Result<_, _>>()?
         });
-        let mut funnel = FunnelCounts::default();
-        for (status, n, confirmed, notice_sent, removed, dismissed) in rows {
-            let status = CaseStatus::parse(&status)?;
-            funnel.found += count(n);
-            funnel.confirmed += count(confirmed);
-            funnel.notice_sent += count(notice_sent);
-            funnel.removed += count(removed);
-            funnel.dismissed += count(dismissed);
-            funnel.by_status.insert(status.as_str(), count(n));
+        let n = |i: usize| count(row[i].unwrap_or(0));
+        let mut funnel = FunnelCounts {
+            confirmed: n(0),
+            notice_sent: n(1),
+            removed: n(2),
+            dismissed: n(3),
+            ..FunnelCounts::default()
+        };
+        for (i, status) in CaseStatus::ALL.iter().enumerate() {
+            let cases = n(4 + i);
+            funnel.found += cases;
+            if cases > 0 {
+                funnel.by_status.insert(status.as_str(), cases);
+            }
         }
         Ok(funnel)
     }
