@@ -79,6 +79,9 @@ enum Command {
     Notices(cmd::notices::NoticesCommand),
     /// Match stored pages again (after registering a work, or adding a licensed domain).
     Rematch(cmd::rematch::RematchArgs),
+    /// Figures: detections per day, top sites, exposure per work, the takedown funnel,
+    /// licensed matches apart, crawl health per site.
+    Stats(cmd::stats::StatsArgs),
     /// Run jobs from the queue until Ctrl-C.
     Worker(cmd::worker::WorkerArgs),
     /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as TOML.
@@ -119,6 +122,7 @@ fn main() -> ExitCode {
             Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),
             Command::Notices(c) => block_on(cmd::notices::run(c, &database, &settings)),
             Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
+            Command::Stats(a) => block_on(cmd::stats::run(a, &database)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),
         }

@@ -1,6 +1,6 @@
 //! Cases and reports at the scale issue #11 asks for: fills a fresh SQLite file and a fresh
 //! Postgres schema with 10^5 cases and 10^6 matches (bulk `INSERT ... SELECT` over a
-//! recursive CTE / `generate_series`), then times the reads `cases list`, `cases show` and
+//! recursive CTE / `generate_series`, `store::testing::fill_cases`), then times the reads `cases list`, `cases show` and
 //! `reports export` make, through the store's own API.
 //!
 //! ```text
@@ -17,17 +17,12 @@
 use std::time::{Duration, Instant};
 
 use sqlx::{Connection, Executor};
+use store::testing::fill_cases;
+use store::testing::scale::{CHAPTERS, MATCHES_PER_PAGE, PAGES_PER_CASE, WORKS};
 use store::{
-    BackendKind, CaseFilter, CaseId, CaseReads, CaseStatus, ChapterId, EvidenceWrites,
-    LicensedRows, MatchWrites, NewMatch, ReportFilter, Reports, Store, StoreSettings, WorkId,
+    CaseFilter, CaseId, CaseReads, CaseStatus, ChapterId, EvidenceWrites, LicensedRows,
+    MatchWrites, NewMatch, ReportFilter, Reports, Store, StoreSettings, WorkId,
 };
-
-const WORKS: u64 = 100;
-const CHAPTERS: u64 = 100;
-const PAGES_PER_CASE: u64 = 5;
-const MATCHES_PER_PAGE: u64 = 2;
-/// 2026-11-18T... in Unix seconds: fetch times count up from here.
-const BASE: u64 = 1_795_000_000;
 
 #[tokio::main]
 async fn main() {
@@ -78,7 +73,8 @@ async fn run(url: &str, cases: u64) {
         cases * PAGES_PER_CASE * MATCHES_PER_PAGE
     );
     let start = Instant::now();
-    fill(url, kind, cases).await;
+    // Cases ten seconds apart.
+    fill_cases(url, kind, cases, 10).await;
     println!("fill + analyze: {:.1} s", start.elapsed().as_secs_f64());
 
     let mut filters = vec![("cases: first page of 50, no filter", CaseFilter::default())];
@@ -258,166 +254,4 @@ where
         times[2].as_secs_f64() * 1e3
     );
     rows
-}
-
-/// A row source `n(i)` of 1..=n.
-type Series = fn(u64) -> String;
-/// SQL made of an SQL expression.
-type Sql = fn(&str) -> String;
-
-/// Fills works, chapters, sites, pages, snapshots, cases and matches with bulk statements.
-async fn fill(url: &str, kind: BackendKind, cases: u64) {
-    let pages = cases * PAGES_PER_CASE;
-    let matches = pages * MATCHES_PER_PAGE;
-    let sites = cases / WORKS;
-    let chapters = WORKS * CHAPTERS;
-    // Per backend: a row source of 1..=n, a time from Unix seconds, a unique 32-byte value.
-    let (series, ts, blob): (Series, Sql, Sql) = match kind {
-        BackendKind::Sqlite => (
-            |n| {
-                format!(
-                    "(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s) n"
-                )
-            },
-            |secs| format!("strftime('%Y-%m-%dT%H:%M:%S+00:00', {secs}, 'unixepoch')"),
-            |i| format!("CAST(printf('%032d', {i}) AS BLOB)"),
-        ),
-        BackendKind::Postgres => (
-            |n| format!("generate_series(1, {n}) AS n(i)"),
-            |secs| format!("to_timestamp({secs})"),
-            |i| format!("decode(lpad(to_hex({i}), 64, '0'), 'hex')"),
-        ),
-    };
-    let over = if kind == BackendKind::Postgres {
-        "OVERRIDING SYSTEM VALUE"
-    } else {
-        ""
-    };
-    // The case of a page, and the case's place in time (a permutation of case numbers).
-    let case_of_page = format!("((i - 1) / {PAGES_PER_CASE})");
-    let t_case = |c: &str| format!("((({c}) * 7919) % {cases}) * 10");
-    let page_time = |page: &str| {
-        let c = format!("(({page} - 1) / {PAGES_PER_CASE})");
-        ts(&format!(
-            "{BASE} + {} + (({page} - 1) % {PAGES_PER_CASE}) + 1",
-            t_case(&c)
-        ))
-    };
-    let status = |c: &str| {
-        format!(
-            "CASE ({c}) % 5 WHEN 0 THEN 'new' WHEN 1 THEN 'confirmed' WHEN 2 THEN 'notice_sent' \
-             WHEN 3 THEN 'removed' ELSE 'dismissed' END"
-        )
-    };
-    let mut sql = vec![
-        format!(
-            "INSERT INTO works (id, title, content_hash, source_format, chapter_count, chars) {over} \
-             SELECT i, '作品 ' || i, {}, 'txt', {CHAPTERS}, 300000 FROM {} WHERE i <= {WORKS}",
-            blob("i"),
-            series(WORKS)
-        ),
-        format!(
-            "INSERT INTO chapters (id, work_id, ordinal, title, body, chars) {over} \
-             SELECT i, (i - 1) / {CHAPTERS} + 1, (i - 1) % {CHAPTERS} + 1, \
-             '第' || ((i - 1) % {CHAPTERS} + 1) || '章', 'x', 3000 FROM {}",
-            series(chapters)
-        ),
-        format!(
-            "INSERT INTO sites (id, name, base_url, host) {over} \
-             SELECT i, 'site' || i || '.example', 'https://site' || i || '.example/', \
-             'site' || i || '.example' FROM {}",
-            series(sites)
-        ),
-        format!(
-            "INSERT INTO pages (id, site_id, url) {over} \
-             SELECT i, {case_of_page} / {WORKS} + 1, \
-             'https://site' || ({case_of_page} / {WORKS} + 1) || '.example/w' || \
-             ({case_of_page} % {WORKS} + 1) || '/p' || i FROM {}",
-            series(pages)
-        ),
-        format!(
-            "INSERT INTO snapshots (id, page_id, url, final_url, status, body_zstd, body_len, \
-             sha256, fetched_at) {over} \
-             SELECT p.id, p.id, p.url, p.url, 200, {}, 1, {}, {} FROM pages p",
-            blob("0"),
-            blob("1"),
-            page_time("p.id")
-        ),
-        format!(
-            "INSERT INTO cases (id, site_id, work_id, status, status_changed_at, pages, \
-             chapters_matched, first_seen_at, last_seen_at) {over} \
-             SELECT i, (i - 1) / {WORKS} + 1, (i - 1) % {WORKS} + 1, {}, {}, {PAGES_PER_CASE}, \
-             {}, {}, {} FROM {}",
-            status("i - 1"),
-            ts(&format!("{BASE} + {} + {PAGES_PER_CASE}", t_case("i - 1"))),
-            PAGES_PER_CASE * MATCHES_PER_PAGE,
-            ts(&format!("{BASE} + {} + 1", t_case("i - 1"))),
-            ts(&format!("{BASE} + {} + {PAGES_PER_CASE}", t_case("i - 1"))),
-            series(cases)
-        ),
-    ];
-    // Match i: page (i-1)/2+1, chapter ordinal 1..10 of the case's work.
-    let page = format!("((i - 1) / {MATCHES_PER_PAGE} + 1)");
-    let case = format!("(({page} - 1) / {PAGES_PER_CASE})");
-    let ordinal = format!(
-        "((({page} - 1) % {PAGES_PER_CASE}) * {MATCHES_PER_PAGE} + (i - 1) % {MATCHES_PER_PAGE} + 1)"
-    );
-    sql.push(format!(
-        "INSERT INTO matches (id, snapshot_id, chapter_id, work_id, case_id, page_id, fetched_at, \
-         licensed, latest, method, score, coverage, matched_chars, page_share, chapter_chars, \
-         page_chars, passages) {over} \
-         SELECT i, {page}, ({case} % {WORKS}) * {CHAPTERS} + {ordinal}, {case} % {WORKS} + 1, \
-         {case} + 1, {page}, {}, FALSE, TRUE, 'align', 0.9, 0.8, 2000, 0.5, 3000, 4000, \
-         '[{{\"page\":[0,2000],\"chapter\":[0,2000]}}]' FROM {}",
-        page_time(&page),
-        series(matches)
-    ));
-    match kind {
-        BackendKind::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(url).await.unwrap();
-            c.execute("BEGIN").await.unwrap();
-            for s in &sql {
-                let t = Instant::now();
-                c.execute(sqlx::AssertSqlSafe(s.clone())).await.unwrap();
-                println!(
-                    "  {} in {:.1} s",
-                    &s[..s.find('(').unwrap()],
-                    t.elapsed().as_secs_f64()
-                );
-            }
-            c.execute("COMMIT").await.unwrap();
-            c.execute("ANALYZE").await.unwrap();
-        }
-        BackendKind::Postgres => {
-            let mut c = sqlx::PgConnection::connect(url).await.unwrap();
-            let mut tx = c.begin().await.unwrap();
-            for s in &sql {
-                let t = Instant::now();
-                tx.execute(sqlx::AssertSqlSafe(s.clone())).await.unwrap();
-                println!(
-                    "  {} in {:.1} s",
-                    &s[..s.find('(').unwrap()],
-                    t.elapsed().as_secs_f64()
-                );
-            }
-            for table in [
-                "works",
-                "chapters",
-                "sites",
-                "pages",
-                "snapshots",
-                "cases",
-                "matches",
-            ] {
-                tx.execute(sqlx::AssertSqlSafe(format!(
-                    "SELECT setval(pg_get_serial_sequence('{table}', 'id'), \
-                     (SELECT MAX(id) FROM {table}))"
-                )))
-                .await
-                .unwrap();
-            }
-            tx.commit().await.unwrap();
-            c.execute("ANALYZE").await.unwrap();
-        }
-    }
 }

@@ -20,6 +20,7 @@ use crate::db::{durable_tx, read_pool};
 use crate::ids::{CaseId, ChapterId, PageId, SiteId, SnapshotId, WorkId};
 use crate::licensed::host_suffixes;
 use crate::matches::NewMatch;
+use crate::stats::apply_detection_deltas;
 use crate::{AuditLog, Error, Result, Store};
 
 /// Where a case stands. Stored by [`CaseStatus::as_str`] in `cases.status`.
@@ -270,7 +271,8 @@ pub trait CaseReads {
 pub trait CaseWrites {
     /// Moves the case to `status` (one of [`CaseStatus::next`] of its current status), in
     /// one transaction: sets `status_changed_at` and the review note, records the chapters
-    /// matched when dismissing, and writes an `audit_log` row `case.<status>` by `actor`
+    /// matched when dismissing, the first time the case reached a review status (what
+    /// [`crate::StatsReads::case_funnel`] counts), and writes an `audit_log` row `case.<status>` by `actor`
     /// with the note. Returns the case as it is now.
     ///
     /// # Errors
@@ -619,9 +621,10 @@ macro_rules! case_tx {
                 }
                 let is_licensed = |w: WorkId| licensed_all || licensed_works.contains(&w.0);
 
-                // (chapter, work, case) of what the snapshot has now.
-                let existing: Vec<(i64, i64, Option<i64>)> = sqlx::query_as(
-                    "SELECT chapter_id, work_id, case_id FROM matches WHERE snapshot_id = $1",
+                // (chapter, work, case, licensed) of what the snapshot has now.
+                let existing: Vec<(i64, i64, Option<i64>, bool)> = sqlx::query_as(
+                    "SELECT chapter_id, work_id, case_id, licensed FROM matches \
+                     WHERE snapshot_id = $1",
                 )
                 .bind(snapshot)
                 .fetch_all(&mut *self)
@@ -741,7 +744,7 @@ macro_rules! case_tx {
 
                 let keep: HashSet<i64> = matches.iter().map(|m| m.chapter_id.0).collect();
                 let mut chapters: BTreeSet<i64> = keep.iter().copied().collect();
-                for (chapter, _, _) in &existing {
+                for (chapter, _, _, _) in &existing {
                     chapters.insert(*chapter);
                     if !keep.contains(chapter) {
                         sqlx::query(
@@ -849,6 +852,20 @@ macro_rules! case_tx {
                         }
                     };
                 }
+
+                // The analytics counters last: a counter row shared by recordings of one
+                // work on one day is held from here to the commit only.
+                let before: Vec<(i64, i64, bool)> =
+                    existing.iter().map(|e| (e.0, e.1, e.3)).collect();
+                let after: Vec<(i64, i64, bool)> = matches
+                    .iter()
+                    .map(|m| (m.chapter_id.0, (m.work_id.0, is_licensed(m.work_id))))
+                    .collect::<BTreeMap<_, _>>()
+                    .into_iter()
+                    .map(|(chapter, (work, licensed))| (chapter, work, licensed))
+                    .collect();
+                apply_detection_deltas!(self, fetched_at, &before, &after);
+
                 recorded.cases = case_of.into_values().map(CaseId).collect();
                 recorded.cases.sort_unstable();
                 Ok(recorded)
@@ -898,6 +915,30 @@ macro_rules! case_tx {
                 .bind(note)
                 .execute(&mut *self)
                 .await?;
+                // When the case first reached a review status, for the analytics funnel.
+                let reached = match to {
+                    CaseStatus::New => None,
+                    CaseStatus::Confirmed => Some(
+                        "UPDATE cases SET confirmed_at = $2 WHERE id = $1 AND confirmed_at IS NULL",
+                    ),
+                    CaseStatus::NoticeSent => Some(
+                        "UPDATE cases SET notice_sent_at = $2 \
+                         WHERE id = $1 AND notice_sent_at IS NULL",
+                    ),
+                    CaseStatus::Removed => Some(
+                        "UPDATE cases SET removed_at = $2 WHERE id = $1 AND removed_at IS NULL",
+                    ),
+                    CaseStatus::Dismissed => Some(
+                        "UPDATE cases SET dismissed_at = $2 WHERE id = $1 AND dismissed_at IS NULL",
+                    ),
+                };
+                if let Some(sql) = reached {
+                    sqlx::query(sql)
+                        .bind(id)
+                        .bind(now)
+                        .execute(&mut *self)
+                        .await?;
+                }
                 let details = serde_json::json!({
                     "from": from.as_str(), "to": to.as_str(), "note": note,
                 });

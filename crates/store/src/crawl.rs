@@ -544,11 +544,11 @@ fn crawl_from_row(r: CrawlRow) -> Result<CrawlRecord> {
 /// row in scope: distinct URLs with a stored page text, entries that failed for good or ended
 /// with a status of 400 or more (as the crawler's report counts errors), body bytes of its
 /// snapshots.
-const TOTALS_PAGES: &str = "(SELECT COUNT(DISTINCT pt.url) FROM page_texts pt \
+pub(crate) const TOTALS_PAGES: &str = "(SELECT COUNT(DISTINCT pt.url) FROM page_texts pt \
      JOIN snapshots s ON s.id = pt.snapshot_id WHERE s.crawl_id = crawls.id)";
-const TOTALS_FAILED: &str = "(SELECT COUNT(*) FROM frontier f WHERE f.crawl_id = crawls.id \
+pub(crate) const TOTALS_FAILED: &str = "(SELECT COUNT(*) FROM frontier f WHERE f.crawl_id = crawls.id \
      AND (f.state = 'failed' OR (f.state = 'done' AND f.status >= 400)))";
-const TOTALS_BYTES: &str = "(SELECT CAST(COALESCE(SUM(s.body_len), 0) AS BIGINT) \
+pub(crate) const TOTALS_BYTES: &str = "(SELECT CAST(COALESCE(SUM(s.body_len), 0) AS BIGINT) \
      FROM snapshots s WHERE s.crawl_id = crawls.id)";
 
 /// `SELECT` of every [`CrawlRow`] column from `crawls`, totals counted afresh.
@@ -563,12 +563,33 @@ fn select_crawls() -> String {
 /// `id, started_at, heartbeat_at, dead_after_ms, ended_at` of a `crawl_runs` row.
 type RunHistoryRow = (i64, i64, i64, i64, Option<i64>);
 
-/// A crawl's failures by kind: entries failed for good by their recorded error, entries done
-/// with a status of 400 or more as `http_<status>` (the failures [`TOTALS_FAILED`] counts).
-const ERRORS_BY_KIND: &str = "SELECT CASE WHEN state = 'failed' \
-     THEN COALESCE(last_error, 'unknown') ELSE 'http_' || CAST(status AS TEXT) END, COUNT(*) \
-     FROM frontier WHERE crawl_id = $1 \
-     AND (state = 'failed' OR (state = 'done' AND status >= 400)) GROUP BY 1";
+/// The kind of a failed `frontier` row (columns unqualified): entries failed for good by their
+/// recorded error, entries done with a status of 400 or more as `http_<status>`.
+macro_rules! frontier_error_kind {
+    () => {
+        "CASE WHEN state = 'failed' THEN COALESCE(last_error, 'unknown') \
+         ELSE 'http_' || CAST(status AS TEXT) END"
+    };
+}
+
+/// Whether a `frontier` row (columns unqualified) failed: the failures [`TOTALS_FAILED`]
+/// counts.
+macro_rules! frontier_failed {
+    () => {
+        "(state = 'failed' OR (state = 'done' AND status >= 400))"
+    };
+}
+
+pub(crate) use {frontier_error_kind, frontier_failed};
+
+/// A crawl's failures by kind.
+const ERRORS_BY_KIND: &str = concat!(
+    "SELECT ",
+    frontier_error_kind!(),
+    ", COUNT(*) FROM frontier WHERE crawl_id = $1 AND ",
+    frontier_failed!(),
+    " GROUP BY 1"
+);
 
 fn counts(rows: Vec<(String, i64)>) -> BTreeMap<String, u64> {
     rows.into_iter()

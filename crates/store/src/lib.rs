@@ -13,9 +13,10 @@
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
 //!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports,
-//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], and [`Notices`] and
-//!   [`Rechecks`] for takedown notices and the re-checks that follow. Code that uses the
-//!   store takes `impl WorkReads` (or a generic) so a test can hand it a fake.
+//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], [`Notices`] and
+//!   [`Rechecks`] for takedown notices and the re-checks that follow, and [`StatsReads`] for
+//!   analytics. Code that uses the store takes `impl WorkReads` (or a generic) so a test can
+//!   hand it a fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
 //!
@@ -53,6 +54,7 @@ mod packed;
 pub mod queue;
 mod reports;
 mod sites;
+mod stats;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod timestamps;
@@ -94,6 +96,9 @@ pub use queue::{
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use sites::{
     NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,
+};
+pub use stats::{
+    DayCount, FunnelCounts, RemovalTimes, SiteCopies, SiteCrawlTotals, StatsReads, WorkCopies,
 };
 pub use timestamps::{NewTimestamp, TimestampRecord, Timestamps};
 pub use url::{BackendKind, DatabaseUrl, mask_password};

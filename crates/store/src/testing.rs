@@ -206,3 +206,276 @@ pub async fn terminate_connections(db: &TestDb) -> u64 {
     .unwrap();
     killed.into_iter().filter(|&k| k).count() as u64
 }
+
+/// SQL that differs between the backends in bulk fills: a row source, times, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkSql(pub BackendKind);
+
+impl BulkSql {
+    /// A row source `n(i)` of `i` = 1..=`n`, for `FROM`.
+    pub fn series(self, n: u64) -> String {
+        match self.0 {
+            BackendKind::Sqlite => format!(
+                "(WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) \
+                 SELECT i FROM s) n"
+            ),
+            BackendKind::Postgres => format!("generate_series(1, {n}) AS n(i)"),
+        }
+    }
+
+    /// A time from an expression of Unix seconds, as the column stores it.
+    pub fn time(self, secs: &str) -> String {
+        match self.0 {
+            BackendKind::Sqlite => {
+                format!("strftime('%Y-%m-%dT%H:%M:%S+00:00', {secs}, 'unixepoch')")
+            }
+            BackendKind::Postgres => format!("to_timestamp({secs})"),
+        }
+    }
+
+    /// A 32-byte value unique to an integer expression.
+    pub fn bytes(self, i: &str) -> String {
+        match self.0 {
+            BackendKind::Sqlite => format!("CAST(printf('%032d', {i}) AS BLOB)"),
+            BackendKind::Postgres => format!("decode(lpad(to_hex({i}), 64, '0'), 'hex')"),
+        }
+    }
+
+    /// What lets an `INSERT` give ids of its own (Postgres identity columns).
+    pub fn own_ids(self) -> &'static str {
+        match self.0 {
+            BackendKind::Sqlite => "",
+            BackendKind::Postgres => "OVERRIDING SYSTEM VALUE",
+        }
+    }
+}
+
+/// The shape [`fill_cases`] gives a store.
+pub mod scale {
+    /// Works filled.
+    pub const WORKS: u64 = 100;
+    /// Chapters per work.
+    pub const CHAPTERS: u64 = 100;
+    /// Pages per case (one snapshot each).
+    pub const PAGES_PER_CASE: u64 = 5;
+    /// Matches per page.
+    pub const MATCHES_PER_PAGE: u64 = 2;
+    /// The Unix second fetch times count up from (2026-11-18).
+    pub const BASE: u64 = 1_795_000_000;
+}
+
+/// Fills an empty store at `url` with `cases` cases (a multiple of [`scale::WORKS`]) and
+/// ten matches each, with bulk statements in one transaction, then `ANALYZE`: works of
+/// [`scale::CHAPTERS`] chapters, `cases / WORKS` sites, each case (site × work) with
+/// [`scale::PAGES_PER_CASE`] pages of one snapshot each matching two chapters. Statuses cycle
+/// through all five; case `c` is seen at `BASE + ((c · 7919) mod cases) · step_seconds` (a
+/// permutation, so no order follows ids), its pages a second apart. Matches are on no
+/// licensed domain. The analytics counters are not filled: see the analytics bench.
+pub async fn fill_cases(url: &str, kind: BackendKind, cases: u64, step_seconds: u64) {
+    use scale::{BASE, CHAPTERS, MATCHES_PER_PAGE, PAGES_PER_CASE, WORKS};
+    assert!(
+        cases >= WORKS && cases.is_multiple_of(WORKS),
+        "cases must be a multiple of {WORKS}"
+    );
+    let sql_of = BulkSql(kind);
+    let (series, ts, blob) = (
+        |n| sql_of.series(n),
+        |secs: &str| sql_of.time(secs),
+        |i: &str| sql_of.bytes(i),
+    );
+    let pages = cases * PAGES_PER_CASE;
+    let matches = pages * MATCHES_PER_PAGE;
+    let sites = cases / WORKS;
+    let chapters = WORKS * CHAPTERS;
+    let over = sql_of.own_ids();
+    // The case of a page, and the case's place in time (a permutation of case numbers).
+    let case_of_page = format!("((i - 1) / {PAGES_PER_CASE})");
+    let t_case = |c: &str| format!("((({c}) * 7919) % {cases}) * {step_seconds}");
+    let page_time = |page: &str| {
+        let c = format!("(({page} - 1) / {PAGES_PER_CASE})");
+        ts(&format!(
+            "{BASE} + {} + (({page} - 1) % {PAGES_PER_CASE}) + 1",
+            t_case(&c)
+        ))
+    };
+    let status = |c: &str| {
+        format!(
+            "CASE ({c}) % 5 WHEN 0 THEN 'new' WHEN 1 THEN 'confirmed' WHEN 2 THEN 'notice_sent' \
+             WHEN 3 THEN 'removed' ELSE 'dismissed' END"
+        )
+    };
+    let mut sql = vec![
+        format!(
+            "INSERT INTO works (id, title, content_hash, source_format, chapter_count, chars) {over} \
+             SELECT i, '作品 ' || i, {}, 'txt', {CHAPTERS}, 300000 FROM {} WHERE i <= {WORKS}",
+            blob("i"),
+            series(WORKS)
+        ),
+        format!(
+            "INSERT INTO chapters (id, work_id, ordinal, title, body, chars) {over} \
+             SELECT i, (i - 1) / {CHAPTERS} + 1, (i - 1) % {CHAPTERS} + 1, \
+             '第' || ((i - 1) % {CHAPTERS} + 1) || '章', 'x', 3000 FROM {}",
+            series(chapters)
+        ),
+        format!(
+            "INSERT INTO sites (id, name, base_url, host) {over} \
+             SELECT i, 'site' || i || '.example', 'https://site' || i || '.example/', \
+             'site' || i || '.example' FROM {}",
+            series(sites)
+        ),
+        format!(
+            "INSERT INTO pages (id, site_id, url) {over} \
+             SELECT i, {case_of_page} / {WORKS} + 1, \
+             'https://site' || ({case_of_page} / {WORKS} + 1) || '.example/w' || \
+             ({case_of_page} % {WORKS} + 1) || '/p' || i FROM {}",
+            series(pages)
+        ),
+        format!(
+            "INSERT INTO snapshots (id, page_id, url, final_url, status, body_zstd, body_len, \
+             sha256, fetched_at) {over} \
+             SELECT p.id, p.id, p.url, p.url, 200, {}, 1, {}, {} FROM pages p",
+            blob("0"),
+            blob("1"),
+            page_time("p.id")
+        ),
+        format!(
+            "INSERT INTO cases (id, site_id, work_id, status, status_changed_at, pages, \
+             chapters_matched, first_seen_at, last_seen_at) {over} \
+             SELECT i, (i - 1) / {WORKS} + 1, (i - 1) % {WORKS} + 1, {}, {}, {PAGES_PER_CASE}, \
+             {}, {}, {} FROM {}",
+            status("i - 1"),
+            ts(&format!("{BASE} + {} + {PAGES_PER_CASE}", t_case("i - 1"))),
+            PAGES_PER_CASE * MATCHES_PER_PAGE,
+            ts(&format!("{BASE} + {} + 1", t_case("i - 1"))),
+            ts(&format!("{BASE} + {} + {PAGES_PER_CASE}", t_case("i - 1"))),
+            series(cases)
+        ),
+    ];
+    // Match i: page (i-1)/2+1, chapter ordinal 1..10 of the case's work.
+    let page = format!("((i - 1) / {MATCHES_PER_PAGE} + 1)");
+    let case = format!("(({page} - 1) / {PAGES_PER_CASE})");
+    let ordinal = format!(
+        "((({page} - 1) % {PAGES_PER_CASE}) * {MATCHES_PER_PAGE} + (i - 1) % {MATCHES_PER_PAGE} + 1)"
+    );
+    sql.push(format!(
+        "INSERT INTO matches (id, snapshot_id, chapter_id, work_id, case_id, page_id, fetched_at, \
+         licensed, latest, method, score, coverage, matched_chars, page_share, chapter_chars, \
+         page_chars, passages) {over} \
+         SELECT i, {page}, ({case} % {WORKS}) * {CHAPTERS} + {ordinal}, {case} % {WORKS} + 1, \
+         {case} + 1, {page}, {}, FALSE, TRUE, 'align', 0.9, 0.8, 2000, 0.5, 3000, 4000, \
+         '[{{\"page\":[0,2000],\"chapter\":[0,2000]}}]' FROM {}",
+        page_time(&page),
+        series(matches)
+    ));
+    match kind {
+        BackendKind::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(url).await.unwrap();
+            c.execute("BEGIN").await.unwrap();
+            for s in &sql {
+                let t = std::time::Instant::now();
+                c.execute(sqlx::AssertSqlSafe(s.clone())).await.unwrap();
+                eprintln!(
+                    "  {} in {:.1} s",
+                    &s[..s.find('(').unwrap()],
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            c.execute("COMMIT").await.unwrap();
+            c.execute("ANALYZE").await.unwrap();
+        }
+        BackendKind::Postgres => {
+            let mut c = sqlx::PgConnection::connect(url).await.unwrap();
+            let mut tx = c.begin().await.unwrap();
+            for s in &sql {
+                let t = std::time::Instant::now();
+                tx.execute(sqlx::AssertSqlSafe(s.clone())).await.unwrap();
+                eprintln!(
+                    "  {} in {:.1} s",
+                    &s[..s.find('(').unwrap()],
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            for table in [
+                "works",
+                "chapters",
+                "sites",
+                "pages",
+                "snapshots",
+                "cases",
+                "matches",
+            ] {
+                tx.execute(sqlx::AssertSqlSafe(format!(
+                    "SELECT setval(pg_get_serial_sequence('{table}', 'id'), \
+                     (SELECT MAX(id) FROM {table}))"
+                )))
+                .await
+                .unwrap();
+            }
+            tx.commit().await.unwrap();
+            c.execute("ANALYZE").await.unwrap();
+        }
+    }
+}
+
+/// A work titled `title` with `chapters` short chapters and placeholder fingerprints (no
+/// postings), its content hash made from the title: for tests that need works to match, not
+/// to index.
+pub fn sample_work(title: &str, chapters: usize) -> crate::NewWork {
+    let mut content_hash = [0u8; 32];
+    for (i, b) in title.bytes().enumerate() {
+        content_hash[i % 32] ^= b.rotate_left(i as u32 / 32);
+    }
+    crate::NewWork {
+        title: title.to_owned(),
+        author: None,
+        content_hash,
+        source_name: None,
+        source_format: crate::SourceFormat::Txt,
+        source_encoding: None,
+        front_matter: String::new(),
+        chapters: (1..=chapters)
+            .map(|i| crate::NewChapter {
+                title: format!("第{i}章"),
+                body: format!("{title} {i}"),
+                fingerprint: crate::NewFingerprint {
+                    normalizer_version: 1,
+                    chars: 100,
+                    simhash: i as u64,
+                    summary: vec![1; 8],
+                    text_winnow: vec![],
+                    pinyin_winnow: vec![],
+                },
+            })
+            .collect(),
+    }
+}
+
+/// A plain 200 response of `url` fetched at `fetched_at` (body SHA-256 all `sha`, 1000 bytes),
+/// of no crawl.
+pub fn sample_snapshot(
+    url: &str,
+    sha: u8,
+    fetched_at: chrono::DateTime<chrono::Utc>,
+) -> crate::NewSnapshot {
+    crate::NewSnapshot {
+        crawl: None,
+        url: url.to_owned(),
+        final_url: url.to_owned(),
+        status: 200,
+        http_version: "HTTP/1.1".into(),
+        headers: vec![],
+        header_block: vec![],
+        request_header_block: vec![],
+        content_type: Some("text/html".into()),
+        redirects: "[]".into(),
+        sha256: [sha; 32],
+        body_len: 1000,
+        body_status: "complete".into(),
+        fetched_at,
+        elapsed_ms: 5,
+        remote_addr: None,
+        etag: None,
+        last_modified: None,
+        wire: None,
+    }
+}

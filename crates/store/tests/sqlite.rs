@@ -57,6 +57,23 @@ async fn other_schemes_are_refused_naming_the_two_that_work() {
     assert!(!msg.contains("hunter2"), "{msg}");
 }
 
+/// A SQLite database in a temp folder with the migrations up to `version` applied, its URL,
+/// and a connection to it with foreign keys enforced.
+async fn migrated_to(version: i64) -> (tempfile::TempDir, String, sqlx::SqliteConnection) {
+    use sqlx::{Connection, Executor};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/copyhound.db", dir.path().display());
+    let migrations =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+    let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
+    let mut c = sqlx::SqliteConnection::connect(&format!("{url}?mode=rwc"))
+        .await
+        .unwrap();
+    c.execute("PRAGMA foreign_keys = ON").await.unwrap();
+    migrator.run_to(version, &mut c).await.unwrap();
+    (dir, url, c)
+}
+
 /// The cases migration rebuilds `cases` and `matches` (a CHECK constraint changes): rows
 /// written before it keep their ids and references, statuses are renamed, matches get their
 /// page and fetch time, nothing dangles, ids go on from the old sequence, and foreign keys
@@ -66,17 +83,8 @@ async fn the_cases_migration_keeps_references_and_renames_statuses() {
     use sqlx::{Connection, Executor};
     use store::{CaseId, CaseReads, CaseStatus, MatchReads, MatchWrites, NewMatch, SnapshotId};
 
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}/copyhound.db", dir.path().display());
-    let migrations =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
-    let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
+    let (_dir, url, mut c) = migrated_to(20261124000000).await;
     {
-        let mut c = sqlx::SqliteConnection::connect(&format!("{url}?mode=rwc"))
-            .await
-            .unwrap();
-        c.execute("PRAGMA foreign_keys = ON").await.unwrap();
-        migrator.run_to(20261124000000, &mut c).await.unwrap();
         c.execute(
             "INSERT INTO works (id, title, content_hash, source_format, chapter_count) \
                  VALUES (1, '红楼梦', x'01', 'txt', 2);
@@ -199,4 +207,106 @@ async fn the_cases_migration_keeps_references_and_renames_statuses() {
     assert!(s.record_matches(snap, &[m(99)], "worker").await.is_err());
     let r = s.record_matches(snap, &[m(1)], "worker").await.unwrap();
     assert_eq!(r.opened, vec![CaseId(10)]);
+}
+
+/// The analytics migration counts the matches stored before it (licensed ones apart, by UTC
+/// fetch day) and reads the review history from the audit log, and recordings after it keep
+/// those counts current.
+#[tokio::test]
+async fn the_analytics_migration_counts_the_matches_already_stored() {
+    use chrono::NaiveDate;
+    use sqlx::{Connection, Executor};
+    use store::{ChapterId, DayCount, MatchWrites, NewMatch, SnapshotId, StatsReads, WorkId};
+
+    let (_dir, url, mut c) = migrated_to(20261126000000).await;
+    {
+        c.execute(
+            "INSERT INTO works (id, title, content_hash, source_format, chapter_count) \
+                 VALUES (1, '红楼梦', x'01', 'txt', 3);
+             INSERT INTO chapters (id, work_id, ordinal, title, body, chars) \
+                 VALUES (1, 1, 1, '一', 'a', 10), (2, 1, 2, '二', 'b', 10), (3, 1, 3, '三', 'c', 10);
+             INSERT INTO sites (id, name, base_url, host) \
+                 VALUES (1, 'copy.example', 'https://copy.example/', 'copy.example');
+             INSERT INTO pages (id, site_id, url) VALUES (1, 1, 'https://copy.example/1'), \
+                 (2, 1, 'https://copy.example/2');
+             INSERT INTO snapshots (id, page_id, url, final_url, status, body_zstd, body_len, \
+                 sha256, fetched_at) VALUES \
+                 (1, 1, 'https://copy.example/1', 'https://copy.example/1', 200, x'', 1, x'02', \
+                  '2026-11-20T10:00:00+00:00'), \
+                 (2, 2, 'https://copy.example/2', 'https://copy.example/2', 200, x'', 1, x'03', \
+                  '2026-11-21T23:59:59.500+00:00');
+             INSERT INTO cases (id, site_id, work_id, status, first_seen_at) \
+                 VALUES (7, 1, 1, 'removed', '2026-11-20T10:00:00+00:00');
+             INSERT INTO audit_log (at, actor, action, target_type, target_id) VALUES \
+                 ('2026-11-21T10:00:00+00:00', 'alice', 'case.confirmed', 'case', 7), \
+                 ('2026-11-22T10:00:00+00:00', 'alice', 'case.notice_sent', 'case', 7), \
+                 ('2026-11-23T10:00:00+00:00', 'alice', 'case.removed', 'case', 7), \
+                 ('2026-11-24T10:00:00+00:00', 'alice', 'case.removed', 'case', 7);
+             INSERT INTO matches (snapshot_id, chapter_id, work_id, case_id, page_id, fetched_at, \
+                 licensed, method, score, coverage, matched_chars) VALUES \
+                 (1, 1, 1, 7, 1, '2026-11-20T10:00:00+00:00', FALSE, 'align', 0.9, 0.9, 9), \
+                 (1, 2, 1, 7, 1, '2026-11-20T10:00:00+00:00', FALSE, 'align', 0.9, 0.9, 9), \
+                 (2, 3, 1, NULL, 2, '2026-11-21T23:59:59.500+00:00', TRUE, 'align', 0.9, 0.9, 9);",
+        )
+        .await
+        .unwrap();
+        c.close().await.unwrap();
+    }
+
+    let s = Store::open(&url, &StoreSettings::default()).await.unwrap();
+    let day = |d| NaiveDate::from_ymd_opt(2026, 11, d).unwrap();
+    let count = |d, matches, licensed| DayCount {
+        day: day(d),
+        matches,
+        licensed,
+    };
+    assert_eq!(
+        s.detections_by_day(None).await.unwrap(),
+        [count(20, 2, 0), count(21, 0, 1)]
+    );
+    // The review history is read back from the audit log: the first removal three days
+    // after the copy was first seen.
+    let funnel = s.case_funnel(None).await.unwrap();
+    assert_eq!(
+        (
+            funnel.found,
+            funnel.confirmed,
+            funnel.notice_sent,
+            funnel.removed,
+            funnel.dismissed
+        ),
+        (1, 1, 1, 1, 0)
+    );
+    let removals = s.removal_times(None).await.unwrap();
+    assert_eq!(
+        (removals.removed, removals.median),
+        (1, Some(chrono::TimeDelta::days(3)))
+    );
+    let exposure = &s.work_exposure(10).await.unwrap()[0];
+    assert_eq!(
+        (exposure.chapters_copied, exposure.licensed_matches),
+        (2, 1)
+    );
+
+    // Matching snapshot 1 again finds chapter 1 only.
+    let only_first = NewMatch {
+        chapter_id: ChapterId(1),
+        work_id: WorkId(1),
+        method: "align".into(),
+        score: 0.9,
+        coverage: 0.9,
+        matched_chars: 9,
+        chapter_chars: 10,
+        page_chars: 10,
+        page_share: 0.9,
+        passages: "[]".into(),
+    };
+    s.record_matches(SnapshotId(1), &[only_first], "worker")
+        .await
+        .unwrap();
+    assert_eq!(
+        s.detections_by_day(None).await.unwrap(),
+        [count(20, 1, 0), count(21, 0, 1)]
+    );
+    assert_eq!(s.work_exposure(10).await.unwrap()[0].chapters_copied, 1);
 }

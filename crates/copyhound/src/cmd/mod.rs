@@ -14,6 +14,7 @@ pub mod rematch;
 pub mod reports;
 pub mod sites;
 pub mod snapshots;
+pub mod stats;
 pub mod worker;
 pub mod works;
 

@@ -27,6 +27,7 @@ use store::testing::TestDb;
 pub use super::cases::*;
 pub use super::notices::*;
 pub use super::sites::*;
+pub use super::stats::*;
 pub use super::timestamps::*;
 
 // ---------------------------------------------------------------------------------------
@@ -1529,7 +1530,7 @@ pub async fn counts_listing_and_purging(db: &TestDb) {
 // ---------------------------------------------------------------------------------------
 // crawls, frontiers and host states
 
-fn new_crawl(max_pages: Option<u64>) -> store::NewCrawl {
+pub(crate) fn new_crawl(max_pages: Option<u64>) -> store::NewCrawl {
     store::NewCrawl {
         seeds: vec![
             "http://例子.example/book/".into(),
@@ -1540,7 +1541,7 @@ fn new_crawl(max_pages: Option<u64>) -> store::NewCrawl {
     }
 }
 
-fn entry(url: &str, depth: u32, rank: i16) -> store::NewFrontierEntry {
+pub(crate) fn entry(url: &str, depth: u32, rank: i16) -> store::NewFrontierEntry {
     store::NewFrontierEntry {
         url: url.to_owned(),
         depth,
@@ -1551,7 +1552,11 @@ fn entry(url: &str, depth: u32, rank: i16) -> store::NewFrontierEntry {
     }
 }
 
-async fn claim_entry(s: &Store, crawl: CrawlId, lease: Duration) -> Option<store::FrontierRecord> {
+pub(crate) async fn claim_entry(
+    s: &Store,
+    crawl: CrawlId,
+    lease: Duration,
+) -> Option<store::FrontierRecord> {
     match s.claim_frontier(crawl, None, lease).await.unwrap() {
         FrontierClaim::Entry(e) => Some(e),
         _ => None,
@@ -1944,7 +1949,7 @@ pub async fn host_state_updates_are_serialised(db: &TestDb) {
     );
 }
 
-async fn stored_page(s: &Store, crawl: Option<CrawlId>, url: &str, sha: u8, len: u64) {
+pub(crate) async fn stored_page(s: &Store, crawl: Option<CrawlId>, url: &str, sha: u8, len: u64) {
     let (id, _) = s
         .insert_snapshot(
             &store::NewSnapshot {
