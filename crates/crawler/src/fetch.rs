@@ -27,6 +27,10 @@ use crate::snapshot::{
 /// [`Fetcher::request_headers`]), so the recorded request is the one sent.
 const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
 
+/// Wire bodies up to this size are decoded on the fetching task; larger ones on a blocking
+/// thread.
+const DECODE_INLINE_BYTES: usize = 64 * 1024;
+
 /// Fetch settings.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -349,7 +353,9 @@ impl Fetcher {
             if body_status == BodyStatus::Truncated {
                 tracing::info!(url = %url, limit, "body cut off at the size limit");
             }
-            let (body, wire) = self.decode_body(&url, response.headers(), wire, body_status)?;
+            let (body, wire) = self
+                .decode_body(&url, response.headers(), wire, body_status)
+                .await?;
             let http_version = version_str(response.version());
             let mut request_headers = sent;
             // hyper adds `Host` last on an HTTP/1 connection (HTTP/2 sends `:authority`).
@@ -379,7 +385,7 @@ impl Fetcher {
 
     /// The entity of a response read as served: `Content-Encoding` undone within
     /// `max_decoded_bytes` and `max_decoding_ratio`, the wire bytes kept beside it.
-    fn decode_body(
+    async fn decode_body(
         &self,
         url: &Url,
         headers: &HeaderMap,
@@ -398,7 +404,24 @@ impl Fetcher {
             max_ratio: self.settings.max_decoding_ratio,
         };
         let complete = status == BodyStatus::Complete;
-        let body = coding::decode(url.as_str(), &codings, &wire, complete, limits)?;
+        // Inflating up to max_decoded_bytes is CPU work: past a small body it runs on a
+        // blocking thread, so a bomb being refused does not hold up the other fetches.
+        let (body, wire) = if wire.len() <= DECODE_INLINE_BYTES {
+            let body = coding::decode(url.as_str(), &codings, &wire, complete, limits)?;
+            (body, wire)
+        } else {
+            let at = url.to_string();
+            tokio::task::spawn_blocking(move || {
+                let body = coding::decode(&at, &codings, &wire, complete, limits);
+                body.map(|b| (b, wire))
+            })
+            .await
+            .map_err(|e| Error::ContentCoding {
+                url: url.to_string(),
+                coding: "content-encoding".to_owned(),
+                reason: format!("decoding stopped: {e}"),
+            })??
+        };
         Ok((
             Bytes::from(body),
             Wire::Encoded {
