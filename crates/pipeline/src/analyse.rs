@@ -67,6 +67,11 @@ impl Analyser {
         self
     }
 
+    /// Whether evidence snapshots are stamped ([`Analyser::with_stamping`]).
+    pub fn stamps(&self) -> bool {
+        self.stamp
+    }
+
     /// The live index, loaded on first use.
     ///
     /// # Errors

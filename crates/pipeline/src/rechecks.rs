@@ -246,6 +246,23 @@ impl Rechecker {
             .record_recheck(case, &checks, now, Some(next), ACTOR)
             .await
             .map_err(store_err("recording the re-check"))?;
+        // The snapshots that show a copy gone are evidence too: stamped like those of the
+        // matches (a copy still up was matched, and its snapshot queued, by the analyser).
+        if self.analyser.stamps() {
+            for copy in &written.recheck.copies {
+                if let Some(snapshot) = copy
+                    .removed_snapshot
+                    .filter(|_| written.newly_removed.contains(&copy.page))
+                {
+                    let job = crate::timestamps::stamp_job(snapshot)
+                        .map_err(store_err("encoding the stamp job"))?;
+                    self.store
+                        .enqueue(&job)
+                        .await
+                        .map_err(store_err("queueing the stamp of a removal"))?;
+                }
+            }
+        }
         tracing::info!(%case, copies = checks.len(), removed = written.case_removed,
                        "case re-checked");
         Ok(RecheckReport {

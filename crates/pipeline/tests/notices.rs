@@ -19,7 +19,10 @@ use pipeline::notices::{self, NoticeSettings, NoticeTemplate, RightsHolder};
 use pipeline::rechecks::{self, RecheckSettings, Rechecker};
 use pipeline::{Analyser, Error};
 use store::testing::TestDb;
-use store::{CaseId, CaseReads, CaseStatus, CaseWrites, CopyState, NoticeStatus, Rechecks};
+use store::{
+    CaseId, CaseReads, CaseStatus, CaseWrites, CopyState, JobFilter, JobQueue, NoticeStatus, Page,
+    Rechecks,
+};
 
 /// 封神演义 1–3 (traditional): the protected work.
 const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
@@ -123,11 +126,15 @@ async fn notice_lifecycle(db: &TestDb) {
         )
         .await
         .unwrap();
-    let analyser = Arc::new(Analyser::new(
-        store.clone(),
-        Default::default(),
-        MatcherSettings::default(),
-    ));
+    // As with a time-stamping authority configured: evidence snapshots queue their stamps.
+    let analyser = Arc::new(
+        Analyser::new(
+            store.clone(),
+            Default::default(),
+            MatcherSettings::default(),
+        )
+        .with_stamping(true),
+    );
     let pages: Pages = Arc::default();
     let addr = site(Arc::clone(&pages)).await;
     let url = |path: &str| format!("http://{addr}{path}");
@@ -414,6 +421,23 @@ async fn notice_lifecycle(db: &TestDb) {
     );
     assert_eq!(report.written.recheck.next_at, None);
     assert_eq!(store.case(case).await.unwrap().status, CaseStatus::Removed);
+    // The snapshots that show the copies gone are queued for a trusted timestamp.
+    let stamps: Vec<String> = store
+        .jobs(&JobFilter::Kind("StampSnapshot".into()), Page::all())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| j.payload)
+        .collect();
+    for copy in &report.written.recheck.copies {
+        let id = copy.removed_snapshot.unwrap().0;
+        assert!(
+            stamps
+                .iter()
+                .any(|p| p.contains(&format!("\"snapshot\":{id}}}"))),
+            "no stamp job for snapshot {id}: {stamps:?}"
+        );
+    }
     assert!(
         rechecks::enqueue_due_rechecks(store, day(30))
             .await
