@@ -84,6 +84,8 @@ async fn fill(db: &TestDb) {
             sql.bytes("i"),
             sql.series(FRONTIER),
         ),
+        // Each ended crawl's failures by kind, as its end keeps them.
+        store::testing::recount_crawl_errors(kind),
         format!(
             "INSERT INTO detections_daily (day, work_id, licensed, matches) \
              SELECT {day}, work_id, licensed, COUNT(*) FROM matches \

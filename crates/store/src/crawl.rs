@@ -582,6 +582,22 @@ macro_rules! frontier_failed {
 
 pub(crate) use {frontier_error_kind, frontier_failed};
 
+/// A crawl's failures by kind as a JSON object (`{}` for none), over the `crawls` row in
+/// scope: what [`Crawls::set_crawl_status`] keeps in `crawls.errors_by_kind` when the crawl
+/// ends (the migration `20261127040000_crawl_errors` back-fills it the same way).
+pub(crate) fn errors_json(kind: crate::BackendKind) -> String {
+    let object = match kind {
+        crate::BackendKind::Sqlite => "json_group_object(kind, n)",
+        crate::BackendKind::Postgres => "CAST(json_object_agg(kind, n) AS TEXT)",
+    };
+    format!(
+        "COALESCE((SELECT {object} FROM (SELECT {} AS kind, COUNT(*) AS n FROM frontier \
+         WHERE frontier.crawl_id = crawls.id AND {} GROUP BY 1) e), '{{}}')",
+        frontier_error_kind!(),
+        frontier_failed!()
+    )
+}
+
 /// A crawl's failures by kind.
 const ERRORS_BY_KIND: &str = concat!(
     "SELECT ",
@@ -696,7 +712,9 @@ impl Crawls for Store {
             "UPDATE crawls SET status = $2, error = $3, \
              started_at = CASE WHEN $4 AND started_at IS NULL THEN $5 ELSE started_at END, \
              finished_at = CASE WHEN $6 THEN $5 ELSE NULL END, pages_fetched = {TOTALS_PAGES}, \
-             pages_failed = {TOTALS_FAILED}, bytes = {TOTALS_BYTES} WHERE id = $1"
+             pages_failed = {TOTALS_FAILED}, bytes = {TOTALS_BYTES}, \
+             errors_by_kind = CASE WHEN $6 THEN {} ELSE NULL END WHERE id = $1",
+            errors_json(self.kind())
         );
         let n = write_pool!(self, |pool| {
             sqlx::query(AssertSqlSafe(sql.clone()))

@@ -360,27 +360,40 @@ impl StatsReads for Store {
              {ran} AS ran FROM crawls WHERE crawls.created_at >= $1) t \
              JOIN sites ON sites.id = t.site_id GROUP BY t.site_id, sites.host ORDER BY t.site_id"
         );
+        // Ended crawls keep their failures by kind in their row; only the others (running,
+        // or ended before the column was kept) are counted from the frontier.
+        let stored_sql = "SELECT site_id, errors_by_kind FROM crawls \
+             WHERE created_at >= $1 AND errors_by_kind IS NOT NULL";
         let errors_sql = format!(
             "SELECT crawls.site_id, e.kind, CAST(SUM(e.n) AS BIGINT) FROM crawls JOIN ( \
              SELECT crawl_id, {} AS kind, COUNT(*) AS n FROM frontier \
-             WHERE crawl_id IN (SELECT id FROM crawls WHERE created_at >= $1) AND {} \
+             WHERE crawl_id IN (SELECT id FROM crawls WHERE created_at >= $1 \
+             AND errors_by_kind IS NULL) AND {} \
              GROUP BY crawl_id, kind) e ON e.crawl_id = crawls.id GROUP BY crawls.site_id, e.kind",
             frontier_error_kind!(),
             frontier_failed!()
         );
-        let (crawls, errors): (Vec<CrawlSumRow>, Vec<(SiteId, String, i64)>) =
-            read_pool!(self, |pool| {
-                let crawls = sqlx::query_as(AssertSqlSafe(crawls_sql))
-                    .bind(from(since))
-                    .bind(now)
-                    .fetch_all(pool)
-                    .await?;
-                let errors = sqlx::query_as(AssertSqlSafe(errors_sql))
-                    .bind(from(since))
-                    .fetch_all(pool)
-                    .await?;
-                (crawls, errors)
-            });
+        let (crawls, stored, mut errors): CrawlHealthRows = read_pool!(self, |pool| {
+            let crawls = sqlx::query_as(AssertSqlSafe(crawls_sql))
+                .bind(from(since))
+                .bind(now)
+                .fetch_all(pool)
+                .await?;
+            let stored = sqlx::query_as(stored_sql)
+                .bind(from(since))
+                .fetch_all(pool)
+                .await?;
+            let errors = sqlx::query_as(AssertSqlSafe(errors_sql))
+                .bind(from(since))
+                .fetch_all(pool)
+                .await?;
+            (crawls, stored, errors)
+        });
+        for (site_id, json) in stored {
+            // Written by the store itself; an unreadable value counts as no failures.
+            let kinds: BTreeMap<String, i64> = serde_json::from_str(&json).unwrap_or_default();
+            errors.extend(kinds.into_iter().map(|(kind, n)| (site_id, kind, n)));
+        }
         let mut sites: BTreeMap<SiteId, SiteCrawlTotals> = crawls
             .into_iter()
             .map(
@@ -412,6 +425,14 @@ impl StatsReads for Store {
 /// `site_id, host, crawls, pages, failed, bytes, pages of started crawls, seconds run` of a
 /// site's crawls.
 type CrawlSumRow = (SiteId, String, i64, i64, i64, i64, i64, f64);
+
+/// What crawl health reads: each site's sums, the ended crawls' stored failures by kind
+/// (JSON), and the other crawls' failures counted by kind.
+type CrawlHealthRows = (
+    Vec<CrawlSumRow>,
+    Vec<(SiteId, String)>,
+    Vec<(SiteId, String, i64)>,
+);
 
 impl Store {
     /// SQL for the seconds from the time `from` to the time `to` (column names or

@@ -479,3 +479,13 @@ pub fn sample_snapshot(
         wire: None,
     }
 }
+
+/// SQL that keeps every ended crawl's failures by kind in its row, as the crawl's end does
+/// ([`crate::Crawls::set_crawl_status`]): for a bulk fill that writes crawls and frontier rows
+/// directly.
+pub fn recount_crawl_errors(kind: BackendKind) -> String {
+    format!(
+        "UPDATE crawls SET errors_by_kind = {} WHERE finished_at IS NOT NULL",
+        crate::crawl::errors_json(kind)
+    )
+}

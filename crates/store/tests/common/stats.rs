@@ -200,16 +200,31 @@ pub async fn stats_sum_crawls_by_site(db: &TestDb) {
     s.set_crawl_status(done, CrawlStatus::Done, None)
         .await
         .unwrap();
+    // The unfinished crawl's failure is counted from its frontier (the ended one's was kept
+    // in its row when it ended).
+    s.push_frontier(queued, &[entry("http://a.example/f4", 0, 2)])
+        .await
+        .unwrap();
+    let e = claim_entry(s, queued, Duration::from_secs(60))
+        .await
+        .unwrap();
+    s.complete_frontier(e.lease, &FrontierOutcome::Failed("dns".into()))
+        .await
+        .unwrap();
 
     let now = Utc::now();
     let totals = s.crawl_totals(None, now).await.unwrap();
     assert_eq!(totals.len(), 1, "both crawls are of the first seed's site");
     let t = &totals[0];
     assert_eq!(t.site_id.0, s.crawl(done).await.unwrap().site_id);
-    assert_eq!((t.crawls, t.pages, t.errors, t.bytes), (2, 3, 3, 125));
+    assert_eq!((t.crawls, t.pages, t.errors, t.bytes), (2, 3, 4, 125));
     assert_eq!(
         t.errors_by_kind,
-        BTreeMap::from([("http_404".to_owned(), 1), ("timeout".to_owned(), 2)])
+        BTreeMap::from([
+            ("dns".to_owned(), 1),
+            ("http_404".to_owned(), 1),
+            ("timeout".to_owned(), 2)
+        ])
     );
     // Only the crawl that started is timed.
     assert_eq!(t.pages_timed, 2);
