@@ -89,6 +89,8 @@ pub struct Handler {
     crawler: Option<Arc<crawler::CrawlSettings>>,
     /// When re-checks run.
     rechecks: crate::RecheckSettings,
+    /// Built by the first re-check from `crawler` and `rechecks`.
+    rechecker: Arc<std::sync::OnceLock<crate::Rechecker>>,
     /// The configured time-stamping authority, if any.
     tsa: Option<Arc<timestamp::Tsa>>,
 }
@@ -102,6 +104,7 @@ impl Handler {
             analyser,
             crawler: None,
             rechecks: crate::RecheckSettings::default(),
+            rechecker: Arc::default(),
             tsa: None,
         }
     }
@@ -110,6 +113,7 @@ impl Handler {
     #[must_use]
     pub fn with_rechecks(mut self, settings: crate::RecheckSettings) -> Self {
         self.rechecks = settings;
+        self.rechecker = Arc::default();
         self
     }
 
@@ -126,6 +130,7 @@ impl Handler {
     #[must_use]
     pub fn with_crawler(mut self, settings: crawler::CrawlSettings) -> Self {
         self.crawler = Some(Arc::new(settings));
+        self.rechecker = Arc::default();
         self
     }
 
@@ -194,13 +199,21 @@ impl Handler {
                 "this worker was started without crawler settings, so it cannot re-check a case",
             ));
         };
-        let rechecker = crate::Rechecker::new(
-            self.store.clone(),
-            Arc::clone(&self.analyser),
-            crawl,
-            self.rechecks.clone(),
-        )
-        .map_err(|e| JobError::permanent(chain(&e)))?;
+        // One re-checker (its HTTP client and connection pool, its extractor) serves every
+        // re-check this worker runs.
+        let rechecker = match self.rechecker.get() {
+            Some(r) => r,
+            None => {
+                let built = crate::Rechecker::new(
+                    self.store.clone(),
+                    Arc::clone(&self.analyser),
+                    crawl,
+                    self.rechecks.clone(),
+                )
+                .map_err(|e| JobError::permanent(chain(&e)))?;
+                self.rechecker.get_or_init(|| built)
+            }
+        };
         match rechecker.recheck(case, chrono::Utc::now()).await {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),

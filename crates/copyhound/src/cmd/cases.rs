@@ -280,7 +280,7 @@ async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -
 
 /// The re-checks since the case's notice: each copy's state, a copy still up with the days
 /// since the notice.
-fn print_recheck(r: &store::RecheckRecord) -> Result<()> {
+pub(crate) fn print_recheck(r: &store::RecheckRecord) -> Result<()> {
     let now = chrono::Utc::now();
     let days = pipeline::rechecks::days_since_notice(r, now);
     let next = r.next_at.map_or_else(

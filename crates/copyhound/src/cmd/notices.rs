@@ -209,28 +209,13 @@ fn recipient(n: &NoticeRecord) -> &str {
     }
 }
 
+/// The copies as [`super::cases::print_recheck`] shows them, then what became of the case.
 fn print_recheck(report: &RecheckReport) -> Result<()> {
     let r = &report.written.recheck;
-    let days = pipeline::rechecks::days_since_notice(r, report.checked_at);
-    for c in &r.copies {
-        match c.state {
-            store::CopyState::Up => outln!(
-                "  up       {}: still up {days} days after the notice",
-                c.url
-            ),
-            store::CopyState::Removed => outln!("  removed  {}: {}", c.url, c.reason),
-            store::CopyState::Unknown => outln!("  unknown  {}: {}", c.url, c.reason),
-        }
-    }
+    super::cases::print_recheck(r)?;
     if report.written.case_removed {
         outln!("case {}: every copy is gone; the case is removed", r.case);
-    } else if let Some(next) = r.next_at {
-        outln!(
-            "case {}: next re-check {}",
-            r.case,
-            next.format("%Y-%m-%d %H:%M UTC")
-        );
-    } else {
+    } else if r.next_at.is_none() {
         outln!(
             "case {} is no longer notice_sent: its re-checks stopped",
             r.case
