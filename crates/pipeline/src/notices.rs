@@ -241,6 +241,19 @@ pub async fn notice_document(
     recipient: Option<Recipient>,
     now: DateTime<Utc>,
 ) -> Result<NoticeDocument> {
+    let facts = read_case(store, settings, case).await?;
+    Ok(compose(facts, settings, template, recipient, now))
+}
+
+/// What a notice of a case is made from: the case, its work and its matches.
+struct CaseFacts {
+    record: store::CaseRecord,
+    work: store::Work,
+    matches: Vec<store::CaseMatch>,
+}
+
+/// Reads a case's [`CaseFacts`], once the profile is known to be complete.
+async fn read_case(store: &Store, settings: &NoticeSettings, case: CaseId) -> Result<CaseFacts> {
     let missing = settings.rights_holder.missing();
     if !missing.is_empty() {
         return Err(Error::Notice(format!(
@@ -261,6 +274,27 @@ pub async fn notice_document(
         .case_matches(case)
         .await
         .map_err(store_err("reading the case's matches"))?;
+    Ok(CaseFacts {
+        record,
+        work,
+        matches,
+    })
+}
+
+/// The notice document of a case's facts.
+fn compose(
+    facts: CaseFacts,
+    settings: &NoticeSettings,
+    template: NoticeTemplate,
+    recipient: Option<Recipient>,
+    now: DateTime<Utc>,
+) -> NoticeDocument {
+    let CaseFacts {
+        record,
+        work,
+        matches,
+    } = facts;
+    let case = record.id;
     let mut by_url: BTreeMap<&str, UrlMatches<'_>> = BTreeMap::new();
     for m in &matches {
         let (chapters, evidence) = by_url.entry(m.url.as_str()).or_default();
@@ -268,7 +302,7 @@ pub async fn notice_document(
         evidence.insert((m.fetched_at, m.snapshot_id.0), m.snapshot_sha256.as_str());
     }
     let copied: BTreeSet<u32> = matches.iter().map(|m| m.chapter_index).collect();
-    Ok(NoticeDocument {
+    NoticeDocument {
         template,
         case,
         date: now.format("%Y-%m-%d").to_string(),
@@ -300,7 +334,7 @@ pub async fn notice_document(
                     .collect(),
             })
             .collect(),
-    })
+    }
 }
 
 #[derive(Template)]
@@ -476,25 +510,23 @@ pub async fn create_notice(
     to: Option<&str>,
     actor: &str,
 ) -> Result<NoticeRecord> {
-    let recipient = match to {
-        Some(to) => Some(Recipient {
-            address: check_recipient(to)?,
+    let given = to.map(check_recipient).transpose()?;
+    let facts = read_case(store, settings, case).await?;
+    let recipient = match given {
+        Some(address) => Some(Recipient {
+            address,
             source: "given".to_owned(),
         }),
-        None => {
-            let first_url = store
-                .case_matches(case)
-                .await
-                .map_err(store_err("reading the case's matches"))?
-                .into_iter()
-                .find_map(|m| url::Url::parse(&m.url).ok());
-            match first_url {
-                Some(url) => suggest_recipient(settings, fetcher, &url).await,
-                None => None,
-            }
-        }
+        None => match facts
+            .matches
+            .iter()
+            .find_map(|m| url::Url::parse(&m.url).ok())
+        {
+            Some(url) => suggest_recipient(settings, fetcher, &url).await,
+            None => None,
+        },
     };
-    let doc = notice_document(store, settings, case, template, recipient, Utc::now()).await?;
+    let doc = compose(facts, settings, template, recipient, Utc::now());
     let rendered = render(&doc)?;
     store
         .create_notice(
