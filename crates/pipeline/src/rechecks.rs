@@ -151,20 +151,16 @@ pub struct RecheckReport {
     /// What was recorded, the copies' states and the case's.
     #[serde(flatten)]
     pub written: RecheckWritten,
-    /// When it ran.
-    pub checked_at: DateTime<Utc>,
 }
 
 impl RecheckReport {
-    /// Copies still up, with the whole days since the notice.
+    /// Copies still up, with the whole days from the notice to their check.
     pub fn still_up(&self) -> Vec<(&str, i64)> {
-        let days = days_since_notice(&self.written.recheck, self.checked_at);
-        self.written
-            .recheck
-            .copies
+        let r = &self.written.recheck;
+        r.copies
             .iter()
             .filter(|c| c.state == CopyState::Up)
-            .map(|c| (c.url.as_str(), days))
+            .map(|c| (c.url.as_str(), days_since_notice(r, c.checked_at)))
             .collect()
     }
 }
@@ -265,10 +261,7 @@ impl Rechecker {
         }
         tracing::info!(%case, copies = checks.len(), removed = written.case_removed,
                        "case re-checked");
-        Ok(RecheckReport {
-            written,
-            checked_at: now,
-        })
+        Ok(RecheckReport { written })
     }
 
     /// The case's pages and the URL to fetch for each (its latest fetch's).
