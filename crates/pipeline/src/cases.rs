@@ -54,6 +54,20 @@ pub struct CaseView {
     pub matches: Vec<CaseMatch>,
 }
 
+impl CaseView {
+    /// The case's snapshots (each fetch that matched), by id, with the URL fetched.
+    pub fn snapshots(&self) -> Vec<(store::SnapshotId, &str)> {
+        let mut snapshots: Vec<(store::SnapshotId, &str)> = self
+            .matches
+            .iter()
+            .map(|m| (m.snapshot_id, m.url.as_str()))
+            .collect();
+        snapshots.sort_unstable();
+        snapshots.dedup_by_key(|(id, _)| *id);
+        snapshots
+    }
+}
+
 /// A copied passage as the matcher stores it (byte ranges in page and chapter).
 #[derive(Debug, Clone, Deserialize)]
 struct Span {

@@ -131,9 +131,7 @@ pub async fn write_package(
         .work(view.case.work_id)
         .await
         .map_err(store_err("reading the case's work"))?;
-    let mut ids: Vec<SnapshotId> = view.matches.iter().map(|m| m.snapshot_id).collect();
-    ids.sort_unstable();
-    ids.dedup();
+    let ids: Vec<SnapshotId> = view.snapshots().into_iter().map(|(id, _)| id).collect();
 
     let mut texts = Vec::new();
     for &id in &ids {

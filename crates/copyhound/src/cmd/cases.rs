@@ -322,14 +322,7 @@ fn print_timestamps(
     view: &pipeline::CaseView,
     stamps: &[pipeline::SnapshotTimestamp],
 ) -> Result<()> {
-    let mut snapshots: Vec<(store::SnapshotId, &str)> = view
-        .matches
-        .iter()
-        .map(|m| (m.snapshot_id, m.url.as_str()))
-        .collect();
-    snapshots.sort_unstable();
-    snapshots.dedup_by_key(|(id, _)| *id);
-    for (id, url) in snapshots {
+    for (id, url) in view.snapshots() {
         let mine: Vec<_> = stamps.iter().filter(|t| t.snapshot == id).collect();
         if mine.is_empty() {
             outln!(
