@@ -59,6 +59,10 @@ pub enum Error {
     /// an incomplete rights-holder profile); the message says what to change.
     #[error("{0}")]
     Notice(String),
+    /// An account input was refused (a user name, a password, a token's name); the message
+    /// says what is allowed.
+    #[error("{0}")]
+    Account(String),
     /// A notice template failed to render.
     #[error("while rendering a notice")]
     Render(#[source] askama::Error),

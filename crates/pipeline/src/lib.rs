@@ -14,9 +14,12 @@
 //!   re-checks after a notice is sent, until every copy is gone.
 //! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
 //!   [`case_timestamps`] reading them back verified.
+//! - [`accounts`]: users with roles and argon2id passwords, sessions and API tokens for the
+//!   admin UI.
 //! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
 //!   timestamp tokens, manifest).
 
+pub mod accounts;
 mod analyse;
 pub mod cases;
 pub mod check;

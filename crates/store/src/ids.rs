@@ -74,3 +74,11 @@ id_type!(
     /// A takedown notice drafted from a case (`notices.id`).
     NoticeId
 );
+id_type!(
+    /// A person who signs in to the admin UI (`users.id`).
+    UserId
+);
+id_type!(
+    /// A bearer token for the API, issued to a user (`api_tokens.id`).
+    ApiTokenId
+);

@@ -14,9 +14,10 @@
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
 //!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports,
 //!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], [`Notices`] and
-//!   [`Rechecks`] for takedown notices and the re-checks that follow, and [`StatsReads`] for
-//!   analytics. Code that uses the store takes `impl WorkReads` (or a generic) so a test can
-//!   hand it a fake.
+//!   [`Rechecks`] for takedown notices and the re-checks that follow, [`StatsReads`] for
+//!   analytics, and [`Users`], [`Sessions`] and [`ApiTokens`] for the admin UI's accounts.
+//!   Code that uses the store takes `impl WorkReads` (or a generic) so a test can hand it a
+//!   fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
 //!   backoff, dead-lettering and graceful shutdown.
 //!
@@ -38,6 +39,7 @@
 //! # Ok(()) }
 //! ```
 
+mod accounts;
 mod audit;
 mod cases;
 mod changes;
@@ -61,6 +63,10 @@ mod timestamps;
 mod url;
 mod works;
 
+pub use accounts::{
+    ApiTokenRecord, ApiTokens, NewUser, Role, SessionRecord, Sessions, UnknownRole, UserChanges,
+    UserRecord, Users,
+};
 pub use audit::{AuditLog, AuditRecord};
 pub use cases::{
     CaseCursor, CaseFilter, CaseMatch, CaseReads, CaseRecord, CaseStatus, CaseWrites, Recorded,
@@ -78,8 +84,8 @@ pub use evidence::{
     SnapshotRecord, StoredBody, TextFilter,
 };
 pub use ids::{
-    AuditId, CaseId, ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, NoticeId, PageId, SiteId,
-    SnapshotId, WorkId,
+    ApiTokenId, AuditId, CaseId, ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, NoticeId,
+    PageId, SiteId, SnapshotId, UserId, WorkId,
 };
 pub use index_load::{IndexEntry, IndexLoads};
 pub use licensed::{LicensedDomain, LicensedDomains, normalize_domain};

@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use store::testing::TestDb;
 
 // Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
+pub use super::accounts::*;
 pub use super::cases::*;
 pub use super::notices::*;
 pub use super::sites::*;

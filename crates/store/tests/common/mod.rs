@@ -1,6 +1,7 @@
 //! The conformance suite that `tests/sqlite.rs` and `tests/postgres.rs` both run, on the
 //! fresh databases of `store::testing`.
 
+pub mod accounts;
 pub mod cases;
 pub mod conformance;
 pub mod notices;
@@ -86,6 +87,10 @@ macro_rules! conformance_suite {
             timestamps_are_kept_once_per_snapshot_and_tsa,
             stats_count_detections_copies_and_review_from_the_counters,
             stats_sum_crawls_by_site,
+            users_are_created_read_listed_and_kept_unique,
+            user_changes_are_audited_and_the_last_admin_stays,
+            sessions_live_until_they_expire_end_or_their_user_is_disabled,
+            api_tokens_resolve_until_revoked_or_expired_and_note_use_sparingly,
         );
     };
 }
