@@ -77,6 +77,9 @@ enum Command {
     /// Takedown notices drafted from confirmed cases, and the re-checks after they are sent.
     #[command(subcommand)]
     Notices(cmd::notices::NoticesCommand),
+    /// Accounts of the admin UI: users, their roles and passwords, and API tokens.
+    #[command(subcommand)]
+    Users(cmd::users::UsersCommand),
     /// Match stored pages again (after registering a work, or adding a licensed domain).
     Rematch(cmd::rematch::RematchArgs),
     /// Figures: detections per day, top sites, exposure per work, the takedown funnel,
@@ -84,6 +87,8 @@ enum Command {
     Stats(cmd::stats::StatsArgs),
     /// Run jobs from the queue until Ctrl-C.
     Worker(cmd::worker::WorkerArgs),
+    /// Serve the admin UI and the JSON API, with workers and schedules, until Ctrl-C.
+    Serve(cmd::serve::ServeArgs),
     /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as TOML.
     Config,
 }
@@ -121,9 +126,11 @@ fn main() -> ExitCode {
             Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
             Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),
             Command::Notices(c) => block_on(cmd::notices::run(c, &database, &settings)),
+            Command::Users(c) => block_on(cmd::users::run(c, &database)),
             Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
             Command::Stats(a) => block_on(cmd::stats::run(a, &database)),
             Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
+            Command::Serve(a) => block_on(cmd::serve::run(a, &database, &settings)),
             Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),
         }
     });

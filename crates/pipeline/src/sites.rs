@@ -89,6 +89,20 @@ pub async fn watch_site(store: &Store, base: &CrawlSettings, site: &NewSite) -> 
         .map_err(store_err("watching the site"))
 }
 
+/// A new site's crawl settings when nothing else is given: the configured crawler's (a
+/// crawl without a page limit gets 1000 pages a run).
+pub fn default_site_settings(base: &CrawlSettings) -> SiteSettings {
+    let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    SiteSettings {
+        max_pages: base.max_pages.map_or(1000, clamp),
+        max_depth: base.max_depth,
+        delay_ms: clamp(u64::try_from(base.politeness.delay.as_millis()).unwrap_or(u64::MAX)),
+        concurrency: base.politeness.per_host_concurrency,
+        include: Vec::new(),
+        exclude: Vec::new(),
+    }
+}
+
 /// Queues a crawl of `site` now. [`Enqueued::Duplicate`] when its crawl is queued or running
 /// already (scheduled or asked for), which then stays the only one.
 ///

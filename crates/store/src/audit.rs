@@ -55,6 +55,13 @@ pub trait AuditLog {
         target_type: &str,
         target_id: i64,
     ) -> impl Future<Output = Result<Vec<AuditRecord>>> + Send;
+
+    /// At most `limit` rows, newest first, before `before` (`None`: from the newest).
+    fn recent_audit(
+        &self,
+        before: Option<AuditId>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<AuditRecord>>> + Send;
 }
 
 /// Appends an `audit_log` row on any executor of either backend (a transaction); evaluates
@@ -127,19 +134,40 @@ impl AuditLog for Store {
             .fetch_all(pool)
             .await?
         });
-        Ok(rows
-            .into_iter()
-            .map(|r| AuditRecord {
-                id: r.id,
-                at: r.at,
-                actor: r.actor,
-                action: r.action,
-                target_type: r.target_type,
-                target_id: r.target_id,
-                // Rows written by hand may hold plain text: keep it as a JSON string.
-                details: serde_json::from_str(&r.details)
-                    .unwrap_or(serde_json::Value::String(r.details)),
-            })
-            .collect())
+        Ok(rows.into_iter().map(AuditRow::into_record).collect())
+    }
+
+    #[instrument(skip(self))]
+    async fn recent_audit(&self, before: Option<AuditId>, limit: u32) -> Result<Vec<AuditRecord>> {
+        // The limit is written into the text: see `CaseReads::cases`.
+        let sql = format!(
+            "SELECT id, at, actor, action, target_type, target_id, details FROM audit_log \
+             WHERE id < $1 ORDER BY id DESC LIMIT {limit}"
+        );
+        let before = before.map_or(i64::MAX, |b| b.0);
+        let rows: Vec<AuditRow> = read_pool!(self, |pool| {
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(before)
+                .fetch_all(pool)
+                .await?
+        });
+        Ok(rows.into_iter().map(AuditRow::into_record).collect())
+    }
+}
+
+impl AuditRow {
+    fn into_record(self) -> AuditRecord {
+        let r = self;
+        AuditRecord {
+            id: r.id,
+            at: r.at,
+            actor: r.actor,
+            action: r.action,
+            target_type: r.target_type,
+            target_id: r.target_id,
+            // Rows written by hand may hold plain text: keep it as a JSON string.
+            details: serde_json::from_str(&r.details)
+                .unwrap_or(serde_json::Value::String(r.details)),
+        }
     }
 }

@@ -118,7 +118,7 @@ impl FromStr for CaseStatus {
 }
 
 /// Which cases [`CaseReads::cases`] lists; the conditions that are set all apply.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct CaseFilter {
     /// Only cases in this status.
     pub status: Option<CaseStatus>,
@@ -127,6 +127,8 @@ pub struct CaseFilter {
     /// Only cases on sites with this host (`sites.host`: the URL's host, with a port when the
     /// URL had one). Compared lower-cased.
     pub site: Option<String>,
+    /// Only cases with at least this share of the work's chapters copied (0..1).
+    pub min_exposure: Option<f64>,
 }
 
 /// Where a page of [`CaseReads::cases`] starts: after this case in the listing's order
@@ -412,6 +414,9 @@ impl CaseReads for Store {
                 next()
             );
         }
+        if filter.min_exposure.is_some() {
+            sql += &format!(" AND c.chapters_matched >= ${} * w.chapter_count", next());
+        }
         if after.is_some() {
             let (a, b) = (next(), next());
             sql += &format!(" AND (c.last_seen_at, c.id) < (${a}, ${b})");
@@ -430,6 +435,9 @@ impl CaseReads for Store {
             }
             if let Some(site) = &site {
                 q = q.bind(site.clone());
+            }
+            if let Some(min) = filter.min_exposure {
+                q = q.bind(min);
             }
             if let Some(after) = after {
                 q = q.bind(after.last_seen_at).bind(after.id);

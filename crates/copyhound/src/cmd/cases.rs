@@ -135,6 +135,7 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
         status: args.status,
         work: args.work,
         site: args.site.map(|s| s.to_ascii_lowercase()),
+        min_exposure: None,
     };
     let cases = store
         .cases(&filter, None, args.limit)

@@ -12,9 +12,11 @@ pub mod notices;
 pub mod quality;
 pub mod rematch;
 pub mod reports;
+pub mod serve;
 pub mod sites;
 pub mod snapshots;
 pub mod stats;
+pub mod users;
 pub mod worker;
 pub mod works;
 

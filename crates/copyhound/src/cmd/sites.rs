@@ -186,19 +186,12 @@ fn next_crawl(site: &Site) -> String {
 
 /// The settings of a new site: the flags over the configured crawler settings.
 fn new_settings(flags: &SettingsFlags, settings: &Settings) -> SiteSettings {
-    let c = &settings.crawler;
-    let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let base = pipeline::sites::default_site_settings(&settings.crawler);
     SiteSettings {
-        max_pages: flags
-            .max_pages
-            .unwrap_or_else(|| c.max_pages.map_or(1000, clamp)),
-        max_depth: flags.max_depth.unwrap_or(c.max_depth),
-        delay_ms: flags.delay.unwrap_or_else(|| {
-            clamp(u64::try_from(c.politeness.delay.as_millis()).unwrap_or(u64::MAX))
-        }),
-        concurrency: flags
-            .concurrency
-            .unwrap_or(c.politeness.per_host_concurrency),
+        max_pages: flags.max_pages.unwrap_or(base.max_pages),
+        max_depth: flags.max_depth.unwrap_or(base.max_depth),
+        delay_ms: flags.delay.unwrap_or(base.delay_ms),
+        concurrency: flags.concurrency.unwrap_or(base.concurrency),
         include: flags.include.clone(),
         exclude: flags.exclude.clone(),
     }

@@ -15,22 +15,22 @@ use crate::settings::Settings;
 const REFRESH_EVERY: Duration = Duration::from_secs(30);
 
 /// Options of `worker`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct WorkerArgs {
     /// The queues to serve (repeatable): `default` holds crawls and imports, `match` the
     /// pages to analyse. Default: both.
     #[arg(long = "queue", value_name = "QUEUE")]
-    queues: Vec<String>,
+    pub queues: Vec<String>,
     /// Jobs run at once, per queue.
     #[arg(long, default_value_t = 4, value_parser = super::parse_count)]
-    concurrency: usize,
+    pub concurrency: usize,
     /// Seconds running jobs get to finish after Ctrl-C before they are released.
     #[arg(long, default_value_t = 30)]
-    grace: u64,
+    pub grace: u64,
     /// Seconds a claimed job stays this worker's without a heartbeat (renewed every third of
     /// it): after a crash, other workers run its jobs again once it has passed.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(3..))]
-    lease: u64,
+    pub lease: u64,
 }
 
 /// Runs the worker against the database at `database` until a shutdown signal.
@@ -41,55 +41,95 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     let store = super::open_store(database).await?;
     let handler = handler(&store, settings)?;
     let queues = if args.queues.is_empty() {
-        vec![
-            store::queue::DEFAULT_QUEUE.to_owned(),
-            pipeline::MATCH_QUEUE.to_owned(),
-        ]
+        all_queues()
     } else {
-        args.queues
+        args.queues.clone()
     };
-    let refresher = pipeline::keep_index_current(store.clone(), &handler, REFRESH_EVERY);
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut loops = Vec::new();
-    for queue in &queues {
-        let worker_settings = WorkerSettings {
-            queue: queue.clone(),
-            concurrency: args.concurrency,
-            shutdown_grace: Duration::from_secs(args.grace),
-            lease: Duration::from_secs(args.lease),
-            heartbeat: Duration::from_secs(args.lease) / 3,
-            ..WorkerSettings::default()
-        };
-        eprintln!(
-            "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
-            worker_settings.name,
-            worker_settings.queue,
-            super::masked(database)
-        );
-        loops.push(pipeline::serve(
-            &store,
-            handler.clone(),
-            worker_settings,
-            stop_rx.clone(),
-        ));
-    }
+    let workers = Workers::start(&store, &handler, &queues, &args, database);
     shutdown.await;
-    let _ = stop_tx.send(true);
-    let mut report = store::WorkerReport::default();
-    for done in loops {
-        let r = done.await.context("a worker loop failed")?;
-        report.completed += r.completed;
-        report.retried += r.retried;
-        report.dead += r.dead;
-        report.released += r.released;
-    }
-    refresher.abort();
+    let report = workers.stop().await?;
     eprintln!(
         "worker stopped: {} completed, {} retried, {} dead, {} released",
         report.completed, report.retried, report.dead, report.released
     );
     store.close().await;
     Ok(())
+}
+
+/// Worker loops over some queues, with the matcher index kept current, in this process
+/// (`worker`, and `serve` beside the web UI).
+pub struct Workers {
+    stop: tokio::sync::watch::Sender<bool>,
+    loops: Vec<tokio::task::JoinHandle<store::WorkerReport>>,
+    refresher: tokio::task::JoinHandle<()>,
+}
+
+impl Workers {
+    /// Starts serving `queues` with `args`' concurrency, grace and lease.
+    pub fn start(
+        store: &store::Store,
+        handler: &Handler,
+        queues: &[String],
+        args: &WorkerArgs,
+        database: &str,
+    ) -> Workers {
+        let refresher = pipeline::keep_index_current(store.clone(), handler, REFRESH_EVERY);
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let mut loops = Vec::new();
+        for queue in queues {
+            let worker_settings = WorkerSettings {
+                queue: queue.clone(),
+                concurrency: args.concurrency,
+                shutdown_grace: Duration::from_secs(args.grace),
+                lease: Duration::from_secs(args.lease),
+                heartbeat: Duration::from_secs(args.lease) / 3,
+                ..WorkerSettings::default()
+            };
+            eprintln!(
+                "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
+                worker_settings.name,
+                worker_settings.queue,
+                super::masked(database)
+            );
+            loops.push(pipeline::serve(
+                store,
+                handler.clone(),
+                worker_settings,
+                stop_rx.clone(),
+            ));
+        }
+        Workers {
+            stop,
+            loops,
+            refresher,
+        }
+    }
+
+    /// Stops the loops: running jobs get the grace period, the rest go back to the queue.
+    ///
+    /// # Errors
+    /// A worker loop panicked.
+    pub async fn stop(self) -> Result<store::WorkerReport> {
+        let _ = self.stop.send(true);
+        let mut report = store::WorkerReport::default();
+        for done in self.loops {
+            let r = done.await.context("a worker loop failed")?;
+            report.completed += r.completed;
+            report.retried += r.retried;
+            report.dead += r.dead;
+            report.released += r.released;
+        }
+        self.refresher.abort();
+        Ok(report)
+    }
+}
+
+/// Every queue: `default` (crawls, imports, re-checks, stamps) and `match`.
+pub fn all_queues() -> Vec<String> {
+    vec![
+        store::queue::DEFAULT_QUEUE.to_owned(),
+        pipeline::MATCH_QUEUE.to_owned(),
+    ]
 }
 
 /// The job handler with the configured settings: the importer's fingerprint parameters are
@@ -119,7 +159,7 @@ pub fn handler(store: &store::Store, settings: &Settings) -> Result<Handler> {
 }
 
 /// [`shutdown_signal_quiet`], saying so when it comes.
-fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     let signal = shutdown_signal_quiet();
     async move {
         signal.await;

@@ -206,6 +206,7 @@ pub async fn cases_are_opened_widened_and_counted(db: &TestDb) {
         status: Some(CaseStatus::New),
         work: Some(other),
         site: Some("盗版.example".into()),
+        min_exposure: None,
     };
     let listed = s.cases(&combined, None, 10).await.unwrap();
     assert_eq!(
@@ -217,6 +218,21 @@ pub async fn cases_are_opened_widened_and_counted(db: &TestDb) {
         ..CaseFilter::default()
     };
     assert!(s.cases(&confirmed, None, 10).await.unwrap().is_empty());
+    // Exposure: the cases with at least the given share of their work's chapters copied.
+    let all = s.cases(&CaseFilter::default(), None, 100).await.unwrap();
+    let exposed = |min: f64| CaseFilter {
+        min_exposure: Some(min),
+        ..CaseFilter::default()
+    };
+    assert_eq!(s.cases(&exposed(0.0), None, 100).await.unwrap().len(), all.len());
+    assert!(s.cases(&exposed(1.01), None, 100).await.unwrap().is_empty());
+    let most = all.iter().map(|c| c.exposure).fold(0.0, f64::max);
+    let top = s.cases(&exposed(most), None, 100).await.unwrap();
+    assert!(!top.is_empty());
+    assert_eq!(
+        top.len(),
+        all.iter().filter(|c| c.exposure >= most - 1e-9).count()
+    );
 }
 
 pub async fn recording_the_same_matches_twice_changes_nothing(db: &TestDb) {

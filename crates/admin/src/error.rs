@@ -1,0 +1,156 @@
+//! The one web error: handlers return it with `?`, and storage and pipeline errors map to a
+//! status code here, once.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+
+/// What a request failed with, as the person asking sees it.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    /// Not logged in: pages send the browser to the login form, the API answers 401.
+    #[error("log in first")]
+    Unauthenticated {
+        /// Where to come back to after logging in.
+        next: String,
+    },
+    /// Logged in, but the role does not allow it.
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such row.
+    #[error("{0}")]
+    NotFound(String),
+    /// Input refused; the message says what is allowed.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The move is not allowed from the current state (a case already dismissed, a notice
+    /// already sent); the message says why.
+    #[error("{0}")]
+    Conflict(String),
+    /// Too many failed logins; try again later.
+    #[error("too many attempts; try again in {0} seconds")]
+    TooManyRequests(u64),
+    /// Anything else: logged with its chain, shown without details.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl WebError {
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            WebError::Unauthenticated { .. } => StatusCode::UNAUTHORIZED,
+            WebError::Forbidden(_) => StatusCode::FORBIDDEN,
+            WebError::NotFound(_) => StatusCode::NOT_FOUND,
+            WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            WebError::Conflict(_) => StatusCode::CONFLICT,
+            WebError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// A stable machine-readable name of the kind of error (the API's `error.code`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            WebError::Unauthenticated { .. } => "unauthenticated",
+            WebError::Forbidden(_) => "forbidden",
+            WebError::NotFound(_) => "not_found",
+            WebError::BadRequest(_) => "bad_request",
+            WebError::Conflict(_) => "conflict",
+            WebError::TooManyRequests(_) => "rate_limited",
+            WebError::Internal(_) => "internal",
+        }
+    }
+
+    pub(crate) fn internal(e: impl std::fmt::Display) -> Self {
+        WebError::Internal(e.to_string())
+    }
+
+    pub(crate) fn bad(message: impl Into<String>) -> Self {
+        WebError::BadRequest(message.into())
+    }
+
+    /// Logs an internal error with its chain; the person asking sees only the status.
+    fn log(&self) {
+        if let WebError::Internal(chain) = self {
+            tracing::error!(error = %chain, "request failed");
+        }
+    }
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+impl From<store::Error> for WebError {
+    fn from(e: store::Error) -> Self {
+        match e {
+            store::Error::NotFound { .. } => WebError::NotFound(e.to_string()),
+            store::Error::Conflict(m) => WebError::Conflict(m),
+            store::Error::InvalidInput(m) => WebError::BadRequest(m),
+            other => WebError::Internal(chain(&other)),
+        }
+    }
+}
+
+impl From<pipeline::Error> for WebError {
+    fn from(e: pipeline::Error) -> Self {
+        if e.is_not_found() {
+            return WebError::NotFound(chain(&e));
+        }
+        match e {
+            pipeline::Error::Store { source, doing } => match source {
+                store::Error::Conflict(m) => WebError::Conflict(m),
+                store::Error::InvalidInput(m) => WebError::BadRequest(m),
+                other => WebError::Internal(format!("while {doing}: {}", chain(&other))),
+            },
+            pipeline::Error::Notice(m) | pipeline::Error::Page(m) => WebError::BadRequest(m),
+            pipeline::Error::Account(m) => WebError::BadRequest(m),
+            pipeline::Error::Crawler(c)
+                if matches!(
+                    c.kind(),
+                    crawler::ErrorKind::Config | crawler::ErrorKind::InvalidUrl
+                ) =>
+            {
+                WebError::BadRequest(chain(&c))
+            }
+            other => WebError::Internal(chain(&other)),
+        }
+    }
+}
+
+impl From<analytics::Error> for WebError {
+    fn from(e: analytics::Error) -> Self {
+        match e {
+            analytics::Error::InvalidSince { .. } => WebError::BadRequest(e.to_string()),
+            other => WebError::Internal(chain(&other)),
+        }
+    }
+}
+
+impl From<askama::Error> for WebError {
+    fn from(e: askama::Error) -> Self {
+        WebError::Internal(format!("rendering a page: {}", chain(&e)))
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        self.log();
+        if let WebError::Unauthenticated { next } = &self {
+            let to = format!("/login?next={}", crate::render::urlencode(next));
+            return Redirect::to(&to).into_response();
+        }
+        let status = self.status();
+        crate::render::error_page(status, &self.to_string())
+    }
+}
+
+/// This crate's handler result.
+pub type WebResult<T> = Result<T, WebError>;

@@ -1,0 +1,384 @@
+//! The UI's two languages. Every label is one row of [`LABELS`] with its English and its
+//! Chinese; a test checks that every key a template asks for is there, so no page shows a
+//! key or half its labels in one language.
+
+use axum::http::HeaderMap;
+
+/// A language the UI speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub enum Lang {
+    /// English.
+    #[default]
+    En,
+    /// Simplified Chinese.
+    Zh,
+}
+
+impl Lang {
+    /// Its code (`en`, `zh`), as kept in a user's setting and in `<html lang>`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Zh => "zh-CN",
+        }
+    }
+
+    /// Parses a code (`en`, `zh`, `zh-CN`, ...).
+    pub fn parse(code: &str) -> Option<Lang> {
+        let primary = code.trim().split(['-', '_']).next()?.to_ascii_lowercase();
+        match primary.as_str() {
+            "en" => Some(Lang::En),
+            "zh" => Some(Lang::Zh),
+            _ => None,
+        }
+    }
+
+    /// The user's setting, else the first supported language of `Accept-Language` by its
+    /// weights, else English.
+    pub fn choose(setting: Option<&str>, headers: &HeaderMap) -> Lang {
+        if let Some(lang) = setting.and_then(Lang::parse) {
+            return lang;
+        }
+        let Some(accept) = headers
+            .get(axum::http::header::ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return Lang::En;
+        };
+        let mut best: Option<(f32, Lang)> = None;
+        // A hostile header is cut short: a browser sends a handful of tags.
+        for part in accept.split(',').take(32) {
+            let mut pieces = part.split(';');
+            let tag = pieces.next().unwrap_or_default();
+            let q = pieces
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            if let Some(lang) = Lang::parse(tag)
+                && q > 0.0
+                && best.is_none_or(|(b, _)| q > b)
+            {
+                best = Some((q, lang));
+            }
+        }
+        best.map_or(Lang::En, |(_, lang)| lang)
+    }
+
+    /// The label `key` in this language.
+    ///
+    /// A missing key shows as itself (and a test fails): a page never breaks over a label.
+    pub fn t(self, key: &str) -> &'static str {
+        match LABELS.binary_search_by(|(k, _, _)| (*k).cmp(key)) {
+            Ok(i) => match self {
+                Lang::En => LABELS[i].1,
+                Lang::Zh => LABELS[i].2,
+            },
+            Err(_) => {
+                tracing::warn!(key, "label missing");
+                "?"
+            }
+        }
+    }
+
+    /// The other language, for the switch in the header.
+    pub fn other(self) -> Lang {
+        match self {
+            Lang::En => Lang::Zh,
+            Lang::Zh => Lang::En,
+        }
+    }
+
+    /// The language's own name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::En => "English",
+            Lang::Zh => "中文",
+        }
+    }
+}
+
+/// `(key, English, Chinese)`, sorted by key (a test checks the order).
+pub const LABELS: &[(&str, &str, &str)] = &[
+    ("action.add", "Add", "添加"),
+    ("action.apply", "Apply", "应用"),
+    ("action.bulk_confirm", "Confirm selected", "确认所选"),
+    ("action.bulk_dismiss", "Dismiss selected", "驳回所选"),
+    ("action.confirm", "Confirm", "确认侵权"),
+    ("action.crawl_now", "Crawl now", "立即抓取"),
+    ("action.create", "Create", "创建"),
+    ("action.create_notice", "Draft a notice", "起草通知"),
+    ("action.disable", "Disable", "停用"),
+    ("action.dismiss", "Dismiss", "驳回"),
+    ("action.download", "Download", "下载"),
+    ("action.enable", "Enable", "启用"),
+    ("action.filter", "Filter", "筛选"),
+    ("action.login", "Log in", "登录"),
+    ("action.logout", "Log out", "退出"),
+    ("action.mark_removed", "Mark removed", "标记已删除"),
+    ("action.mark_sent", "Mark sent", "标记已发送"),
+    ("action.next", "Next page", "下一页"),
+    ("action.pause", "Pause", "暂停"),
+    ("action.recheck", "Re-check now", "立即复查"),
+    ("action.register", "Register", "登记"),
+    ("action.remove", "Remove", "移除"),
+    ("action.reopen", "Reopen", "重新打开"),
+    ("action.resume", "Resume", "恢复"),
+    ("action.retry", "Retry", "重试"),
+    ("action.revoke", "Revoke", "吊销"),
+    ("action.save", "Save", "保存"),
+    ("action.upload", "Upload", "上传"),
+    ("analytics.crawl_health", "Crawl health", "抓取状况"),
+    ("analytics.detections", "Detections per day", "每日检出"),
+    ("analytics.exposure", "Exposure by work", "作品受侵情况"),
+    ("analytics.funnel", "Takedown funnel", "维权进度"),
+    (
+        "analytics.licensed",
+        "Matches on licensed domains",
+        "授权域名上的匹配",
+    ),
+    (
+        "analytics.median_removal",
+        "Median time to removal",
+        "删除用时中位数",
+    ),
+    ("analytics.since", "Since", "起始日期"),
+    ("analytics.top_sites", "Top sites", "侵权最多的网站"),
+    ("app.name", "copyhound", "copyhound 版权猎犬"),
+    (
+        "app.tagline",
+        "Piracy tracking for web novels",
+        "网络文学盗版追踪",
+    ),
+    ("audit.action", "Action", "操作"),
+    ("audit.actor", "Who", "操作人"),
+    ("audit.details", "Details", "详情"),
+    ("audit.target", "Target", "对象"),
+    ("audit.title", "Audit log", "审计日志"),
+    ("case.chapter_text", "Registered chapter", "登记的原文"),
+    ("case.chapters", "Chapters copied", "被复制章节"),
+    ("case.copies", "Copies", "盗版副本"),
+    ("case.coverage", "Coverage", "覆盖率"),
+    ("case.evidence", "Evidence", "证据"),
+    (
+        "case.evidence_package",
+        "Evidence package (zip)",
+        "证据包（zip）",
+    ),
+    ("case.exposure", "Exposure", "受侵比例"),
+    ("case.first_seen", "First seen", "首次发现"),
+    ("case.history", "History", "历史记录"),
+    ("case.last_seen", "Last seen", "最近发现"),
+    ("case.matched_chars", "Matched characters", "匹配字数"),
+    (
+        "case.no_passages",
+        "No aligned passages stored for this match.",
+        "此匹配没有保存对齐段落。",
+    ),
+    ("case.note", "Note", "备注"),
+    ("case.page_text", "Page on the suspect site", "涉嫌侵权网页"),
+    ("case.pages", "Pages", "网页"),
+    ("case.raw", "Raw bytes", "原始字节"),
+    ("case.recheck", "Re-check", "复查"),
+    ("case.score", "Score", "得分"),
+    ("case.sha256", "SHA-256", "SHA-256"),
+    ("case.snapshots", "Snapshots", "快照"),
+    ("case.text", "Sanitised text", "净化文本"),
+    ("case.timestamp", "Trusted timestamp", "可信时间戳"),
+    ("case.title", "Case", "案件"),
+    ("case.unstamped", "not stamped", "未加盖时间戳"),
+    ("cases.empty", "No cases match.", "没有符合条件的案件。"),
+    (
+        "cases.keys",
+        "Keys: j/k move, c confirm, d dismiss, o open",
+        "快捷键：j/k 上下移动，c 确认，d 驳回，o 打开",
+    ),
+    ("cases.min_exposure", "Min. exposure %", "最低受侵比例 %"),
+    ("cases.select_all", "Select all", "全选"),
+    ("cases.sort", "Sort", "排序"),
+    ("cases.sort.exposure", "Most exposed", "受侵比例最高"),
+    ("cases.sort.recent", "Most recent", "最近发现"),
+    ("cases.title", "Review queue", "审核队列"),
+    ("common.all", "All", "全部"),
+    ("common.any", "Any", "任意"),
+    ("common.created", "Created", "创建时间"),
+    ("common.id", "ID", "编号"),
+    ("common.name", "Name", "名称"),
+    ("common.none", "None", "无"),
+    ("common.status", "Status", "状态"),
+    ("common.when", "When", "时间"),
+    ("dashboard.new_cases", "New cases", "新案件"),
+    ("dashboard.title", "Dashboard", "总览"),
+    ("dashboard.view_all", "View all", "查看全部"),
+    ("error.title", "Something went wrong", "出错了"),
+    ("jobs.attempts", "Attempts", "尝试次数"),
+    ("jobs.dead", "Dead jobs", "失败任务"),
+    ("jobs.done", "Done", "已完成"),
+    ("jobs.error", "Last error", "最近错误"),
+    ("jobs.failing", "Failing, will retry", "失败待重试"),
+    ("jobs.kind", "Kind", "类型"),
+    ("jobs.next_run", "Next attempt", "下次尝试"),
+    ("jobs.queue", "Queue", "队列"),
+    ("jobs.queued", "Queued", "排队中"),
+    ("jobs.queues", "Queues", "队列概况"),
+    ("jobs.running", "Running", "运行中"),
+    ("jobs.title", "Jobs", "任务"),
+    ("lang.switch", "中文", "English"),
+    ("licensed.domain", "Domain", "域名"),
+    ("licensed.title", "Licensed domains", "授权域名"),
+    (
+        "login.failed",
+        "Wrong name or password.",
+        "用户名或密码错误。",
+    ),
+    ("login.password", "Password", "密码"),
+    ("login.title", "Log in", "登录"),
+    ("login.username", "User name", "用户名"),
+    ("nav.analytics", "Analytics", "统计"),
+    ("nav.audit", "Audit log", "审计日志"),
+    ("nav.cases", "Review", "审核"),
+    ("nav.dashboard", "Dashboard", "总览"),
+    ("nav.jobs", "Jobs", "任务"),
+    ("nav.notices", "Notices", "通知书"),
+    ("nav.sites", "Sites", "网站"),
+    ("nav.users", "Users", "用户"),
+    ("nav.works", "Works", "作品"),
+    ("notice.body", "Text", "正文"),
+    ("notice.days_since", "Days since sent", "发出天数"),
+    ("notice.recipient", "Recipient", "收件人"),
+    (
+        "notice.recipient_hint",
+        "Email or web form; found from security.txt when empty",
+        "电子邮箱或网页表单；留空则从 security.txt 查找",
+    ),
+    ("notice.sent_at", "Sent", "发送时间"),
+    ("notice.subject", "Subject", "主题"),
+    ("notice.template", "Template", "模板"),
+    (
+        "notice.template.cn",
+        "China (信息网络传播权保护条例)",
+        "中国（信息网络传播权保护条例）",
+    ),
+    (
+        "notice.template.dmca",
+        "DMCA (17 U.S.C. § 512)",
+        "DMCA（美国 17 U.S.C. § 512）",
+    ),
+    ("notice.title", "Notice", "通知书"),
+    ("notices.title", "Takedown notices", "删除通知书"),
+    ("site.add", "Add a suspect site", "添加可疑网站"),
+    ("site.concurrency", "Fetches at once", "并发抓取数"),
+    ("site.crawls", "Crawl history", "抓取记录"),
+    (
+        "site.delay_ms",
+        "Delay between fetches (ms)",
+        "抓取间隔（毫秒）",
+    ),
+    ("site.enabled", "Watching", "监控中"),
+    ("site.max_depth", "Max. link depth", "最大链接深度"),
+    ("site.max_pages", "Max. pages per crawl", "每次最多抓取页数"),
+    ("site.next_crawl", "Next crawl", "下次抓取"),
+    ("site.pages", "Pages", "页数"),
+    ("site.paused", "Paused", "已暂停"),
+    ("site.schedule", "Schedule (cron, UTC)", "计划（cron，UTC）"),
+    ("site.start_url", "Start URL", "起始网址"),
+    ("sites.title", "Suspect sites", "可疑网站"),
+    ("status.confirmed", "Confirmed", "已确认"),
+    ("status.dismissed", "Dismissed", "已驳回"),
+    ("status.draft", "Draft", "草稿"),
+    ("status.new", "New", "待审核"),
+    ("status.notice_sent", "Notice sent", "已发通知"),
+    ("status.removed", "Removed", "已删除"),
+    ("status.sent", "Sent", "已发送"),
+    ("token.prefix", "Prefix", "前缀"),
+    ("token.revoked", "Revoked", "已吊销"),
+    ("user.active", "Active", "正常"),
+    ("user.disabled", "Disabled", "已停用"),
+    ("user.language", "Language", "界面语言"),
+    ("user.language.auto", "From the browser", "跟随浏览器"),
+    ("user.role", "Role", "角色"),
+    (
+        "user.token_once",
+        "Copy this token now: it is not shown again.",
+        "请立即复制此令牌：它不会再次显示。",
+    ),
+    ("user.tokens", "API tokens", "API 令牌"),
+    ("users.add", "Add a user", "添加用户"),
+    ("users.last_login", "Last login", "最近登录"),
+    ("users.title", "Users", "用户"),
+    ("work.author", "Author", "作者"),
+    ("work.cases", "Cases against it", "相关案件"),
+    ("work.chapters", "Chapters", "章节"),
+    ("work.chars", "Characters", "字数"),
+    (
+        "work.file",
+        "File (TXT, EPUB or HTML)",
+        "文件（TXT、EPUB 或 HTML）",
+    ),
+    ("work.paste", "Or paste the text", "或粘贴正文"),
+    (
+        "work.queued",
+        "Registration queued: the work appears when its import job is done.",
+        "登记已排队：导入任务完成后作品即会出现。",
+    ),
+    ("work.register", "Register a work", "登记作品"),
+    ("work.search", "Search titles", "搜索标题"),
+    ("work.title", "Title", "标题"),
+    ("works.title", "Works", "作品"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn labels_are_sorted_unique_and_filled_in_both_languages() {
+        for pair in LABELS.windows(2) {
+            assert!(pair[0].0 < pair[1].0, "{} before {}", pair[0].0, pair[1].0);
+        }
+        for (key, en, zh) in LABELS {
+            assert!(!en.trim().is_empty() && !zh.trim().is_empty(), "{key}");
+        }
+    }
+
+    #[test]
+    fn every_label_a_template_asks_for_exists() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/templates/admin");
+        let mut asked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            for piece in text.split("t(\"").skip(1) {
+                let key = piece.split('"').next().unwrap();
+                asked += 1;
+                assert!(
+                    LABELS.binary_search_by(|(k, _, _)| (*k).cmp(key)).is_ok(),
+                    "{} asks for label {key:?}, which is missing",
+                    path.display()
+                );
+            }
+        }
+        assert!(asked > 50, "only {asked} labels found in the templates");
+    }
+
+    #[test]
+    fn the_setting_wins_then_accept_language_by_weight() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(Lang::choose(None, &headers), Lang::En);
+        headers.insert(
+            axum::http::header::ACCEPT_LANGUAGE,
+            HeaderValue::from_static("fr-FR, en;q=0.5, zh-CN;q=0.9"),
+        );
+        assert_eq!(Lang::choose(None, &headers), Lang::Zh);
+        assert_eq!(Lang::choose(Some("en"), &headers), Lang::En);
+        assert_eq!(Lang::choose(Some("klingon"), &headers), Lang::Zh);
+        headers.insert(
+            axum::http::header::ACCEPT_LANGUAGE,
+            HeaderValue::from_static("zh;q=0, en;q=0.1"),
+        );
+        assert_eq!(Lang::choose(None, &headers), Lang::En);
+        assert_eq!(Lang::Zh.t("nav.cases"), "审核");
+        assert_eq!(Lang::En.t("no.such.key"), "?");
+    }
+}

@@ -1,0 +1,103 @@
+//! copyhound's admin web UI and JSON API: the pages a rights team works in (dashboard, works,
+//! suspect sites, the review queue, case detail with the aligned passages, notices,
+//! analytics, users, jobs, the audit log) and `/api/v1` for scripts, over the same
+//! `pipeline` and `analytics` calls the CLI makes.
+//!
+//! It sits on top of the flow: handlers parse a request, check who is asking, call
+//! `pipeline`/`analytics`/the store traits, and render an askama template (under
+//! `web/templates/admin`) or JSON. Nothing here is logic the CLI also needs.
+//!
+//! - [`AdminState`]: the store and settings every handler shares (cheap to clone).
+//! - [`router`]: every route, with the security headers and the body limit.
+//! - [`serve`]: runs the router on a bound listener until a shutdown future resolves, so a
+//!   test binds `127.0.0.1:0` and polls for readiness.
+//!
+//! ```no_run
+//! # async fn demo(store: store::Store) -> std::io::Result<()> {
+//! let state = admin::AdminState::new(store, admin::AdminSettings::default());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! admin::serve(listener, state, async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+mod auth;
+mod error;
+mod i18n;
+mod pages;
+mod render;
+mod state;
+mod statics;
+
+use std::future::Future;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::middleware;
+
+pub use auth::LoginLimits;
+pub use error::WebError;
+pub use i18n::Lang;
+pub use state::{AdminSettings, AdminState};
+
+/// The strict policy every response carries: nothing from another origin, no inline script
+/// or style (pirate page text is escaped, and even a slip could not run), no framing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; \
+     frame-ancestors 'none'; base-uri 'none'";
+
+/// Every route of the UI and the API.
+pub fn router(state: AdminState) -> Router {
+    let limit = state.settings().max_upload_bytes;
+    pages::routes()
+        .merge(statics::routes())
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::reject_cross_site,
+        ))
+        .layer(middleware::from_fn(security_headers))
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+/// Serves [`router`] on `listener` until `shutdown` resolves; requests in flight finish
+/// first.
+///
+/// # Errors
+/// The listener failed.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AdminState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn security_headers(
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    let fixed: [(HeaderName, &'static str); 5] = [
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "same-origin"),
+        (
+            HeaderName::from_static("cross-origin-opener-policy"),
+            "same-origin",
+        ),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    // Pages show evidence and who did what: never kept by a shared cache.
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}

@@ -1,0 +1,57 @@
+//! The UI's pages: each module parses its requests, calls `pipeline`/`analytics`/the store,
+//! and renders its templates under `web/templates/admin`.
+
+mod accounts;
+mod cases;
+mod dashboard;
+mod notices;
+mod operations;
+mod sites;
+mod works;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+use crate::state::AdminState;
+
+/// Every page route.
+pub(crate) fn routes() -> Router<AdminState> {
+    Router::new()
+        .route("/login", get(accounts::login_form).post(accounts::login))
+        .route("/logout", post(accounts::logout))
+        .route("/account/language", post(accounts::set_language))
+        .route("/", get(dashboard::dashboard))
+        .route("/analytics", get(dashboard::analytics))
+        .route("/cases", get(cases::queue))
+        .route("/cases/bulk", post(cases::bulk))
+        .route("/cases/{id}", get(cases::detail))
+        .route("/cases/{id}/status", post(cases::set_status))
+        .route("/cases/{id}/evidence.zip", get(cases::evidence))
+        .route("/cases/{id}/notices", post(notices::create))
+        .route("/cases/{id}/recheck", post(notices::recheck_now))
+        .route("/snapshots/{id}/raw", get(cases::snapshot_raw))
+        .route("/snapshots/{id}/text", get(cases::snapshot_text))
+        .route("/notices", get(notices::list))
+        .route("/notices/{id}", get(notices::show))
+        .route("/notices/{id}/download", get(notices::download))
+        .route("/notices/{id}/sent", post(notices::sent))
+        .route("/works", get(works::list).post(works::register))
+        .route("/works/{id}", get(works::detail))
+        .route("/sites", get(sites::list).post(sites::add))
+        .route("/sites/{id}", get(sites::detail))
+        .route("/sites/{id}/crawl", post(sites::crawl_now))
+        .route("/sites/{id}/enabled", post(sites::set_enabled))
+        .route("/licensed", post(sites::licensed))
+        .route("/users", get(accounts::users).post(accounts::add_user))
+        .route("/users/{id}", post(accounts::update_user))
+        .route("/users/{id}/tokens", post(accounts::issue_token))
+        .route("/tokens/{id}/revoke", post(accounts::revoke_token))
+        .route("/jobs", get(operations::jobs))
+        .route("/jobs/{id}/retry", post(operations::retry))
+        .route("/audit", get(operations::audit))
+}
+
+/// A form's optional text field: blank is none.
+pub(crate) fn blank_none(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}

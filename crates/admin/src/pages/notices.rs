@@ -1,0 +1,182 @@
+//! Takedown notices: drafted from a confirmed case with either template, read, downloaded,
+//! marked sent (which starts the re-checks), and the re-check run on demand.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use pipeline::NoticeTemplate;
+use serde::Deserialize;
+use store::{AuditLog, CaseId, JobQueue, NoticeId, NoticeRecord, Notices, Rechecks, Role};
+
+use crate::auth::{CsrfForm, CurrentUser};
+use crate::error::{WebError, WebResult};
+use crate::pages::accounts::Empty;
+use crate::render::{Ctx, page, when, when_opt};
+use crate::state::AdminState;
+
+#[derive(Deserialize)]
+pub(crate) struct CreateForm {
+    template: String,
+    to: Option<String>,
+}
+
+pub(crate) async fn create(
+    State(state): State<AdminState>,
+    Path(case): Path<i64>,
+    CsrfForm(user, form): CsrfForm<CreateForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let template = NoticeTemplate::parse(&form.template)?;
+    let to = super::blank_none(form.to);
+    // The recipient comes from the form or the configured abuse contacts; the security.txt
+    // look-up needs the crawler's fetcher, which the CLI has and the web node does not.
+    let notice = pipeline::notices::create_notice(
+        state.store(),
+        &state.settings().notices,
+        None,
+        CaseId(case),
+        template,
+        to.as_deref(),
+        user.actor(),
+    )
+    .await?;
+    Ok(Redirect::to(&format!("/notices/{}", notice.id)))
+}
+
+pub(crate) async fn recheck_now(
+    State(state): State<AdminState>,
+    Path(case): Path<i64>,
+    CsrfForm(user, _): CsrfForm<Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let case = CaseId(case);
+    if state.store().case_recheck(case).await?.is_none() {
+        return Err(WebError::Conflict(format!(
+            "case {case} has no notice sent: nothing to re-check"
+        )));
+    }
+    let job = pipeline::rechecks::recheck_job(case)?;
+    state.store().enqueue(&job).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "case.recheck_now",
+            Some("case"),
+            Some(case.0),
+            &serde_json::json!({}),
+        )
+        .await?;
+    Ok(Redirect::to(&format!("/cases/{case}")))
+}
+
+#[derive(Template)]
+#[template(path = "admin/notices.html")]
+struct ListPage {
+    ctx: Ctx,
+    notices: Vec<NoticeRecord>,
+}
+
+impl ListPage {
+    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
+        when(t)
+    }
+    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
+        when_opt(t)
+    }
+}
+
+pub(crate) async fn list(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+) -> WebResult<Html<String>> {
+    let mut notices = state.store().notices(None).await?;
+    notices.truncate(500);
+    page(&ListPage {
+        ctx: Ctx::new(&user, "notices"),
+        notices,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "admin/notice.html")]
+struct ShowPage {
+    ctx: Ctx,
+    notice: NoticeRecord,
+    days_since: Option<i64>,
+}
+
+impl ShowPage {
+    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
+        when(t)
+    }
+    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
+        when_opt(t)
+    }
+}
+
+pub(crate) async fn show(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Path(id): Path<i64>,
+) -> WebResult<Html<String>> {
+    let notice = state.store().notice(NoticeId(id)).await?;
+    let days_since = notice
+        .sent_at
+        .map(|sent| (chrono::Utc::now() - sent).num_days());
+    page(&ShowPage {
+        ctx: Ctx::new(&user, "notices"),
+        notice,
+        days_since,
+    })
+}
+
+#[derive(Deserialize)]
+pub(crate) struct DownloadQuery {
+    format: Option<String>,
+}
+
+pub(crate) async fn download(
+    State(state): State<AdminState>,
+    _user: CurrentUser,
+    Path(id): Path<i64>,
+    Query(q): Query<DownloadQuery>,
+) -> WebResult<Response> {
+    let notice = state.store().notice(NoticeId(id)).await?;
+    let (body, content_type, ext) = match q.format.as_deref().unwrap_or("txt") {
+        "txt" => (notice.body_text, "text/plain; charset=utf-8", "txt"),
+        // Our own rendering (auto-escaped), served as a file to save, not a page to open
+        // here.
+        "html" => (notice.body_html, "text/html; charset=utf-8", "html"),
+        other => {
+            return Err(WebError::bad(format!("format: txt or html, not {other:?}")));
+        }
+    };
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&format!("attachment; filename=\"notice-{id}.{ext}\""))
+            .map_err(WebError::internal)?,
+    );
+    Ok(response)
+}
+
+pub(crate) async fn sent(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, _): CsrfForm<Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let notice = pipeline::notices::mark_sent(
+        state.store(),
+        &state.settings().rechecks,
+        NoticeId(id),
+        user.actor(),
+        chrono::Utc::now(),
+    )
+    .await?;
+    Ok(Redirect::to(&format!("/cases/{}", notice.case_id)))
+}

@@ -1,0 +1,221 @@
+//! Suspect sites: the list, adding one with its schedule and crawl limits, a site's crawl
+//! history with "crawl now" and pause/resume, and the licensed domains.
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::response::{Html, Redirect};
+use pipeline::SiteCrawl;
+use serde::Deserialize;
+use store::{
+    AuditLog, LicensedDomain, LicensedDomains, NewSite, Role, Site, SiteSettings, SuspectSites,
+    WorkId,
+};
+
+use crate::auth::{CsrfForm, CurrentUser};
+use crate::error::{WebError, WebResult};
+use crate::render::{Ctx, page, when_opt};
+use crate::state::AdminState;
+
+#[derive(Template)]
+#[template(path = "admin/sites.html")]
+struct ListPage {
+    ctx: Ctx,
+    sites: Vec<Site>,
+    licensed: Vec<LicensedDomain>,
+    defaults: SiteSettings,
+}
+
+impl ListPage {
+    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
+        when_opt(t)
+    }
+}
+
+pub(crate) async fn list(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+) -> WebResult<Html<String>> {
+    page(&ListPage {
+        ctx: Ctx::new(&user, "sites"),
+        sites: state.store().watched_sites().await?,
+        licensed: state.store().licensed_domains().await?,
+        defaults: pipeline::sites::default_site_settings(&state.settings().crawler),
+    })
+}
+
+#[derive(Deserialize)]
+pub(crate) struct AddForm {
+    start_url: String,
+    name: Option<String>,
+    schedule: Option<String>,
+    max_pages: Option<String>,
+    max_depth: Option<String>,
+    delay_ms: Option<String>,
+    concurrency: Option<String>,
+}
+
+fn number(field: &str, value: Option<String>, default: u32, max: u32) -> WebResult<u32> {
+    match super::blank_none(value) {
+        None => Ok(default),
+        Some(v) => v.parse::<u32>().ok().filter(|n| *n <= max).ok_or_else(|| {
+            WebError::bad(format!("{field}: a whole number up to {max}, not {v:?}"))
+        }),
+    }
+}
+
+pub(crate) async fn add(
+    State(state): State<AdminState>,
+    CsrfForm(user, form): CsrfForm<AddForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let base = pipeline::sites::default_site_settings(&state.settings().crawler);
+    let settings = SiteSettings {
+        max_pages: number("max. pages", form.max_pages, base.max_pages, 1_000_000)?,
+        max_depth: number("max. depth", form.max_depth, base.max_depth, 100)?,
+        delay_ms: number("delay", form.delay_ms, base.delay_ms, 600_000)?,
+        concurrency: number("concurrency", form.concurrency, base.concurrency, 64)?,
+        ..base
+    };
+    let schedule = super::blank_none(form.schedule);
+    let site = NewSite {
+        start_url: form.start_url.trim().to_owned(),
+        name: super::blank_none(form.name),
+        settings,
+        schedule: schedule.as_deref().map(pipeline::site_schedule),
+    };
+    let site = pipeline::watch_site(state.store(), &state.settings().crawler, &site).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "site.watch",
+            Some("site"),
+            Some(site.id),
+            &serde_json::json!({ "start_url": site.start_url, "schedule": site.schedule }),
+        )
+        .await?;
+    Ok(Redirect::to(&format!("/sites/{}", site.id)))
+}
+
+#[derive(Template)]
+#[template(path = "admin/site.html")]
+struct DetailPage {
+    ctx: Ctx,
+    site: Site,
+    crawls: Vec<SiteCrawl>,
+    running: bool,
+}
+
+impl DetailPage {
+    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
+        when_opt(t)
+    }
+}
+
+pub(crate) async fn detail(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Path(id): Path<i64>,
+) -> WebResult<Html<String>> {
+    let site = state.store().site(id).await?;
+    let crawls = pipeline::site_history(state.store(), id, 20).await?;
+    let running = crawls
+        .iter()
+        .any(|c| matches!(c.status, "queued" | "running"));
+    page(&DetailPage {
+        ctx: Ctx::new(&user, "sites"),
+        site,
+        crawls,
+        running,
+    })
+}
+
+pub(crate) async fn crawl_now(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let enqueued = pipeline::crawl_site_now(state.store(), id).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "site.crawl_now",
+            Some("site"),
+            Some(id),
+            &serde_json::json!({ "job": enqueued.id() }),
+        )
+        .await?;
+    Ok(Redirect::to(&format!("/sites/{id}")))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct EnabledForm {
+    enabled: String,
+}
+
+pub(crate) async fn set_enabled(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, form): CsrfForm<EnabledForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let enabled = form.enabled == "true";
+    state.store().set_site_enabled(id, enabled).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            if enabled { "site.resume" } else { "site.pause" },
+            Some("site"),
+            Some(id),
+            &serde_json::json!({}),
+        )
+        .await?;
+    Ok(Redirect::to(&format!("/sites/{id}")))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct LicensedForm {
+    domain: String,
+    work: Option<String>,
+    note: Option<String>,
+    remove: Option<String>,
+}
+
+pub(crate) async fn licensed(
+    State(state): State<AdminState>,
+    CsrfForm(user, form): CsrfForm<LicensedForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let work = match super::blank_none(form.work) {
+        Some(w) => Some(
+            w.parse::<WorkId>()
+                .map_err(|_| WebError::bad(format!("work: a work id, not {w:?}")))?,
+        ),
+        None => None,
+    };
+    let note = super::blank_none(form.note);
+    let action = if form.remove.is_some() {
+        state.store().remove_licensed(&form.domain, work).await?;
+        "licensed.remove"
+    } else {
+        state
+            .store()
+            .add_licensed(&form.domain, work, note.as_deref())
+            .await?;
+        "licensed.add"
+    };
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            action,
+            None,
+            None,
+            &serde_json::json!({ "domain": form.domain.trim(), "work": work }),
+        )
+        .await?;
+    Ok(Redirect::to("/sites"))
+}

@@ -1,0 +1,245 @@
+//! Works: the list with search, registering one (an uploaded TXT/EPUB/HTML file or pasted
+//! text, imported by a job whose progress the list shows), and a work's detail.
+
+use askama::Template;
+use axum::extract::{Multipart, Path, Query, State};
+use axum::response::{Html, Redirect};
+use serde::Deserialize;
+use store::{
+    AuditLog, CaseFilter, CaseReads, CaseRecord, ChapterInfo, JobFilter, JobQueue, JobRecord,
+    JobStatus, NewJob, Page, Role, Work, WorkFilter, WorkId, WorkReads, WorkSummary,
+};
+
+use crate::auth::{CurrentUser, check_csrf};
+use crate::error::{WebError, WebResult};
+use crate::render::{Ctx, page, pct, when};
+use crate::state::AdminState;
+
+#[derive(Deserialize)]
+pub(crate) struct ListQuery {
+    q: Option<String>,
+    after: Option<i64>,
+}
+
+#[derive(Template)]
+#[template(path = "admin/works.html")]
+struct ListPage {
+    ctx: Ctx,
+    works: Vec<WorkSummary>,
+    imports: Vec<JobRecord>,
+    q: String,
+    next: Option<WorkId>,
+}
+
+impl ListPage {
+    fn enc(&self, s: &str) -> String {
+        crate::render::urlencode(s)
+    }
+    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
+        when(t)
+    }
+}
+
+pub(crate) async fn list(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Query(query): Query<ListQuery>,
+) -> WebResult<Html<String>> {
+    let q = super::blank_none(query.q).unwrap_or_default();
+    if q.chars().count() > 200 {
+        return Err(WebError::bad("search: at most 200 characters"));
+    }
+    let filter = if q.is_empty() {
+        WorkFilter::All
+    } else {
+        WorkFilter::TitleContains(q.clone())
+    };
+    let limit = state.settings().page_size;
+    let works = state
+        .store()
+        .works(
+            &filter,
+            Page {
+                after: query.after.map(WorkId),
+                limit: Some(limit),
+            },
+        )
+        .await?;
+    let next = (works.len() == limit as usize)
+        .then(|| works.last().map(|w| w.id))
+        .flatten();
+    // Imports still to run, running, or failed for good: their progress.
+    let mut imports = Vec::new();
+    for status in [JobStatus::Running, JobStatus::Queued, JobStatus::Dead] {
+        let jobs = state
+            .store()
+            .jobs(
+                &JobFilter::Status(status),
+                Page {
+                    after: None,
+                    limit: Some(200),
+                },
+            )
+            .await?;
+        imports.extend(jobs.into_iter().filter(|j| j.kind == "ImportWork"));
+    }
+    imports.truncate(20);
+    page(&ListPage {
+        ctx: Ctx::new(&user, "works"),
+        works,
+        imports,
+        q,
+        next,
+    })
+}
+
+/// The file types the importer reads, by extension.
+const EXTENSIONS: [&str; 4] = ["txt", "epub", "html", "htm"];
+
+pub(crate) async fn register(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    mut form: Multipart,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let mut csrf = String::new();
+    let mut title = None;
+    let mut author = None;
+    let mut file: Option<(String, axum::body::Bytes)> = None;
+    let mut text = None;
+    while let Some(field) = form
+        .next_field()
+        .await
+        .map_err(|e| WebError::bad(format!("bad upload: {e}")))?
+    {
+        let name = field.name().unwrap_or_default().to_owned();
+        match name.as_str() {
+            "file" => {
+                let filename = field.file_name().unwrap_or_default().to_owned();
+                let bytes = field
+                    .bytes()
+                    .await
+                    .map_err(|e| WebError::bad(format!("bad upload: {e}")))?;
+                if !bytes.is_empty() {
+                    file = Some((filename, bytes));
+                }
+            }
+            _ => {
+                let value = field
+                    .text()
+                    .await
+                    .map_err(|e| WebError::bad(format!("bad form field {name}: {e}")))?;
+                match name.as_str() {
+                    "csrf" => csrf = value,
+                    "title" => title = super::blank_none(Some(value)),
+                    "author" => author = super::blank_none(Some(value)),
+                    "text" => text = super::blank_none(Some(value)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    // Checked after reading the whole form: a multipart body has no order guarantee.
+    check_csrf(&user, &csrf)?;
+    let (ext, bytes) = match (file, text) {
+        (Some((filename, bytes)), _) => {
+            let ext = std::path::Path::new(&filename)
+                .extension()
+                .and_then(|e| e.to_str())
+                .map(str::to_ascii_lowercase)
+                .filter(|e| EXTENSIONS.contains(&e.as_str()))
+                .ok_or_else(|| {
+                    WebError::bad(format!("{filename:?}: upload a .txt, .epub or .html file"))
+                })?;
+            // A title from the file's name when none was typed.
+            if title.is_none() {
+                title = std::path::Path::new(&filename)
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .map(|s| s.chars().take(200).collect());
+            }
+            (ext, bytes.to_vec())
+        }
+        (None, Some(text)) => ("txt".to_owned(), text.into_bytes()),
+        (None, None) => return Err(WebError::bad("choose a file or paste the text")),
+    };
+    let title = title.ok_or_else(|| WebError::bad("a pasted text needs a title"))?;
+    if title.chars().count() > 200 || author.as_ref().is_some_and(|a| a.chars().count() > 200) {
+        return Err(WebError::bad(
+            "title and author: at most 200 characters each",
+        ));
+    }
+    let dir = state.settings().upload_dir.clone();
+    // Our own name for the file: the uploader's is never a path on this machine.
+    let path = dir.join(format!(
+        "{}-{}.{ext}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S"),
+        pipeline::accounts::random_token(8)
+    ));
+    let written = path.clone();
+    tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(&written, bytes)
+    })
+    .await
+    .map_err(WebError::internal)?
+    .map_err(|e| WebError::Internal(format!("cannot keep the upload: {e}")))?;
+    let job = pipeline::Job::ImportWork {
+        path: path.clone(),
+        title: Some(title.clone()),
+        author,
+    };
+    let job = NewJob::new(&job)?.max_attempts(3);
+    let enqueued = state.store().enqueue(&job).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "work.upload",
+            None,
+            None,
+            &serde_json::json!({ "title": title, "job": enqueued.id() }),
+        )
+        .await?;
+    Ok(Redirect::to("/works?queued=1"))
+}
+
+#[derive(Template)]
+#[template(path = "admin/work.html")]
+struct DetailPage {
+    ctx: Ctx,
+    work: Work,
+    chapters: Vec<ChapterInfo>,
+    cases: Vec<CaseRecord>,
+}
+
+impl DetailPage {
+    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
+        when(t)
+    }
+    fn pct(&self, share: &f64) -> String {
+        pct(share)
+    }
+}
+
+pub(crate) async fn detail(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Path(id): Path<i64>,
+) -> WebResult<Html<String>> {
+    let id = WorkId(id);
+    let work = state.store().work(id).await?;
+    let mut chapters = state.store().chapters(id).await?;
+    chapters.truncate(500);
+    let filter = CaseFilter {
+        work: Some(id),
+        ..CaseFilter::default()
+    };
+    let cases = state.store().cases(&filter, None, 100).await?;
+    page(&DetailPage {
+        ctx: Ctx::new(&user, "works"),
+        work,
+        chapters,
+        cases,
+    })
+}

@@ -1,0 +1,98 @@
+//! `copyhound serve`: the admin UI and API, the workers and the schedules in one process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::worker::{WorkerArgs, Workers, all_queues, handler, shutdown_signal};
+use crate::settings::Settings;
+
+/// Options of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything but a loopback address should sit behind TLS.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Serve the UI and API only; `copyhound worker` processes run the jobs.
+    #[arg(long)]
+    no_workers: bool,
+    /// Where uploaded works wait for their import job (shared with the workers).
+    #[arg(long, default_value = "data/uploads")]
+    upload_dir: PathBuf,
+    /// Mark the session cookie Secure (HTTPS only). Default: on, except when listening on a
+    /// loopback address over plain HTTP.
+    #[arg(long)]
+    secure_cookies: Option<bool>,
+    /// Jobs run at once per queue by this process's workers.
+    #[arg(long, default_value_t = 4, value_parser = super::parse_count)]
+    concurrency: usize,
+    /// Seconds running jobs get to finish after Ctrl-C.
+    #[arg(long, default_value_t = 30)]
+    grace: u64,
+}
+
+/// Runs until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs, database: &str, settings: &Settings) -> Result<()> {
+    let shutdown = shutdown_signal();
+    let store = super::open_store(database).await?;
+    if let Some((name, password)) = pipeline::accounts::bootstrap_admin(&store)
+        .await
+        .context("while creating the first admin")?
+    {
+        eprintln!(
+            "no users yet: created {name:?} with the one-time password {password}\n\
+             log in and change it, or add your own admin with `copyhound users add NAME --role admin`"
+        );
+    }
+    let admin_settings = admin::AdminSettings {
+        secure_cookies: args
+            .secure_cookies
+            .unwrap_or(!args.listen.ip().is_loopback()),
+        upload_dir: args.upload_dir.clone(),
+        crawler: settings.crawler.clone(),
+        notices: settings.notices.clone(),
+        rechecks: settings.rechecks.clone(),
+        ..admin::AdminSettings::default()
+    };
+    let workers = if args.no_workers {
+        None
+    } else {
+        let handler = handler(&store, settings)?;
+        pipeline::rechecks::ensure_recheck_schedule(&store, &settings.rechecks)
+            .await
+            .context("while creating the re-check schedule")?;
+        let worker_args = WorkerArgs {
+            queues: all_queues(),
+            concurrency: args.concurrency,
+            grace: args.grace,
+            lease: 60,
+        };
+        Some(Workers::start(
+            &store,
+            &handler,
+            &worker_args.queues,
+            &worker_args,
+            database,
+        ))
+    };
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    eprintln!("copyhound serving http://{local}/ (Ctrl-C to stop)");
+    let state = admin::AdminState::new(store.clone(), admin_settings);
+    admin::serve(listener, state, shutdown)
+        .await
+        .context("the web server failed")?;
+    if let Some(workers) = workers {
+        let report = workers.stop().await?;
+        eprintln!(
+            "workers stopped: {} completed, {} retried, {} dead, {} released",
+            report.completed, report.retried, report.dead, report.released
+        );
+    }
+    store.close().await;
+    Ok(())
+}
