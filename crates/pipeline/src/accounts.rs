@@ -22,7 +22,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound as _, Utc};
 use sha2::Digest;
 use store::{
     ApiTokenRecord, ApiTokens, NewUser, Role, SessionRecord, Sessions, Store, UserChanges, UserId,
@@ -199,7 +199,8 @@ pub async fn authenticate(
     if !verify_password(password, &hash, username).await? || user.disabled {
         return Ok(None);
     }
-    let now = Utc::now();
+    // Postgres keeps microseconds: the time returned is the time stored.
+    let now = Utc::now().trunc_subsecs(6);
     store
         .record_login(user.id, now)
         .await
@@ -261,7 +262,8 @@ pub async fn start_session(store: &Store, user: UserId, ttl: Duration) -> Result
     let ttl = chrono::TimeDelta::from_std(ttl).unwrap_or(chrono::TimeDelta::MAX);
     let expires_at = Utc::now()
         .checked_add_signed(ttl)
-        .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+        .trunc_subsecs(6);
     store
         .create_session(&session_key(&cookie), user, &csrf_token, expires_at)
         .await

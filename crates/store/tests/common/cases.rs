@@ -224,7 +224,10 @@ pub async fn cases_are_opened_widened_and_counted(db: &TestDb) {
         min_exposure: Some(min),
         ..CaseFilter::default()
     };
-    assert_eq!(s.cases(&exposed(0.0), None, 100).await.unwrap().len(), all.len());
+    assert_eq!(
+        s.cases(&exposed(0.0), None, 100).await.unwrap().len(),
+        all.len()
+    );
     assert!(s.cases(&exposed(1.01), None, 100).await.unwrap().is_empty());
     let most = all.iter().map(|c| c.exposure).fold(0.0, f64::max);
     let top = s.cases(&exposed(most), None, 100).await.unwrap();

@@ -1,0 +1,112 @@
+//! `copyhound serve` as a process: the first start creates an admin with a one-time
+//! password, the UI answers on the address it prints, the password logs in, and SIGTERM
+//! stops it cleanly.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// One HTTP/1.1 request on its own connection; returns the whole answer as text.
+fn http(addr: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn serve_prints_a_one_time_admin_password_that_logs_in_and_stops_on_sigterm() {
+    let env = common::Env::new();
+    let uploads = env.dir.path().join("uploads");
+    let mut child = common::copyhound(&env.db)
+        .args(["serve", "--listen", "127.0.0.1:0", "--upload-dir"])
+        .arg(&uploads)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let (mut password, mut addr) = (None, None);
+    let started = Instant::now();
+    while addr.is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "serve did not start"
+        );
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "serve exited early"
+        );
+        if let Some(rest) = line.split("one-time password ").nth(1) {
+            password = Some(rest.trim().to_owned());
+        }
+        if let Some(rest) = line.split("serving http://").nth(1) {
+            addr = Some(rest.split('/').next().unwrap().to_owned());
+        }
+    }
+    let (password, addr) = (password.expect("a one-time password"), addr.unwrap());
+    assert!(password.len() >= 16, "{password}");
+
+    let body = format!("username=admin&password={password}&next=%2Fcases");
+    let answer = http(
+        &addr,
+        &format!(
+            "POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    assert!(answer.contains("location: /cases"), "{answer}");
+    let cookie = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a session cookie")
+        .to_owned();
+    let page = http(
+        &addr,
+        &format!(
+            "GET /cases HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"
+        ),
+    );
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("Review queue"), "{page}");
+
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let stopped = Instant::now();
+    loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            assert!(exit.success(), "{exit:?}");
+            break;
+        }
+        assert!(
+            stopped.elapsed() < Duration::from_secs(40),
+            "serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("workers stopped"), "{rest}");
+
+    // The admin it created is an account like any other.
+    let out = common::copyhound(&env.db)
+        .args(["users", "list"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("admin"));
+}
