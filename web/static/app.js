@@ -7,6 +7,12 @@
       all.form.querySelectorAll("input[name=ids]").forEach(function (box) { box.checked = all.checked; });
     });
   });
+  // A page showing work in progress (a running crawl) reloads itself until it is done.
+  var live = document.querySelector("[data-refresh]");
+  if (live) {
+    var seconds = Math.max(2, parseInt(live.getAttribute("data-refresh"), 10) || 5);
+    window.setTimeout(function () { window.location.reload(); }, seconds * 1000);
+  }
   // The review queue's keys: j/k move, x ticks, o or Enter opens, c/d confirm/dismiss the current case.
   var rows = Array.prototype.slice.call(document.querySelectorAll("tr[data-case]"));
   if (rows.length === 0) { return; }
