@@ -3,90 +3,17 @@
 //! user management, the login limit, the security headers, and hostile text from a pirate
 //! page and a work title shown escaped everywhere.
 
-use std::sync::Arc;
+mod common;
 
 use admin::{AdminSettings, AdminState, LoginLimits};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use import::{ImportOptions, ImportSettings, Importer};
-use matcher::MatcherSettings;
-use pipeline::Analyser;
-use sha2::Digest;
+use store::Store;
 use store::testing::TestDb;
-use store::{CaseId, EvidenceWrites, NewPageText, NewSnapshot, Role, Store};
 use tower::ServiceExt;
 
-/// 封神演义 1–3 (traditional; public domain): the protected work.
-const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
-const HOSTILE: &str = "<script>alert('pwned')</script>";
-
-fn pirate_page() -> String {
-    let start = WORK.find("第一回").unwrap();
-    let end = WORK.find("第二回").unwrap();
-    let chapter = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
-    format!("{HOSTILE}最新章节请访问！\n{chapter}\n{HOSTILE}")
-}
-
-async fn stored_page(store: &Store, url: &str, text: &str) -> store::SnapshotId {
-    let body = text.as_bytes();
-    let new = NewSnapshot {
-        content_type: Some("text/plain; charset=utf-8".into()),
-        sha256: sha2::Sha256::digest(body).into(),
-        body_len: body.len() as u64,
-        elapsed_ms: 1,
-        ..store::testing::sample_snapshot(url, 0, chrono::Utc::now())
-    };
-    let (id, _) = store
-        .insert_snapshot(&new, Some(&zstd::encode_all(body, 1).unwrap()))
-        .await
-        .unwrap();
-    store
-        .insert_page_text(&NewPageText {
-            snapshot: id,
-            url: url.to_owned(),
-            depth: 0,
-            chain: None,
-            kind: "content".into(),
-            title: Some(HOSTILE.into()),
-            chapter_title: None,
-            body: text.to_owned(),
-            encoding: "UTF-8".into(),
-            decode_errors: false,
-            not_modified: false,
-            fetched_at: chrono::Utc::now(),
-        })
-        .await
-        .unwrap();
-    id
-}
-
-/// A work with a hostile title and a case against it from a pirate page with hostile text.
-async fn with_case(store: &Store) -> CaseId {
-    Importer::new(ImportSettings::default())
-        .unwrap()
-        .import_bytes(
-            store,
-            "fengshen.txt",
-            WORK.as_bytes().to_vec(),
-            &ImportOptions {
-                title: Some(format!("封神演义{HOSTILE}")),
-                author: Some(HOSTILE.into()),
-            },
-            &(),
-        )
-        .await
-        .unwrap();
-    let analyser = Arc::new(Analyser::new(
-        store.clone(),
-        Default::default(),
-        MatcherSettings::default(),
-    ));
-    let snapshot = stored_page(store, "http://pirate.example/book/1.html", &pirate_page()).await;
-    let cases = analyser.analyse(snapshot).await.unwrap().cases;
-    assert_eq!(cases.len(), 1, "the pirate page opens one case");
-    cases[0]
-}
+use common::{users, with_case};
 
 struct Ui {
     app: Router,
@@ -178,18 +105,6 @@ fn csrf_of(html: &str) -> String {
         .expect("a form with a CSRF token")
         + 19;
     html[at..].split('"').next().unwrap().to_owned()
-}
-
-async fn users(store: &Store) {
-    for (name, role) in [
-        ("alice", Role::Admin),
-        ("rita", Role::Reviewer),
-        ("vic", Role::Viewer),
-    ] {
-        pipeline::accounts::add_user(store, name, None, role, "correct horse battery", "test")
-            .await
-            .unwrap();
-    }
 }
 
 const PASSWORD: &str = "correct+horse+battery";

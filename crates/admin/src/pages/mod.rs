@@ -2,12 +2,12 @@
 //! and renders its templates under `web/templates/admin`.
 
 mod accounts;
-mod cases;
+pub(crate) mod cases;
 mod dashboard;
-mod notices;
+pub(crate) mod notices;
 mod operations;
-mod sites;
-mod works;
+pub(crate) mod sites;
+pub(crate) mod works;
 
 use axum::Router;
 use axum::routing::{get, post};

@@ -21,26 +21,38 @@ pub(crate) struct CreateForm {
     to: Option<String>,
 }
 
+/// Drafts a notice of `case` with the template named `template` to `to` (blank: the
+/// configured abuse contact); the pages and the API both draft through this.
+pub(crate) async fn draft(
+    state: &AdminState,
+    actor: &str,
+    case: CaseId,
+    template: &str,
+    to: Option<String>,
+) -> WebResult<NoticeRecord> {
+    let template = NoticeTemplate::parse(template)?;
+    let to = super::blank_none(to);
+    // The recipient comes from the form or the configured abuse contacts; the security.txt
+    // look-up needs the crawler's fetcher, which the CLI has and the web node does not.
+    Ok(pipeline::notices::create_notice(
+        state.store(),
+        &state.settings().notices,
+        None,
+        case,
+        template,
+        to.as_deref(),
+        actor,
+    )
+    .await?)
+}
+
 pub(crate) async fn create(
     State(state): State<AdminState>,
     Path(case): Path<i64>,
     CsrfForm(user, form): CsrfForm<CreateForm>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
-    let template = NoticeTemplate::parse(&form.template)?;
-    let to = super::blank_none(form.to);
-    // The recipient comes from the form or the configured abuse contacts; the security.txt
-    // look-up needs the crawler's fetcher, which the CLI has and the web node does not.
-    let notice = pipeline::notices::create_notice(
-        state.store(),
-        &state.settings().notices,
-        None,
-        CaseId(case),
-        template,
-        to.as_deref(),
-        user.actor(),
-    )
-    .await?;
+    let notice = draft(&state, user.actor(), CaseId(case), &form.template, form.to).await?;
     Ok(Redirect::to(&format!("/notices/{}", notice.id)))
 }
 

@@ -54,32 +54,56 @@ pub(crate) struct AddForm {
     concurrency: Option<String>,
 }
 
-fn number(field: &str, value: Option<String>, default: u32, max: u32) -> WebResult<u32> {
-    match super::blank_none(value) {
+/// A form's number field: blank is none.
+fn number(field: &str, value: Option<String>) -> WebResult<Option<u32>> {
+    super::blank_none(value)
+        .map(|v| {
+            v.parse::<u32>()
+                .map_err(|_| WebError::bad(format!("{field}: a whole number, not {v:?}")))
+        })
+        .transpose()
+}
+
+/// A site's crawl limits as given; `None` takes the configured default.
+#[derive(Debug, Default)]
+pub(crate) struct SiteLimits {
+    pub max_pages: Option<u32>,
+    pub max_depth: Option<u32>,
+    pub delay_ms: Option<u32>,
+    pub concurrency: Option<u32>,
+}
+
+fn limit(field: &str, value: Option<u32>, default: u32, max: u32) -> WebResult<u32> {
+    match value {
         None => Ok(default),
-        Some(v) => v.parse::<u32>().ok().filter(|n| *n <= max).ok_or_else(|| {
-            WebError::bad(format!("{field}: a whole number up to {max}, not {v:?}"))
-        }),
+        Some(n) if n <= max => Ok(n),
+        Some(n) => Err(WebError::bad(format!(
+            "{field}: a whole number up to {max}, not {n}"
+        ))),
     }
 }
 
-pub(crate) async fn add(
-    State(state): State<AdminState>,
-    CsrfForm(user, form): CsrfForm<AddForm>,
-) -> WebResult<Redirect> {
-    user.require(Role::Reviewer)?;
+/// Starts watching a site with its schedule and limits (checked as a crawl would check
+/// them) and records who did; the pages and the API both add sites through this.
+pub(crate) async fn watch(
+    state: &AdminState,
+    actor: &str,
+    start_url: &str,
+    name: Option<String>,
+    schedule: Option<String>,
+    limits: SiteLimits,
+) -> WebResult<Site> {
     let base = pipeline::sites::default_site_settings(&state.settings().crawler);
     let settings = SiteSettings {
-        max_pages: number("max. pages", form.max_pages, base.max_pages, 1_000_000)?,
-        max_depth: number("max. depth", form.max_depth, base.max_depth, 100)?,
-        delay_ms: number("delay", form.delay_ms, base.delay_ms, 600_000)?,
-        concurrency: number("concurrency", form.concurrency, base.concurrency, 64)?,
+        max_pages: limit("max. pages", limits.max_pages, base.max_pages, 1_000_000)?,
+        max_depth: limit("max. depth", limits.max_depth, base.max_depth, 100)?,
+        delay_ms: limit("delay", limits.delay_ms, base.delay_ms, 600_000)?,
+        concurrency: limit("concurrency", limits.concurrency, base.concurrency, 64)?,
         ..base
     };
-    let schedule = super::blank_none(form.schedule);
     let site = NewSite {
-        start_url: form.start_url.trim().to_owned(),
-        name: super::blank_none(form.name),
+        start_url: start_url.trim().to_owned(),
+        name,
         settings,
         schedule: schedule.as_deref().map(pipeline::site_schedule),
     };
@@ -87,13 +111,36 @@ pub(crate) async fn add(
     state
         .store()
         .record_audit(
-            user.actor(),
+            actor,
             "site.watch",
             Some("site"),
             Some(site.id),
             &serde_json::json!({ "start_url": site.start_url, "schedule": site.schedule }),
         )
         .await?;
+    Ok(site)
+}
+
+pub(crate) async fn add(
+    State(state): State<AdminState>,
+    CsrfForm(user, form): CsrfForm<AddForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let limits = SiteLimits {
+        max_pages: number("max. pages", form.max_pages)?,
+        max_depth: number("max. depth", form.max_depth)?,
+        delay_ms: number("delay", form.delay_ms)?,
+        concurrency: number("concurrency", form.concurrency)?,
+    };
+    let site = watch(
+        &state,
+        user.actor(),
+        &form.start_url,
+        super::blank_none(form.name),
+        super::blank_none(form.schedule),
+        limits,
+    )
+    .await?;
     Ok(Redirect::to(&format!("/sites/{}", site.id)))
 }
 
@@ -130,24 +177,55 @@ pub(crate) async fn detail(
     })
 }
 
-pub(crate) async fn crawl_now(
-    State(state): State<AdminState>,
-    Path(id): Path<i64>,
-    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
-) -> WebResult<Redirect> {
-    user.require(Role::Reviewer)?;
+/// Queues a crawl of the site now (its unfinished crawl resumes) and records who asked.
+pub(crate) async fn queue_crawl(
+    state: &AdminState,
+    actor: &str,
+    id: i64,
+) -> WebResult<store::JobId> {
     let enqueued = pipeline::crawl_site_now(state.store(), id).await?;
     state
         .store()
         .record_audit(
-            user.actor(),
+            actor,
             "site.crawl_now",
             Some("site"),
             Some(id),
             &serde_json::json!({ "job": enqueued.id() }),
         )
         .await?;
+    Ok(enqueued.id())
+}
+
+pub(crate) async fn crawl_now(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    queue_crawl(&state, user.actor(), id).await?;
     Ok(Redirect::to(&format!("/sites/{id}")))
+}
+
+/// Pauses (its schedule stops firing) or resumes a site and records who did.
+pub(crate) async fn set_site_enabled(
+    state: &AdminState,
+    actor: &str,
+    id: i64,
+    enabled: bool,
+) -> WebResult<Site> {
+    let site = state.store().set_site_enabled(id, enabled).await?;
+    state
+        .store()
+        .record_audit(
+            actor,
+            if enabled { "site.resume" } else { "site.pause" },
+            Some("site"),
+            Some(id),
+            &serde_json::json!({}),
+        )
+        .await?;
+    Ok(site)
 }
 
 #[derive(Deserialize)]
@@ -161,18 +239,7 @@ pub(crate) async fn set_enabled(
     CsrfForm(user, form): CsrfForm<EnabledForm>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
-    let enabled = form.enabled == "true";
-    state.store().set_site_enabled(id, enabled).await?;
-    state
-        .store()
-        .record_audit(
-            user.actor(),
-            if enabled { "site.resume" } else { "site.pause" },
-            Some("site"),
-            Some(id),
-            &serde_json::json!({}),
-        )
-        .await?;
+    set_site_enabled(&state, user.actor(), id, form.enabled == "true").await?;
     Ok(Redirect::to(&format!("/sites/{id}")))
 }
 

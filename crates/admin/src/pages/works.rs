@@ -94,7 +94,89 @@ pub(crate) async fn list(
 }
 
 /// The file types the importer reads, by extension.
-const EXTENSIONS: [&str; 4] = ["txt", "epub", "html", "htm"];
+/// The file name extensions a work may be uploaded with, lower-case.
+pub(crate) const EXTENSIONS: [&str; 4] = ["txt", "epub", "html", "htm"];
+
+/// The format of an uploaded file, from its name's extension (lower-cased).
+pub(crate) fn upload_extension(filename: &str) -> WebResult<String> {
+    std::path::Path::new(filename)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .filter(|e| EXTENSIONS.contains(&e.as_str()))
+        .ok_or_else(|| WebError::bad(format!("{filename:?}: upload a .txt, .epub or .html file")))
+}
+
+/// A title from an uploaded file's name, when none was given.
+pub(crate) fn title_from_file_name(filename: &str) -> Option<String> {
+    std::path::Path::new(filename)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map(|s| s.chars().take(MAX_NAME_CHARS).collect())
+}
+
+/// Characters a title or an author may have.
+const MAX_NAME_CHARS: usize = 200;
+
+/// Keeps an uploaded work (`bytes`, read as `ext`) in the upload folder under a name of our
+/// own, queues its import job and records who did it; the pages and the API both register
+/// works through this.
+pub(crate) async fn queue_import(
+    state: &AdminState,
+    actor: &str,
+    ext: &str,
+    bytes: Vec<u8>,
+    title: String,
+    author: Option<String>,
+) -> WebResult<store::JobId> {
+    if title.chars().count() > MAX_NAME_CHARS
+        || author
+            .as_ref()
+            .is_some_and(|a| a.chars().count() > MAX_NAME_CHARS)
+    {
+        return Err(WebError::bad(format!(
+            "title and author: at most {MAX_NAME_CHARS} characters each"
+        )));
+    }
+    if !EXTENSIONS.contains(&ext) {
+        return Err(WebError::bad(format!(
+            "{ext:?}: a work is a .txt, .epub or .html file"
+        )));
+    }
+    let dir = state.settings().upload_dir.clone();
+    // Our own name for the file: the uploader's is never a path on this machine.
+    let path = dir.join(format!(
+        "{}-{}.{ext}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S"),
+        pipeline::accounts::random_token(8)
+    ));
+    let written = path.clone();
+    tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(&written, bytes)
+    })
+    .await
+    .map_err(WebError::internal)?
+    .map_err(|e| WebError::Internal(format!("cannot keep the upload: {e}")))?;
+    let job = pipeline::Job::ImportWork {
+        path,
+        title: Some(title.clone()),
+        author,
+    };
+    let job = NewJob::new(&job)?.max_attempts(3);
+    let enqueued = state.store().enqueue(&job).await?;
+    state
+        .store()
+        .record_audit(
+            actor,
+            "work.upload",
+            None,
+            None,
+            &serde_json::json!({ "title": title, "job": enqueued.id() }),
+        )
+        .await?;
+    Ok(enqueued.id())
+}
 
 pub(crate) async fn register(
     State(state): State<AdminState>,
@@ -143,20 +225,10 @@ pub(crate) async fn register(
     check_csrf(&user, &csrf)?;
     let (ext, bytes) = match (file, text) {
         (Some((filename, bytes)), _) => {
-            let ext = std::path::Path::new(&filename)
-                .extension()
-                .and_then(|e| e.to_str())
-                .map(str::to_ascii_lowercase)
-                .filter(|e| EXTENSIONS.contains(&e.as_str()))
-                .ok_or_else(|| {
-                    WebError::bad(format!("{filename:?}: upload a .txt, .epub or .html file"))
-                })?;
+            let ext = upload_extension(&filename)?;
             // A title from the file's name when none was typed.
             if title.is_none() {
-                title = std::path::Path::new(&filename)
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .map(|s| s.chars().take(200).collect());
+                title = title_from_file_name(&filename);
             }
             (ext, bytes.to_vec())
         }
@@ -164,43 +236,7 @@ pub(crate) async fn register(
         (None, None) => return Err(WebError::bad("choose a file or paste the text")),
     };
     let title = title.ok_or_else(|| WebError::bad("a pasted text needs a title"))?;
-    if title.chars().count() > 200 || author.as_ref().is_some_and(|a| a.chars().count() > 200) {
-        return Err(WebError::bad(
-            "title and author: at most 200 characters each",
-        ));
-    }
-    let dir = state.settings().upload_dir.clone();
-    // Our own name for the file: the uploader's is never a path on this machine.
-    let path = dir.join(format!(
-        "{}-{}.{ext}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S"),
-        pipeline::accounts::random_token(8)
-    ));
-    let written = path.clone();
-    tokio::task::spawn_blocking(move || {
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(&written, bytes)
-    })
-    .await
-    .map_err(WebError::internal)?
-    .map_err(|e| WebError::Internal(format!("cannot keep the upload: {e}")))?;
-    let job = pipeline::Job::ImportWork {
-        path: path.clone(),
-        title: Some(title.clone()),
-        author,
-    };
-    let job = NewJob::new(&job)?.max_attempts(3);
-    let enqueued = state.store().enqueue(&job).await?;
-    state
-        .store()
-        .record_audit(
-            user.actor(),
-            "work.upload",
-            None,
-            None,
-            &serde_json::json!({ "title": title, "job": enqueued.id() }),
-        )
-        .await?;
+    queue_import(&state, user.actor(), &ext, bytes, title, author).await?;
     Ok(Redirect::to("/works?queued=1"))
 }
 
