@@ -70,7 +70,7 @@ impl WebError {
     }
 
     /// Logs an internal error with its chain; the person asking sees only the status.
-    fn log(&self) {
+    pub(crate) fn log(&self) {
         if let WebError::Internal(chain) = self {
             tracing::error!(error = %chain, "request failed");
         }

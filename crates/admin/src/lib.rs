@@ -9,6 +9,8 @@
 //!
 //! - [`AdminState`]: the store and settings every handler shares (cheap to clone).
 //! - [`router`]: every route, with the security headers and the body limit.
+//! - [`openapi_json`]: the API's OpenAPI 3.1 document, also served at
+//!   `/api/v1/openapi.json`.
 //! - [`serve`]: runs the router on a bound listener until a shutdown future resolves, so a
 //!   test binds `127.0.0.1:0` and polls for readiness.
 //!
@@ -20,6 +22,7 @@
 //! # }
 //! ```
 
+mod api;
 mod auth;
 mod error;
 mod i18n;
@@ -35,6 +38,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware;
 
+pub use api::openapi_json;
 pub use auth::LoginLimits;
 pub use error::WebError;
 pub use i18n::Lang;
@@ -50,6 +54,7 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
 pub fn router(state: AdminState) -> Router {
     let limit = state.settings().max_upload_bytes;
     pages::routes()
+        .merge(api::routes())
         .merge(statics::routes())
         .layer(middleware::from_fn_with_state(
             state.clone(),

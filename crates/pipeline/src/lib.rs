@@ -51,8 +51,8 @@ pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
 pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use sites::{
-    SiteCrawl, check_site, crawl_site_now, site_crawl, site_crawl_settings, site_history, site_job,
-    site_schedule, watch_site,
+    SiteCrawl, check_site, crawl_progress, crawl_site_now, site_crawl, site_crawl_settings,
+    site_history, site_job, site_schedule, watch_site,
 };
 pub use texts::{StoreTexts, TextCache, find};
 pub use timestamps::{

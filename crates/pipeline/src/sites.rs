@@ -228,6 +228,19 @@ pub async fn site_history(store: &Store, site: i64, limit: u32) -> Result<Vec<Si
     Ok(history)
 }
 
+/// One crawl's progress, counted afresh from what is stored (so a running crawl shows how
+/// far it has got), as [`site_history`] shows each crawl.
+///
+/// # Errors
+/// [`crate::Error::is_not_found`] for an unknown crawl; a database failure.
+pub async fn crawl_progress(store: &Store, crawl: store::CrawlId) -> Result<SiteCrawl> {
+    let detail = store
+        .crawl_detail(crawl)
+        .await
+        .map_err(store_err("reading the crawl"))?;
+    Ok(SiteCrawl::new(detail))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
