@@ -27,6 +27,10 @@ pub struct AdminSettings {
     pub page_size: u32,
     /// The crawler's settings, the base a suspect site's own limits apply to.
     pub crawler: crawler::CrawlSettings,
+    /// How long the dashboard's and analytics page's figures are reused before they are
+    /// counted again: they read every case and match, and a team of people refreshing the
+    /// dashboard should not count them once each.
+    pub figures_ttl: Duration,
     /// The rights holder and templates of takedown notices.
     pub notices: NoticeSettings,
     /// When re-checks run after a notice is sent.
@@ -43,6 +47,7 @@ impl Default for AdminSettings {
             max_upload_bytes: 32 << 20,
             login: LoginLimits::default(),
             page_size: 50,
+            figures_ttl: Duration::from_secs(10),
             crawler: crawler::CrawlSettings::default(),
             notices: NoticeSettings::default(),
             rechecks: RecheckSettings::default(),
@@ -61,6 +66,7 @@ struct Inner {
     store: Store,
     settings: AdminSettings,
     limiter: LoginLimiter,
+    figures: crate::pages::dashboard::FiguresCache,
 }
 
 impl AdminState {
@@ -72,6 +78,7 @@ impl AdminState {
                 store,
                 settings,
                 limiter,
+                figures: Default::default(),
             }),
         }
     }
@@ -88,5 +95,9 @@ impl AdminState {
 
     pub(crate) fn limiter(&self) -> &LoginLimiter {
         &self.inner.limiter
+    }
+
+    pub(crate) fn figures(&self) -> &crate::pages::dashboard::FiguresCache {
+        &self.inner.figures
     }
 }

@@ -1,6 +1,10 @@
 //! The dashboard (new cases and the figures a team checks each morning) and the analytics
 //! page (the same figures over a chosen window, in full).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
 use analytics::{Stats, Window};
 use askama::Template;
 use axum::extract::{Query, State};
@@ -13,6 +17,43 @@ use crate::auth::CurrentUser;
 use crate::error::{WebError, WebResult};
 use crate::render::{Bar, Ctx, bars, page, pct};
 use crate::state::AdminState;
+
+/// The figures counted lately, by window start and table size, reused for
+/// [`crate::AdminSettings::figures_ttl`]. Counting holds the lock, so a burst of requests
+/// counts once and the rest wait for its result instead of each running the same queries.
+#[derive(Debug, Default)]
+pub(crate) struct FiguresCache(tokio::sync::Mutex<HashMap<FiguresKey, (Instant, Arc<Stats>)>>);
+
+/// The window's first day and the rows of the top tables.
+type FiguresKey = (Option<NaiveDate>, u32);
+
+/// Windows kept at most: the analytics page's start day is the user's to choose.
+const FIGURES_KEPT: usize = 32;
+
+/// The figures over `window` with `top` rows, from the cache while fresh.
+pub(crate) async fn figures(
+    state: &AdminState,
+    window: &Window,
+    top: u32,
+) -> WebResult<Arc<Stats>> {
+    let ttl = state.settings().figures_ttl;
+    let mut cache = state.figures().0.lock().await;
+    let key = (window.since, top);
+    if let Some((at, stats)) = cache.get(&key)
+        && at.elapsed() < ttl
+    {
+        return Ok(Arc::clone(stats));
+    }
+    let stats = Arc::new(analytics::stats(state.store(), window, top).await?);
+    if cache.len() >= FIGURES_KEPT {
+        cache.retain(|_, (at, _)| at.elapsed() < ttl);
+        if cache.len() >= FIGURES_KEPT {
+            cache.clear();
+        }
+    }
+    cache.insert(key, (Instant::now(), Arc::clone(&stats)));
+    Ok(stats)
+}
 
 /// The detections chart's box, in SVG units.
 const CHART_W: u32 = 600;
@@ -33,7 +74,7 @@ fn detection_bars(stats: &Stats) -> Vec<Bar> {
 struct DashboardPage {
     ctx: Ctx,
     new_cases: Vec<CaseRecord>,
-    stats: Stats,
+    stats: Arc<Stats>,
     bars: Vec<Bar>,
     chart_w: u32,
     chart_h: u32,
@@ -51,7 +92,7 @@ pub(crate) async fn dashboard(
 ) -> WebResult<Html<String>> {
     let now = Utc::now();
     let window = Window::new(Some(now.date_naive() - TimeDelta::days(29)), now)?;
-    let stats = analytics::stats(state.store(), &window, 5).await?;
+    let stats = figures(&state, &window, 5).await?;
     let filter = CaseFilter {
         status: Some(CaseStatus::New),
         ..CaseFilter::default()
@@ -77,7 +118,7 @@ pub(crate) struct AnalyticsQuery {
 struct AnalyticsPage {
     ctx: Ctx,
     since: String,
-    stats: Stats,
+    stats: Arc<Stats>,
     bars: Vec<Bar>,
     chart_w: u32,
     chart_h: u32,
@@ -104,7 +145,7 @@ pub(crate) async fn analytics(
         None => now.date_naive() - TimeDelta::days(29),
     };
     let window = Window::new(Some(since), now)?;
-    let stats = analytics::stats(state.store(), &window, 20).await?;
+    let stats = figures(&state, &window, 20).await?;
     page(&AnalyticsPage {
         ctx: Ctx::new(&user, "analytics"),
         since: since.to_string(),
@@ -113,4 +154,31 @@ pub(crate) async fn analytics(
         chart_w: CHART_W,
         chart_h: CHART_H,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AdminSettings;
+
+    #[tokio::test]
+    async fn figures_are_counted_once_while_fresh() {
+        let db = store::testing::sqlite("admin_figures").await.unwrap();
+        let state = AdminState::new(
+            db.store.clone(),
+            AdminSettings {
+                figures_ttl: std::time::Duration::from_millis(300),
+                ..AdminSettings::default()
+            },
+        );
+        let window = Window::new(None, Utc::now()).unwrap();
+        let first = figures(&state, &window, 5).await.unwrap();
+        let again = figures(&state, &window, 5).await.unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "reused while fresh");
+        let other = figures(&state, &window, 6).await.unwrap();
+        assert!(!Arc::ptr_eq(&first, &other), "another size is counted");
+        tokio::time::sleep(std::time::Duration::from_millis(350)).await;
+        let later = figures(&state, &window, 5).await.unwrap();
+        assert!(!Arc::ptr_eq(&first, &later), "counted again once stale");
+    }
 }

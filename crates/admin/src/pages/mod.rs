@@ -3,7 +3,7 @@
 
 mod accounts;
 pub(crate) mod cases;
-mod dashboard;
+pub(crate) mod dashboard;
 pub(crate) mod notices;
 mod operations;
 pub(crate) mod sites;
