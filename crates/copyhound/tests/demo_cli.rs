@@ -5,8 +5,7 @@
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::thread::JoinHandle;
@@ -20,20 +19,8 @@ const CASES_WITHIN: Duration = Duration::from_secs(180);
 /// How long a SIGTERM may take to stop it.
 const STOPS_WITHIN: Duration = Duration::from_secs(30);
 
-/// One HTTP/1.1 request on its own connection; returns the whole answer as text.
-fn http(addr: &str, request: &str) -> String {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).unwrap();
-    out
-}
-
 fn get(addr: &str, path: &str) -> String {
-    http(
+    common::http(
         addr,
         &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
     )
@@ -71,19 +58,7 @@ impl Demo {
             .unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let (mut ui, mut site, mut site_ids, mut password) = (None, None, None, None);
-        let mut banner = String::new();
-        let started = Instant::now();
-        while ui.is_none() {
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "demo did not start: {banner}"
-            );
-            let mut line = String::new();
-            assert!(
-                stderr.read_line(&mut line).unwrap() > 0,
-                "demo exited early: {banner}"
-            );
-            banner.push_str(&line);
+        let banner = common::read_until(&mut stderr, Duration::from_secs(120), |line| {
             if let Some(rest) = line.strip_prefix("demo pirate site: http://") {
                 site = Some(rest.split('/').next().unwrap().to_owned());
                 let ids: Vec<&str> = rest
@@ -99,7 +74,8 @@ impl Demo {
             if let Some(rest) = line.strip_prefix("open http://") {
                 ui = Some(rest.split('/').next().unwrap().to_owned());
             }
-        }
+            ui.is_some()
+        });
         let rest = std::thread::spawn(move || {
             let mut rest = String::new();
             let _ = stderr.read_to_string(&mut rest);
@@ -118,25 +94,10 @@ impl Demo {
 
     /// SIGTERM, then a clean exit within [`STOPS_WITHIN`]; returns the rest of stderr.
     fn stop(mut self) -> String {
-        let status = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let stopped = Instant::now();
-        loop {
-            if let Some(exit) = self.child.try_wait().unwrap() {
-                let rest = self.rest.take().unwrap().join().unwrap();
-                assert!(exit.success(), "{exit:?}: {rest}");
-                assert!(!rest.contains("panicked"), "{rest}");
-                return rest;
-            }
-            assert!(
-                stopped.elapsed() < STOPS_WITHIN,
-                "demo did not stop within {STOPS_WITHIN:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::terminate(&mut self.child, STOPS_WITHIN);
+        let rest = self.rest.take().unwrap().join().unwrap();
+        assert!(!rest.contains("panicked"), "{rest}");
+        rest
     }
 }
 
@@ -161,11 +122,7 @@ fn matches(db: &str) -> Vec<Value> {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    common::lines(&String::from_utf8(out.stdout).unwrap())
 }
 
 /// Whether every crawl is done, and there are `want` of them.
@@ -282,16 +239,7 @@ fn demo_finds_every_disguise_spares_the_innocent_and_reuses_its_data_on_a_second
     );
     assert_eq!(demo.site_ids, first_ids, "{}", demo.banner);
     assert_ne!(demo.password, first_password);
-    let body = format!("username=demo&password={}&next=%2Fcases", demo.password);
-    let answer = http(
-        &demo.ui,
-        &format!(
-            "POST /login HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            demo.ui,
-            body.len()
-        ),
-    );
+    let answer = common::login(&demo.ui, "demo", &demo.password);
     assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
     let started = Instant::now();
     while !crawls_done(&db, 4) {
