@@ -25,6 +25,10 @@ pub struct DemoArgs {
     /// The demo uses `DIR/copyhound.db`, whatever `--database` says.
     #[arg(long, value_name = "DIR", default_value = "copyhound-demo")]
     data: PathBuf,
+    /// Mark the session cookie Secure (HTTPS only), as for `serve`. Default: on, except when
+    /// listening on a loopback address over plain HTTP.
+    #[arg(long)]
+    secure_cookies: Option<bool>,
 }
 
 /// Runs until Ctrl-C or SIGTERM.
@@ -92,7 +96,7 @@ async fn demo(
          cases appear as the crawls find the copies (under a minute); Ctrl-C stops the demo\n"
     );
     let options = ServeOptions {
-        secure_cookies: !local.ip().is_loopback(),
+        secure_cookies: args.secure_cookies.unwrap_or(!local.ip().is_loopback()),
         upload_dir: args.data.join("uploads"),
         concurrency: 4,
         // Crawls stopped mid-way resume on the next run.
