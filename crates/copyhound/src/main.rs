@@ -44,6 +44,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Try copyhound: sample works, a local pirate site crawled, cases in the admin UI.
+    Demo(cmd::demo::DemoArgs),
     /// Measure throughput of copyhound's hot paths.
     #[command(subcommand)]
     Bench(cmd::bench::BenchCommand),
@@ -114,6 +116,7 @@ fn main() -> ExitCode {
         }
         let settings = loaded.settings;
         match cli.command {
+            Command::Demo(a) => block_on(cmd::demo::run(a, &settings)),
             Command::Bench(c) => cmd::bench::run(c, &database, &settings),
             Command::Check(a) => block_on(cmd::check::run(a, &database, &settings)),
             Command::Crawl(a) => block_on(cmd::crawl::run(a, &database, &settings)),

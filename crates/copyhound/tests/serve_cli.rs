@@ -4,22 +4,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufReader, Read};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
-
-/// One HTTP/1.1 request on its own connection; returns the whole answer as text.
-fn http(addr: &str, request: &str) -> String {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    stream.read_to_string(&mut out).unwrap();
-    out
-}
+use std::time::Duration;
 
 #[test]
 fn serve_prints_a_one_time_admin_password_that_logs_in_and_stops_on_sigterm() {
@@ -34,36 +21,19 @@ fn serve_prints_a_one_time_admin_password_that_logs_in_and_stops_on_sigterm() {
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let (mut password, mut addr) = (None, None);
-    let started = Instant::now();
-    while addr.is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "serve did not start"
-        );
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "serve exited early"
-        );
+    common::read_until(&mut stderr, Duration::from_secs(60), |line| {
         if let Some(rest) = line.split("one-time password ").nth(1) {
             password = Some(rest.trim().to_owned());
         }
         if let Some(rest) = line.split("serving http://").nth(1) {
             addr = Some(rest.split('/').next().unwrap().to_owned());
         }
-    }
+        addr.is_some()
+    });
     let (password, addr) = (password.expect("a one-time password"), addr.unwrap());
     assert!(password.len() >= 16, "{password}");
 
-    let body = format!("username=admin&password={password}&next=%2Fcases");
-    let answer = http(
-        &addr,
-        &format!(
-            "POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        ),
-    );
+    let answer = common::login(&addr, "admin", &password);
     assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
     assert!(answer.contains("location: /cases"), "{answer}");
     let cookie = answer
@@ -72,7 +42,7 @@ fn serve_prints_a_one_time_admin_password_that_logs_in_and_stops_on_sigterm() {
         .and_then(|c| c.split(';').next())
         .expect("a session cookie")
         .to_owned();
-    let page = http(
+    let page = common::http(
         &addr,
         &format!(
             "GET /cases HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n"
@@ -81,23 +51,7 @@ fn serve_prints_a_one_time_admin_password_that_logs_in_and_stops_on_sigterm() {
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     assert!(page.contains("Review queue"), "{page}");
 
-    let status = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let stopped = Instant::now();
-    loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            assert!(exit.success(), "{exit:?}");
-            break;
-        }
-        assert!(
-            stopped.elapsed() < Duration::from_secs(40),
-            "serve did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::terminate(&mut child, Duration::from_secs(40));
     let mut rest = String::new();
     stderr.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("workers stopped"), "{rest}");

@@ -27,6 +27,9 @@ pub enum Error {
         #[source]
         source: matcher::Error,
     },
+    /// A work could not be registered (the store failed, or the text is not a work).
+    #[error("while registering a work")]
+    Import(#[source] import::Error),
     /// Fingerprint settings out of range.
     #[error("invalid [fingerprint] settings")]
     Fingerprint(#[source] fingerprint::Error),

@@ -134,6 +134,11 @@ impl Handler {
         self
     }
 
+    /// The importer, with the fingerprint parameters the analyser matches with.
+    pub fn importer(&self) -> &Importer {
+        &self.importer
+    }
+
     /// The analyser, whose index a worker refreshes between jobs.
     pub fn analyser(&self) -> &Arc<Analyser> {
         &self.analyser

@@ -16,6 +16,8 @@
 //!   [`case_timestamps`] reading them back verified.
 //! - [`accounts`]: users with roles and argon2id passwords, sessions and API tokens for the
 //!   admin UI.
+//! - [`demo`]: `copyhound demo`'s sample works, its pirate site and licensed mirror, and
+//!   their set-up.
 //! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
 //!   timestamp tokens, manifest).
 
@@ -24,6 +26,7 @@ mod analyse;
 pub mod cases;
 pub mod check;
 mod crawl;
+pub mod demo;
 mod error;
 pub mod evidence;
 mod index;

@@ -8,16 +8,13 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use axum::extract::{Path as UrlPath, State};
-use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
 use clap::Args;
 use matcher::ChapterId;
 use matcher::quality::{Corpus, pirate_pages};
+use pipeline::demo::{PageKind, SitePage, SiteServer, index_page};
 use pipeline::{CrawlRunner, MatchWorkers};
 use serde::Serialize;
 use store::{EvidenceReads, MatchReads, Page, Store, StoreSettings, WorkFilter, WorkReads};
@@ -68,35 +65,6 @@ struct Figures {
     precision: f64,
     right_chapter: f64,
     missed_targets: Vec<String>,
-}
-
-/// The local site: `/` links every page, `/p/N.html` is page N's file.
-#[derive(Clone)]
-struct Site {
-    files: Arc<Vec<PathBuf>>,
-}
-
-async fn index(State(site): State<Site>) -> Html<String> {
-    let links: String = (0..site.files.len())
-        .map(|i| format!("<li><a href=\"/p/{i}.html\">第{i}章</a></li>\n"))
-        .collect();
-    Html(format!(
-        "<html><head><title>目录</title></head><body><ul>{links}</ul></body></html>"
-    ))
-}
-
-async fn page(State(site): State<Site>, UrlPath(name): UrlPath<String>) -> Response {
-    let file = name
-        .strip_suffix(".html")
-        .and_then(|n| n.parse::<usize>().ok())
-        .and_then(|n| site.files.get(n));
-    match file {
-        Some(path) => match tokio::fs::read(path).await {
-            Ok(bytes) => ([(header::CONTENT_TYPE, "text/html")], bytes).into_response(),
-            Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
-        },
-        None => StatusCode::NOT_FOUND.into_response(),
-    }
 }
 
 /// Runs the benchmark.
@@ -152,22 +120,29 @@ async fn bench(
     std::fs::create_dir_all(out.join("pages"))?;
     let files = super::quality::write_pages(&pages, &ids, out)?;
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let app = axum::Router::new()
-        .route("/", axum::routing::get(index))
-        .route("/p/{name}", axum::routing::get(page))
-        .with_state(Site {
-            files: Arc::new(files.clone()),
-        });
-    let (stop_site, site_stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = site_stopped.await;
-            })
-            .await
+    // The demo's site server, on the pages as written: `/` links every page, `/p/N.html`
+    // is page N's file.
+    let mut site_pages = Vec::with_capacity(files.len() + 1);
+    let mut links = Vec::with_capacity(files.len());
+    for (i, (file, p)) in files.iter().zip(&pages).enumerate() {
+        let path = format!("/p/{i}.html");
+        let body = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let kind = if p.case.is_evasion() {
+            PageKind::Copy(p.case)
+        } else {
+            PageKind::Innocent(p.case)
+        };
+        links.push((path.clone(), format!("第{i}章")));
+        site_pages.push(SitePage { path, kind, body });
+    }
+    site_pages.push(SitePage {
+        path: "/".to_owned(),
+        kind: PageKind::Index,
+        body: index_page("目录", &links)?,
     });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let site = SiteServer::start(listener, site_pages)?;
+    let addr = site.addr();
 
     let mut crawl = settings.crawler.clone();
     crawl.max_pages = Some(files.len() as u64 + 10);
@@ -196,8 +171,7 @@ async fn bench(
     let finish = runner.run(std::future::pending(), true).await?;
     let drain = matching.finish(Duration::from_secs(30)).await?;
     let seconds = started.elapsed().as_secs_f64();
-    let _ = stop_site.send(());
-    let _ = server.await;
+    site.stop().await?;
 
     // What the pipeline stored for each page, by the page's URL.
     let mut by_url: HashMap<String, Vec<ChapterId>> = HashMap::new();

@@ -7,6 +7,7 @@ pub mod cases;
 pub mod check;
 pub mod crawl;
 pub mod crawls;
+pub mod demo;
 pub mod migrate;
 pub mod notices;
 pub mod quality;

@@ -37,7 +37,19 @@ pub struct ServeArgs {
 pub async fn run(args: ServeArgs, database: &str, settings: &Settings) -> Result<()> {
     let shutdown = shutdown_signal();
     let store = super::open_store(database).await?;
-    if let Some((name, password)) = pipeline::accounts::bootstrap_admin(&store)
+    let result = serve_store(&store, args, database, settings, shutdown).await;
+    store.close().await;
+    result
+}
+
+async fn serve_store(
+    store: &store::Store,
+    args: ServeArgs,
+    database: &str,
+    settings: &Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    if let Some((name, password)) = pipeline::accounts::bootstrap_admin(store)
         .await
         .context("while creating the first admin")?
     {
@@ -46,40 +58,81 @@ pub async fn run(args: ServeArgs, database: &str, settings: &Settings) -> Result
              log in and change it, or add your own admin with `copyhound users add NAME --role admin`"
         );
     }
-    let admin_settings = admin::AdminSettings {
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let workers = if args.no_workers {
+        None
+    } else {
+        Some(handler(store, settings)?)
+    };
+    let options = ServeOptions {
         secure_cookies: args
             .secure_cookies
             .unwrap_or(!args.listen.ip().is_loopback()),
-        upload_dir: args.upload_dir.clone(),
+        upload_dir: args.upload_dir,
+        concurrency: args.concurrency,
+        grace: args.grace,
+    };
+    serve(
+        store, listener, workers, &options, database, settings, shutdown,
+    )
+    .await
+}
+
+/// How [`serve`] runs: what `serve`'s flags set, and `demo` chooses for itself.
+pub struct ServeOptions {
+    /// Mark the session cookie Secure.
+    pub secure_cookies: bool,
+    /// Where uploaded works wait for their import job.
+    pub upload_dir: PathBuf,
+    /// Jobs run at once per queue by the workers.
+    pub concurrency: usize,
+    /// Seconds running jobs get to finish after the shutdown signal.
+    pub grace: u64,
+}
+
+/// The admin UI on `listener` and, given a job handler, the workers on every queue with the
+/// re-check schedule, until `shutdown`; then the workers finish or hand back their jobs.
+/// Shared by `serve` and `demo`.
+pub async fn serve(
+    store: &store::Store,
+    listener: tokio::net::TcpListener,
+    workers: Option<pipeline::Handler>,
+    options: &ServeOptions,
+    database: &str,
+    settings: &Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let admin_settings = admin::AdminSettings {
+        secure_cookies: options.secure_cookies,
+        upload_dir: options.upload_dir.clone(),
         crawler: settings.crawler.clone(),
         notices: settings.notices.clone(),
         rechecks: settings.rechecks.clone(),
         ..admin::AdminSettings::default()
     };
-    let workers = if args.no_workers {
-        None
-    } else {
-        let handler = handler(&store, settings)?;
-        pipeline::rechecks::ensure_recheck_schedule(&store, &settings.rechecks)
-            .await
-            .context("while creating the re-check schedule")?;
-        let worker_args = WorkerArgs {
-            queues: all_queues(),
-            concurrency: args.concurrency,
-            grace: args.grace,
-            lease: 60,
-        };
-        Some(Workers::start(
-            &store,
-            &handler,
-            &worker_args.queues,
-            &worker_args,
-            database,
-        ))
+    let workers = match workers {
+        None => None,
+        Some(handler) => {
+            pipeline::rechecks::ensure_recheck_schedule(store, &settings.rechecks)
+                .await
+                .context("while creating the re-check schedule")?;
+            let worker_args = WorkerArgs {
+                queues: all_queues(),
+                concurrency: options.concurrency,
+                grace: options.grace,
+                lease: 60,
+            };
+            Some(Workers::start(
+                store,
+                &handler,
+                &worker_args.queues,
+                &worker_args,
+                database,
+            ))
+        }
     };
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
     let local = listener.local_addr().context("reading the bound address")?;
     eprintln!("copyhound serving http://{local}/ (Ctrl-C to stop)");
     let state = admin::AdminState::new(store.clone(), admin_settings);
@@ -93,6 +146,5 @@ pub async fn run(args: ServeArgs, database: &str, settings: &Settings) -> Result
             report.completed, report.retried, report.dead, report.released
         );
     }
-    store.close().await;
     Ok(())
 }

@@ -167,3 +167,77 @@ pub async fn wait_ok(child: std::process::Child) -> Output {
     );
     out
 }
+
+/// One HTTP/1.1 request on its own connection to `addr`; the whole answer as text.
+pub fn http(addr: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// Reads a running command's `stderr` a line at a time, handing each to `line`, until `line`
+/// says it has what it waited for; fails if the command ends first or `within` passes
+/// (checked between lines). Returns the lines read.
+pub fn read_until(
+    stderr: &mut impl std::io::BufRead,
+    within: std::time::Duration,
+    mut line: impl FnMut(&str) -> bool,
+) -> String {
+    let started = std::time::Instant::now();
+    let mut read = String::new();
+    loop {
+        assert!(
+            started.elapsed() < within,
+            "not ready within {within:?}: {read}"
+        );
+        let mut next = String::new();
+        assert!(
+            stderr.read_line(&mut next).unwrap() > 0,
+            "the command exited early: {read}"
+        );
+        read.push_str(&next);
+        if line(&next) {
+            return read;
+        }
+    }
+}
+
+/// Sends SIGTERM to `child`, which must then exit with success within `within`.
+pub fn terminate(child: &mut std::process::Child, within: std::time::Duration) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let stopped = std::time::Instant::now();
+    loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            assert!(exit.success(), "{exit:?}");
+            return;
+        }
+        assert!(
+            stopped.elapsed() < within,
+            "it did not stop within {within:?} of SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Signs in to the admin UI at `addr` by its login form, asking to go to `/cases`; the answer.
+pub fn login(addr: &str, username: &str, password: &str) -> String {
+    let body = format!("username={username}&password={password}&next=%2Fcases");
+    http(
+        addr,
+        &format!(
+            "POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
