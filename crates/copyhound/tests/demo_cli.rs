@@ -226,6 +226,33 @@ fn demo_finds_every_disguise_spares_the_innocent_and_reuses_its_data_on_a_second
         pages >= (pirate.len() + mirror.len() + 2) as u64,
         "{pages} pages: {crawls:#}"
     );
+    // The same cases through the JSON API, with a token issued while the demo runs.
+    let token = String::from_utf8(
+        common::copyhound(&db)
+            .args(["users", "token", "demo", "--name", "demo test"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let token = token.lines().next().unwrap().trim().to_owned();
+    let answer = common::http(
+        &demo.ui,
+        &format!(
+            "GET /api/v1/cases?limit=500 HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+             Connection: close\r\n\r\n",
+            demo.ui
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    let api_ids: BTreeSet<i64> = body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(api_ids, case_ids, "{body}");
     let (first_ids, first_password) = (demo.site_ids.clone(), demo.password.clone());
     let rest = demo.stop();
     assert!(rest.contains("workers stopped"), "{rest}");
