@@ -52,6 +52,7 @@ mod index_load;
 mod licensed;
 mod matches;
 mod notices;
+mod ops;
 mod packed;
 pub mod queue;
 mod reports;
@@ -78,6 +79,7 @@ pub use crawl::{
     FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
 };
 pub use db::{MigrationStatus, Store, StoreSettings};
+pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use error::{Error, Result};
 pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, PageText, SnapshotCursor,
