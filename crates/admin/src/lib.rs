@@ -23,6 +23,7 @@
 mod auth;
 mod error;
 mod i18n;
+mod ops;
 mod pages;
 mod render;
 mod state;
@@ -38,6 +39,7 @@ use axum::middleware;
 pub use auth::LoginLimits;
 pub use error::WebError;
 pub use i18n::Lang;
+pub use ops::{METRICS_CONTENT_TYPE, OpsSettings, serve_ops};
 pub use state::{AdminSettings, AdminState};
 
 /// The strict policy every response carries: nothing from another origin, no inline script
@@ -51,6 +53,7 @@ pub fn router(state: AdminState) -> Router {
     let limit = state.settings().max_upload_bytes;
     pages::routes()
         .merge(statics::routes())
+        .merge(ops::routes())
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::reject_cross_site,

@@ -42,7 +42,11 @@ async fn ops_reads(db: TestDb) {
             .unwrap();
     }
     store
-        .enqueue(&NewJob::new(&Job::MatchSnapshot { n: 0 }).unwrap().queue("match"))
+        .enqueue(
+            &NewJob::new(&Job::MatchSnapshot { n: 0 })
+                .unwrap()
+                .queue("match"),
+        )
         .await
         .unwrap();
     let claimed = store
