@@ -79,7 +79,6 @@ pub use crawl::{
     FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
 };
 pub use db::{MigrationStatus, Store, StoreSettings};
-pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use error::{Error, Result};
 pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, PageText, SnapshotCursor,
@@ -96,6 +95,7 @@ pub use notices::{
     CopyCheck, CopyRecord, CopyState, NewNotice, NoticeRecord, NoticeStatus, Notices,
     RecheckRecord, RecheckWritten, Rechecks,
 };
+pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerReport,

@@ -94,10 +94,14 @@ impl OpsReads for Store {
     async fn schema_state(&self) -> Result<SchemaState> {
         // The table is missing until the first migration: then everything is pending.
         let exists_sql = match self.kind() {
-            BackendKind::Postgres => "SELECT COUNT(*) FROM information_schema.tables \
-                 WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'",
-            BackendKind::Sqlite => "SELECT COUNT(*) FROM sqlite_master \
-                 WHERE type = 'table' AND name = '_sqlx_migrations'",
+            BackendKind::Postgres => {
+                "SELECT COUNT(*) FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name = '_sqlx_migrations'"
+            }
+            BackendKind::Sqlite => {
+                "SELECT COUNT(*) FROM sqlite_master \
+                 WHERE type = 'table' AND name = '_sqlx_migrations'"
+            }
         };
         let applied: Vec<i64> = read_pool!(self, |pool| {
             let exists: i64 = sqlx::query_scalar(exists_sql).fetch_one(pool).await?;
