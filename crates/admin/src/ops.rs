@@ -8,7 +8,8 @@
 //!   read from the store at scrape time, a few cheap queries over pre-aggregated counters:
 //!   pages fetched, bytes, fetch errors by kind (`crawls` rows; a running crawl counted from
 //!   its frontier), matches (`detections_daily`), cases by status (the `cases_funnel`
-//!   covering index), jobs not done by queue, kind and state. What only this process knows
+//!   covering index), jobs not done by queue, kind and state, and how long each queue's
+//!   oldest due job has waited (the queue's latency). What only this process knows
 //!   comes from it: job durations by kind ([`pipeline::metrics`]) and the matcher index's
 //!   size. With [`OpsSettings::metrics_token`] set, `/metrics` wants
 //!   `Authorization: Bearer TOKEN`; without it, keep the port internal.
@@ -17,6 +18,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use axum::Router;
 use axum::extract::State;
@@ -201,6 +203,7 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
     let cases = store.case_funnel(None).await?;
     let matches = store.match_totals().await?;
     let jobs = store.job_depth().await?;
+    let waits = store.queue_wait(chrono::Utc::now()).await?;
 
     let mut registry = Registry::default();
     registry.register(
@@ -272,6 +275,18 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         "copyhound_jobs",
         "Jobs not done (queued, running, dead), by queue, kind and state",
         depth,
+    );
+
+    let wait = Family::<One, Gauge<f64, AtomicU64>>::default();
+    for (queue, waited) in waits {
+        wait.get_or_create(&[("queue", queue)])
+            .set(waited.as_secs_f64());
+    }
+    registry.register_with_unit(
+        "copyhound_queue_wait",
+        "How long the job due longest in each queue has waited for a worker",
+        Unit::Seconds,
+        wait,
     );
 
     pipeline::metrics::job_metrics().register(&mut registry);

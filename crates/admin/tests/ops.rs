@@ -173,7 +173,11 @@ async fn metrics_count_what_was_stored(db: TestDb) {
     assert_eq!(worker.await.unwrap().completed, 1);
     // A job waiting, and a finished crawl of the pirate site with its totals in its row.
     store
-        .enqueue(&NewJob::new(&Job::RechecksDue).unwrap())
+        .enqueue(
+            &NewJob::new(&Job::RechecksDue)
+                .unwrap()
+                .run_at(chrono::Utc::now() - chrono::TimeDelta::seconds(30)),
+        )
         .await
         .unwrap();
     db.execute(
@@ -228,6 +232,13 @@ async fn metrics_count_what_was_stored(db: TestDb) {
             "kind=RechecksDue,queue=default,status=queued"
         ),
         1.0
+    );
+    // It has waited 30 s for a worker; the match queue is empty.
+    let waited = value(&scrape, "copyhound_queue_wait_seconds", "queue=default");
+    assert!((30.0..60.0).contains(&waited), "{waited}");
+    assert!(
+        !samples(&scrape, "copyhound_queue_wait_seconds").contains_key("queue=match"),
+        "{body}"
     );
     // The done match job is not depth.
     assert!(

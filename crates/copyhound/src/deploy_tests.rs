@@ -161,7 +161,7 @@ fn image_workdir() -> String {
     read("Dockerfile")
         .lines()
         .filter_map(|l| l.strip_prefix("WORKDIR "))
-        .last()
+        .next_back()
         .unwrap()
         .trim()
         .to_owned()
@@ -250,7 +250,7 @@ fn the_dockerfile_builds_in_stages_and_runs_unprivileged() {
     let user = runtime
         .lines()
         .filter_map(|l| l.strip_prefix("USER "))
-        .last()
+        .next_back()
         .expect("a USER line");
     assert!(
         !user.starts_with("root") && !user.starts_with('0'),
@@ -342,7 +342,10 @@ fn the_production_example_names_every_key_and_its_variable() {
             problems.push(format!("{key} has no comment"));
         }
     }
-    assert!(problems.is_empty(), "production.example.toml: {problems:#?}");
+    assert!(
+        problems.is_empty(),
+        "production.example.toml: {problems:#?}"
+    );
     assert!(sections.contains("notices.abuse_contacts"));
     // As it stands the example is a valid configuration that sets nothing unknown.
     let loaded = settings::load(

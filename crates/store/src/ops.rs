@@ -8,6 +8,9 @@
 
 use std::future::Future;
 use std::path::Path;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 
 use sqlx::Row;
 use tracing::instrument;
@@ -74,6 +77,13 @@ pub trait OpsReads {
 
     /// Jobs not yet done, by queue, kind and state; queue, kind and state order.
     fn job_depth(&self) -> impl Future<Output = Result<Vec<JobDepth>>> + Send;
+
+    /// For each queue with a job due at `now` and not claimed, how long the one due longest
+    /// has waited: the queue's latency, whichever process runs it. Queue order.
+    fn queue_wait(
+        &self,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = Result<Vec<(String, Duration)>>> + Send;
 }
 
 fn count(n: i64) -> u64 {
@@ -179,6 +189,28 @@ impl OpsReads for Store {
             .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?
         });
         Ok(rows)
+    }
+
+    #[instrument(skip_all)]
+    async fn queue_wait(&self, now: DateTime<Utc>) -> Result<Vec<(String, Duration)>> {
+        // Over the partial index `jobs_claim`, which holds queued jobs only.
+        let now_ms = crate::queue::millis(now);
+        let rows: Vec<(String, i64)> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT queue, MIN(run_at) FROM jobs WHERE status = 'queued' AND run_at <= $1 \
+                 GROUP BY queue ORDER BY queue",
+            )
+            .bind(now_ms)
+            .fetch_all(pool)
+            .await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(queue, due)| {
+                let waited = u64::try_from(now_ms.saturating_sub(due)).unwrap_or(0);
+                (queue, Duration::from_millis(waited))
+            })
+            .collect())
     }
 }
 

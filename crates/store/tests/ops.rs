@@ -35,12 +35,33 @@ async fn ops_reads(db: TestDb) {
     assert_eq!((totals.matches, totals.licensed), (7, 2));
 
     assert!(store.job_depth().await.unwrap().is_empty());
+    let now = chrono::Utc::now();
+    assert!(store.queue_wait(now).await.unwrap().is_empty());
     for n in 0..3 {
+        // The first has been due for a minute; the others since now.
+        let due = now - chrono::TimeDelta::seconds(if n == 0 { 60 } else { 0 });
         store
-            .enqueue(&NewJob::new(&Job::FetchPage { n }).unwrap())
+            .enqueue(&NewJob::new(&Job::FetchPage { n }).unwrap().run_at(due))
             .await
             .unwrap();
     }
+    // Due in an hour: not waiting yet.
+    store
+        .enqueue(
+            &NewJob::new(&Job::FetchPage { n: 9 })
+                .unwrap()
+                .queue("later")
+                .run_at(now + chrono::TimeDelta::hours(1)),
+        )
+        .await
+        .unwrap();
+    let wait = store.queue_wait(now).await.unwrap();
+    assert_eq!(wait.len(), 1, "{wait:?}");
+    assert_eq!(wait[0].0, "default");
+    assert!(
+        (59_000..=61_000).contains(&wait[0].1.as_millis()),
+        "{wait:?}"
+    );
     store
         .enqueue(
             &NewJob::new(&Job::MatchSnapshot { n: 0 })
@@ -72,7 +93,8 @@ async fn ops_reads(db: TestDb) {
         depth,
         [
             row("default", "FetchPage", "queued", 2),
-            row("default", "FetchPage", "running", 1)
+            row("default", "FetchPage", "running", 1),
+            row("later", "FetchPage", "queued", 1)
         ]
     );
 }
