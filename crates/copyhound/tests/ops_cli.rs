@@ -1,7 +1,8 @@
-//! Operating the binary: Ctrl-C ends the long-running commands with exit 130 (SIGTERM with
-//! 0), a worker's `--metrics-listen` probes, `doctor` (database, migrations, outbound
-//! settings, a local TSA, a probe URL), `backup` of a SQLite store in use, `config` with its
-//! secrets masked, JSON logs, `NO_COLOR`, and shell completions.
+//! Operating the binary: Ctrl-C ends the long-running commands (serve, worker, crawl) with
+//! exit 130 (SIGTERM with 0), a worker's `--metrics-listen` probes, `doctor` (database,
+//! migrations, outbound settings, a local TSA, a probe URL), `backup` of a SQLite store in
+//! use, `config` with its secrets masked, JSON logs, `NO_COLOR`, shell completions and the
+//! global options in `--help`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -104,6 +105,31 @@ fn ctrl_c_ends_serve_and_worker_with_130_and_sigterm_with_0() {
 }
 
 #[test]
+fn ctrl_c_ends_a_crawl_with_130() {
+    // A site that accepts connections and never answers: the crawl is busy when stopped.
+    let site = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", site.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in site.incoming().take(64) {
+            held.push(stream);
+        }
+    });
+    let env = Env::new();
+    let mut child = copyhound(&env.db)
+        .args(["crawl", &url, "--allow-private"])
+        .env("COPYHOUND_CRAWLER__FETCH__READ_TIMEOUT", "2s")
+        .env("COPYHOUND_CRAWLER__FETCH__TIMEOUT", "3s")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut child, "Ctrl-C stops it");
+    signal(&child, "INT");
+    assert_eq!(exit_code(&mut child), Some(130));
+}
+
+#[test]
 fn a_worker_serves_its_probes_and_figures_on_metrics_listen() {
     let env = Env::new();
     let mut child = copyhound(&env.db)
@@ -142,6 +168,17 @@ fn a_worker_serves_its_probes_and_figures_on_metrics_listen() {
     assert_eq!(exit_code(&mut child), Some(130));
 }
 
+/// `copyhound config` with `var` set to `value`, which must fail: its standard error.
+fn config_refused(env: &Env, var: &str, value: &str) -> String {
+    let out = copyhound(&env.db)
+        .arg("config")
+        .env(var, value)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{var}={value} was accepted");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn config_masks_secrets_and_refuses_a_short_token_without_showing_it() {
     let env = Env::new();
@@ -162,13 +199,7 @@ fn config_masks_secrets_and_refuses_a_short_token_without_showing_it() {
     assert!(!stdout.contains("hunter2"), "{stdout}");
     assert!(stdout.contains("copyhound:***@127.0.0.1"), "{stdout}");
 
-    let out = copyhound(&env.db)
-        .arg("config")
-        .env("COPYHOUND_SERVER__METRICS_TOKEN", "short-secret")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = config_refused(&env, "COPYHOUND_SERVER__METRICS_TOKEN", "short-secret");
     assert!(
         stderr.contains(
             "server.metrics_token = ******** is out of range: must be at least 16 characters"
@@ -182,13 +213,7 @@ fn config_masks_secrets_and_refuses_a_short_token_without_showing_it() {
     assert!(!stderr.contains("short-secret"), "{stderr}");
 
     // A bad value names the key, the value, what is allowed and where it was set.
-    let out = copyhound(&env.db)
-        .arg("config")
-        .env("COPYHOUND_SERVER__LISTEN", "everywhere:80")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let stderr = config_refused(&env, "COPYHOUND_SERVER__LISTEN", "everywhere:80");
     assert!(
         stderr.contains("server.listen = \"everywhere:80\" is not valid"),
         "{stderr}"
@@ -202,13 +227,15 @@ fn config_masks_secrets_and_refuses_a_short_token_without_showing_it() {
 #[test]
 fn the_database_url_can_come_from_a_file() {
     let env = Env::new();
-    let file = env.file("database_url", format!("{}\n", env.db).as_bytes());
-    let out = Command::new(env!("CARGO_BIN_EXE_copyhound"))
-        .env_remove("COPYHOUND_DATABASE_URL")
-        .env("COPYHOUND_DATABASE_URL_FILE", &file)
-        .args(["migrate", "--status"])
-        .output()
-        .unwrap();
+    let migrate_status = |file: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_copyhound"))
+            .env_remove("COPYHOUND_DATABASE_URL")
+            .env("COPYHOUND_DATABASE_URL_FILE", file)
+            .args(["migrate", "--status"])
+            .output()
+            .unwrap()
+    };
+    let out = migrate_status(&env.file("database_url", format!("{}\n", env.db).as_bytes()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -216,13 +243,7 @@ fn the_database_url_can_come_from_a_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains(&env.db), "{stdout}");
-    let empty = env.file("empty", b"\n");
-    let out = Command::new(env!("CARGO_BIN_EXE_copyhound"))
-        .env_remove("COPYHOUND_DATABASE_URL")
-        .env("COPYHOUND_DATABASE_URL_FILE", &empty)
-        .args(["migrate", "--status"])
-        .output()
-        .unwrap();
+    let out = migrate_status(&env.file("empty", b"\n"));
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("COPYHOUND_DATABASE_URL_FILE"));
 }
