@@ -152,7 +152,7 @@ fn serde_urlencoded_form<T: DeserializeOwned>(bytes: &[u8]) -> WebResult<T> {
     serde_urlencoded::from_bytes(bytes).map_err(|e| WebError::bad(format!("bad form: {e}")))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

@@ -26,6 +26,7 @@ mod api;
 mod auth;
 mod error;
 mod i18n;
+mod ops;
 mod pages;
 mod render;
 mod state;
@@ -42,6 +43,7 @@ pub use api::openapi_json;
 pub use auth::LoginLimits;
 pub use error::WebError;
 pub use i18n::Lang;
+pub use ops::{METRICS_CONTENT_TYPE, OpsSettings, serve_ops};
 pub use state::{AdminSettings, AdminState};
 
 /// The strict policy every response carries: nothing from another origin, no inline script
@@ -56,6 +58,7 @@ pub fn router(state: AdminState) -> Router {
     pages::routes()
         .merge(api::routes())
         .merge(statics::routes())
+        .merge(ops::routes())
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::reject_cross_site,

@@ -35,6 +35,8 @@ pub struct AdminSettings {
     pub notices: NoticeSettings,
     /// When re-checks run after a notice is sent.
     pub rechecks: RecheckSettings,
+    /// `/healthz`, `/readyz`, `/metrics`: the metrics token and the index to report on.
+    pub ops: crate::OpsSettings,
 }
 
 impl Default for AdminSettings {
@@ -51,6 +53,7 @@ impl Default for AdminSettings {
             crawler: crawler::CrawlSettings::default(),
             notices: NoticeSettings::default(),
             rechecks: RecheckSettings::default(),
+            ops: crate::OpsSettings::default(),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! allowed. A struct that holds another prefixes the inner key with
 //! [`OutOfRange::in_section`], so the binary ends up with full paths such as
 //! `crawler.fetch.timeout`. [`duration_serde`] reads and writes durations the way settings
-//! files write them, for every crate's settings.
+//! files write them, for every crate's settings; [`Secret`] is a setting that is never shown.
 //!
 //! ```
 //! use std::time::Duration;
@@ -21,6 +21,9 @@
 use std::time::Duration;
 
 pub mod duration_serde;
+mod secret;
+
+pub use secret::{MASK, Secret};
 
 /// A setting whose value is not allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,29 +4,33 @@
 //! line, sets up logging and dispatches.
 
 mod cmd;
+#[cfg(test)]
+mod deploy_tests;
 mod settings;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// copyhound: track pirated copies of protected text across the web.
 #[derive(Debug, Parser)]
 #[command(name = "copyhound", version, about, long_about = None)]
 struct Cli {
     /// Settings file (TOML) layered over the built-in defaults; see config/default.toml.
-    #[arg(long, global = true, env = "COPYHOUND_CONFIG")]
+    #[arg(long, global = true, env = "COPYHOUND_CONFIG", help_heading = GLOBAL)]
     config: Option<PathBuf>,
-    /// Database: sqlite://PATH (created if missing) or postgres://USER:PASSWORD@HOST:PORT/DB.
+    /// Database: sqlite://PATH (created if missing) or postgres://USER:PASSWORD@HOST:PORT/DB
+    /// [default: sqlite://data/copyhound.db]. COPYHOUND_DATABASE_URL_FILE names a file
+    /// holding it (a secret).
     #[arg(
         long,
         global = true,
-        env = "COPYHOUND_DATABASE_URL",
-        default_value = "sqlite://data/copyhound.db",
-        hide_env_values = true
+        env = cmd::DATABASE_URL_VAR,
+        hide_env_values = true,
+        help_heading = GLOBAL
     )]
-    database: String,
+    database: Option<String>,
     /// Seconds a SQLite write waits for another process's write lock (a `works import`, a
     /// crawl) before it is tried again (up to 5 times, with backoff) and then fails.
     #[arg(
@@ -35,12 +39,28 @@ struct Cli {
         env = "COPYHOUND_SQLITE_BUSY_TIMEOUT",
         value_name = "SECONDS",
         default_value_t = 10.0,
-        value_parser = cmd::parse_seconds
+        value_parser = cmd::parse_seconds,
+        help_heading = GLOBAL
     )]
     sqlite_busy_timeout: f64,
+    /// Log lines on standard error: text (coloured on a terminal unless NO_COLOR is set) or
+    /// json (one object a line). Which lines: COPYHOUND_LOG (e.g. info, or
+    /// warn,store=debug; default warn).
+    #[arg(
+        long,
+        global = true,
+        env = "COPYHOUND_LOG_FORMAT",
+        value_enum,
+        default_value_t = cmd::logs::LogFormat::Text,
+        help_heading = GLOBAL
+    )]
+    log_format: cmd::logs::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
+
+/// The heading the options every command takes are listed under.
+const GLOBAL: &str = "Global options";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -91,53 +111,29 @@ enum Command {
     Worker(cmd::worker::WorkerArgs),
     /// Serve the admin UI and the JSON API, with workers and schedules, until Ctrl-C.
     Serve(cmd::serve::ServeArgs),
-    /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as TOML.
+    /// Print the effective settings (defaults, --config file and COPYHOUND_* variables) as
+    /// TOML, secrets masked.
     Config,
+    /// Check the database, its migrations, the outbound (crawling) settings and the
+    /// time-stamping authority, and say what to fix.
+    Doctor(cmd::doctor::DoctorArgs),
+    /// Copy a SQLite database to a new file, consistently, while copyhound runs.
+    Backup(cmd::backup::BackupArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(cmd::completions::CompletionsArgs),
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("COPYHOUND_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let cli = Cli::parse();
-    let database = cli.database;
-    cmd::set_store_settings(store::StoreSettings {
-        sqlite_busy_timeout: std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout),
-        ..store::StoreSettings::default()
+    cmd::logs::init(cli.log_format);
+    let result = cmd::database_url(cli.database).and_then(|database| {
+        cmd::set_store_settings(store::StoreSettings {
+            sqlite_busy_timeout: std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout),
+            ..store::StoreSettings::default()
+        });
+        run(cli.command, cli.config.as_deref(), &database)
     });
-    let result = settings::load(cli.config.as_deref(), std::env::vars()).and_then(|loaded| {
-        for key in &loaded.unknown_keys {
-            tracing::warn!(key, "unknown setting ignored");
-            eprintln!("warning: unknown setting `{key}` ignored");
-        }
-        let settings = loaded.settings;
-        match cli.command {
-            Command::Demo(a) => block_on(cmd::demo::run(a, &settings)),
-            Command::Bench(c) => cmd::bench::run(c, &database, &settings),
-            Command::Check(a) => block_on(cmd::check::run(a, &database, &settings)),
-            Command::Crawl(a) => block_on(cmd::crawl::run(a, &database, &settings)),
-            Command::Crawls(c) => block_on(cmd::crawls::run(c, &database)),
-            Command::Works(c) => block_on(cmd::works::run(c, &database, &settings)),
-            Command::Migrate(a) => block_on(cmd::migrate::run(a, &database)),
-            Command::Snapshots(c) => block_on(cmd::snapshots::run(c, &database)),
-            Command::Cases(c) => block_on(cmd::cases::run(c, &database, &settings)),
-            Command::Reports(c) => block_on(cmd::reports::run(c, &database)),
-            Command::Licensed(c) => block_on(cmd::cases::licensed(c, &database)),
-            Command::Sites(c) => block_on(cmd::sites::run(c, &database, &settings)),
-            Command::Notices(c) => block_on(cmd::notices::run(c, &database, &settings)),
-            Command::Users(c) => block_on(cmd::users::run(c, &database)),
-            Command::Rematch(a) => block_on(cmd::rematch::run(a, &database, &settings)),
-            Command::Stats(a) => block_on(cmd::stats::run(a, &database)),
-            Command::Worker(a) => block_on(cmd::worker::run(a, &database, &settings)),
-            Command::Serve(a) => block_on(cmd::serve::run(a, &database, &settings)),
-            Command::Config => cmd::write_stdout(&toml::to_string(&settings)?),
-        }
-    });
-    match result {
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`... | head`): it has what it wanted.
         Err(e) if e.is::<cmd::StdoutClosed>() => ExitCode::SUCCESS,
@@ -145,6 +141,51 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    };
+    // A command stopped by Ctrl-C exits as the shell expects of an interrupted one, even
+    // when it stopped cleanly.
+    if cmd::interrupted() {
+        ExitCode::from(cmd::INTERRUPTED_EXIT)
+    } else {
+        code
+    }
+}
+
+fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> anyhow::Result<()> {
+    // Commands that need no settings run even when the settings are broken.
+    let command = match command {
+        Command::Completions(a) => return cmd::completions::run(a, &mut Cli::command()),
+        Command::Doctor(a) => return block_on(cmd::doctor::run(a, config, database)),
+        command => command,
+    };
+    let loaded = settings::load(config, std::env::vars())?;
+    for key in &loaded.unknown_keys {
+        tracing::warn!(key, "unknown setting ignored");
+        eprintln!("warning: unknown setting `{key}` ignored");
+    }
+    let settings = loaded.settings;
+    match command {
+        Command::Demo(a) => block_on(cmd::demo::run(a, &settings)),
+        Command::Bench(c) => cmd::bench::run(c, database, &settings),
+        Command::Check(a) => block_on(cmd::check::run(a, database, &settings)),
+        Command::Crawl(a) => block_on(cmd::crawl::run(a, database, &settings)),
+        Command::Crawls(c) => block_on(cmd::crawls::run(c, database)),
+        Command::Works(c) => block_on(cmd::works::run(c, database, &settings)),
+        Command::Migrate(a) => block_on(cmd::migrate::run(a, database)),
+        Command::Snapshots(c) => block_on(cmd::snapshots::run(c, database)),
+        Command::Cases(c) => block_on(cmd::cases::run(c, database, &settings)),
+        Command::Reports(c) => block_on(cmd::reports::run(c, database)),
+        Command::Licensed(c) => block_on(cmd::cases::licensed(c, database)),
+        Command::Sites(c) => block_on(cmd::sites::run(c, database, &settings)),
+        Command::Notices(c) => block_on(cmd::notices::run(c, database, &settings)),
+        Command::Users(c) => block_on(cmd::users::run(c, database)),
+        Command::Rematch(a) => block_on(cmd::rematch::run(a, database, &settings)),
+        Command::Stats(a) => block_on(cmd::stats::run(a, database)),
+        Command::Worker(a) => block_on(cmd::worker::run(a, database, &settings)),
+        Command::Serve(a) => block_on(cmd::serve::run(a, database, &settings)),
+        Command::Config => cmd::config::run(&settings, database),
+        Command::Backup(a) => block_on(cmd::backup::run(a, database)),
+        Command::Doctor(_) | Command::Completions(_) => unreachable!("handled above"),
     }
 }
 

@@ -26,6 +26,9 @@ use serde_json::{Map, Value};
 /// The documented defaults, embedded in the binary.
 pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 
+/// The settings whose values are secrets ([`bounds::Secret`]): masked in every message.
+pub const SECRET_KEYS: &[&str] = &["server.metrics_token"];
+
 /// Prefix of the environment variables read as settings.
 const ENV_PREFIX: &str = "COPYHOUND_";
 
@@ -48,6 +51,67 @@ pub struct Settings {
     pub rechecks: pipeline::RecheckSettings,
     /// Evidence beyond the snapshot (`[evidence]`): trusted timestamps.
     pub evidence: pipeline::EvidenceSettings,
+    /// The web server of `copyhound serve` (`[server]`): address, uploads, the metrics
+    /// token.
+    pub server: ServerSettings,
+}
+
+/// How `copyhound serve` listens (`[server]`); its `--listen` and `--upload-dir` flags
+/// override the first two.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServerSettings {
+    /// The address to listen on. Anything but a loopback address should sit behind TLS.
+    pub listen: std::net::SocketAddr,
+    /// Where uploaded works wait for their import job (shared with the workers).
+    pub upload_dir: std::path::PathBuf,
+    /// A bearer token `/metrics` requires (also served by `worker --metrics-listen`); unset,
+    /// `/metrics` is open and its port must stay internal. A secret: set it with
+    /// `COPYHOUND_SERVER__METRICS_TOKEN_FILE`.
+    pub metrics_token: Option<bounds::Secret>,
+}
+
+/// The shortest metrics token accepted: a bearer token is guessed online, one request a try.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
+            upload_dir: std::path::PathBuf::from("data/uploads"),
+            metrics_token: None,
+        }
+    }
+}
+
+impl ServerSettings {
+    /// Checks the upload folder and the token's length.
+    ///
+    /// # Errors
+    /// An empty upload folder, or a token shorter than [`MIN_TOKEN_CHARS`] (its value is
+    /// masked in the message).
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        if self.upload_dir.as_os_str().is_empty() {
+            return Err(bounds::OutOfRange::new(
+                "upload_dir",
+                "\"\"",
+                "must name a folder",
+            ));
+        }
+        match &self.metrics_token {
+            Some(t) if t.expose().chars().count() < MIN_TOKEN_CHARS => {
+                Err(bounds::OutOfRange::new(
+                    "metrics_token",
+                    bounds::MASK,
+                    format!(
+                        "must be at least {MIN_TOKEN_CHARS} characters (e.g. the output of \
+                         `openssl rand -hex 32`)"
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Settings {
@@ -75,7 +139,8 @@ impl Settings {
             .map_err(|e| e.in_section("rechecks"))?;
         self.evidence
             .validate()
-            .map_err(|e| e.in_section("evidence"))
+            .map_err(|e| e.in_section("evidence"))?;
+        self.server.validate().map_err(|e| e.in_section("server"))
     }
 }
 
@@ -290,12 +355,20 @@ pub fn load(
     ))
     .map_err(|e| {
         let key = e.path().to_string();
-        let shown = lookup(&tree, &key).map_or_else(String::new, |v| format!(" = {v}"));
-        anyhow!(
-            "{key}{shown} is not valid: {}{}",
-            e.inner(),
-            origins.of(&key)
-        )
+        // A secret's value never reaches a message, even a wrong one (serde's message
+        // quotes the value it refused).
+        let secret = SECRET_KEYS.contains(&key.as_str());
+        let shown = match lookup(&tree, &key) {
+            Some(_) if secret => format!(" = {}", bounds::MASK),
+            Some(v) => format!(" = {v}"),
+            None => String::new(),
+        };
+        let why = if secret {
+            "a secret is text, in quotes".to_owned()
+        } else {
+            e.inner().to_string()
+        };
+        anyhow!("{key}{shown} is not valid: {why}{}", origins.of(&key))
     })?;
     if let Err(e) = settings.validate() {
         bail!("{e}{}", origins.of(e.key()));
@@ -567,6 +640,98 @@ mod tests {
         assert!(
             err.contains("COPYHOUND_FINGERPRINT__WINNOW_W_FILE"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_warn_in_every_section_alike() {
+        // One unknown key in each section and subsection, top-level and nested: all warned
+        // about, none fatal (the crawler's sections used to refuse them).
+        let sections = [
+            "fingerprint",
+            "fingerprint.dna",
+            "matcher.index",
+            "matcher.report",
+            "crawler",
+            "crawler.fetch",
+            "crawler.fetch.safety",
+            "crawler.robots",
+            "crawler.politeness",
+            "crawler.scope",
+            "crawler.extract",
+            "crawler.extract.limits",
+            "import",
+            "import.html",
+            "import.epub",
+            "notices",
+            "notices.rights_holder",
+            "rechecks",
+            "evidence.timestamp",
+            "server",
+        ];
+        let toml: String = sections
+            .iter()
+            .map(|s| format!("[{s}]\nno_such_key = 1\n"))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("copyhound.toml");
+        std::fs::write(&file, toml).unwrap();
+        let loaded = load(
+            Some(&file),
+            vars(&[("COPYHOUND_CRAWLER__FETCH__NOPE", "1")]),
+        )
+        .unwrap();
+        let mut expected: Vec<String> = sections
+            .iter()
+            .map(|s| format!("{s}.no_such_key"))
+            .chain(["crawler.fetch.nope".to_owned()])
+            .collect();
+        expected.sort();
+        let mut got = loaded.unknown_keys.clone();
+        got.sort();
+        assert_eq!(got, expected);
+        assert_eq!(loaded.settings, Settings::default());
+    }
+
+    #[test]
+    fn server_settings_load_and_a_secret_never_shows() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = dir.path().join("token");
+        std::fs::write(&token, "0123456789abcdef0123\n").unwrap();
+        let loaded = load(
+            None,
+            vars(&[
+                ("COPYHOUND_SERVER__LISTEN", "0.0.0.0:9000"),
+                (
+                    "COPYHOUND_SERVER__METRICS_TOKEN_FILE",
+                    token.to_str().unwrap(),
+                ),
+            ]),
+        )
+        .unwrap();
+        let server = &loaded.settings.server;
+        assert_eq!(server.listen, "0.0.0.0:9000".parse().unwrap());
+        let secret = server.metrics_token.as_ref().unwrap();
+        assert_eq!(secret.expose(), "0123456789abcdef0123");
+        // Neither the settings' Debug nor their TOML shows it.
+        assert!(!format!("{:?}", loaded.settings).contains("0123456789abcdef"));
+        let toml = toml::to_string(&loaded.settings).unwrap();
+        assert!(toml.contains("metrics_token = \"********\""), "{toml}");
+        // A wrong type in the file: the key and the masked value, never the value.
+        let (err, _) = file_error("[server]\nmetrics_token = 1234567890123456789\n");
+        assert!(
+            err.starts_with("server.metrics_token = ******** is not valid"),
+            "{err}"
+        );
+        assert!(!err.contains("1234567890123456789"), "{err}");
+        assert_eq!(
+            env_error("COPYHOUND_SERVER__METRICS_TOKEN", "tooshort"),
+            "server.metrics_token = ******** is out of range: must be at least 16 characters \
+             (e.g. the output of `openssl rand -hex 32`) (set in COPYHOUND_SERVER__METRICS_TOKEN)"
+        );
+        assert!(
+            env_error("COPYHOUND_SERVER__LISTEN", "nowhere")
+                .starts_with("server.listen = \"nowhere\" is not valid: invalid socket address")
         );
     }
 

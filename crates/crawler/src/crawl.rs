@@ -47,7 +47,7 @@ pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// Settings of one crawl.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct CrawlSettings {
     /// URLs taken from the frontier at most (the page budget); `None` for no limit.
     pub max_pages: Option<u64>,

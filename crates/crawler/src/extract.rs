@@ -36,7 +36,7 @@ use crate::links;
 
 /// Extraction settings, usually per site.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ExtractSettings {
     /// CSS selectors for the content element, tried in order before scoring
     /// (e.g. `"#chaptercontent"`, `"div.read-content"`).

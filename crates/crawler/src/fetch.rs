@@ -33,7 +33,7 @@ const DECODE_INLINE_BYTES: usize = 64 * 1024;
 
 /// Fetch settings.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct FetchSettings {
     /// Product token in the User-Agent and the agent robots.txt groups are matched against.
     pub agent: String,

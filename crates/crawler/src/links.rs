@@ -100,7 +100,7 @@ pub fn registrable_domain(host: &str) -> String {
 
 /// Which URLs belong to a crawl.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ScopeSettings {
     /// Stay on the seeds' registrable domains (`true`, the default) or only on the seeds'
     /// exact hosts (`false`).

@@ -260,7 +260,7 @@ impl HostStateStore for MemoryHostStates {
 
 /// Politeness settings.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct PolitenessSettings {
     /// Minimum time between fetch starts on one host. A robots.txt `Crawl-delay` raises it.
     #[serde(with = "crate::duration_serde")]

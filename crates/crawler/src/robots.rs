@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 
 /// Settings for [`RobotsCache`].
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct RobotsSettings {
     /// Obey robots.txt (default). Turning this off is a crawl-wide override and is logged.
     pub obey: bool,

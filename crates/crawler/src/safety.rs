@@ -123,7 +123,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 /// Default: none. Tests and demos that crawl a local server set `allow_private`, or list the
 /// one network they need in `allowed_networks`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct SafetySettings {
     /// Allow every non-public address (loopback, private, link-local, multicast, ...).
     /// The CLI's `--allow-private` sets this.

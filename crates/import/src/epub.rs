@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// Bounds on what an EPUB may hold.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct EpubLimits {
     /// Entries in the archive at most.
     pub max_entries: usize,

@@ -139,7 +139,7 @@ pub struct ImportSettings {
 /// its HTML's shape, its EPUB's archive. Everything past a bound is refused with a message
 /// naming it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ImportLimits {
     /// Largest file accepted, in bytes (the whole file is held in memory while imported).
     pub max_bytes: u64,

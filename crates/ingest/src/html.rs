@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 /// and a table of contents of 5,000 chapters makes about 15,000 elements) while keeping a
 /// hostile one to a few hundred milliseconds and some tens of MB.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct HtmlLimits {
     /// Deepest element nesting kept; deeper start tags are dropped, their text kept.
     pub max_depth: usize,

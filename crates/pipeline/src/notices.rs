@@ -22,7 +22,7 @@ use crate::rechecks::{RecheckSettings, ensure_recheck_schedule};
 
 /// Who the notices speak for (`[notices.rights_holder]`): the elements both laws ask for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct RightsHolder {
     /// The rights holder's name (a person or a company).
     pub name: String,
@@ -54,7 +54,7 @@ impl RightsHolder {
 
 /// Notice settings (`[notices]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct NoticeSettings {
     /// The rights holder's profile.
     pub rights_holder: RightsHolder,

@@ -39,7 +39,7 @@ pub const SCHEDULE: &str = "rechecks";
 
 /// When re-checks run (`[rechecks]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct RecheckSettings {
     /// Time between re-checks at first.
     #[serde(with = "bounds::duration_serde")]

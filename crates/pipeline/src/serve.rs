@@ -9,6 +9,7 @@ use store::{JobContext, JobQueue, Store, Worker, WorkerReport, WorkerSettings};
 
 use crate::crawl::MATCH_QUEUE;
 use crate::jobs::{Handler, Job};
+use crate::metrics::{JobOutcome, job_metrics};
 
 /// Match jobs served in this process until [`MatchWorkers::finish`].
 #[derive(Debug)]
@@ -126,7 +127,17 @@ pub fn serve(
             .run(
                 move |job: Job, ctx: JobContext| {
                     let handler = handler.clone();
-                    async move { handler.handle(job, ctx).await }
+                    async move {
+                        let (kind, started) = (ctx.kind.clone(), Instant::now());
+                        let result = handler.handle(job, ctx).await;
+                        let outcome = match &result {
+                            Ok(()) => JobOutcome::Done,
+                            Err(e) if e.is_interrupted() => JobOutcome::Interrupted,
+                            Err(_) => JobOutcome::Failed,
+                        };
+                        job_metrics().observe(&kind, outcome, started.elapsed());
+                        result
+                    }
                 },
                 async move {
                     let _ = stop.wait_for(|s| *s).await;

@@ -18,7 +18,7 @@ use crate::jobs::Job;
 
 /// `[evidence]` settings: how evidence is kept beyond the snapshot itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct EvidenceSettings {
     /// Trusted timestamps (`[evidence.timestamp]`), off while no TSA URL is set.
     pub timestamp: timestamp::TimestampSettings,

@@ -17,6 +17,14 @@ use crate::{Error, Result};
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres");
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/sqlite");
 
+/// The embedded migrations of a backend.
+pub(crate) fn migrator(kind: BackendKind) -> &'static Migrator {
+    match kind {
+        BackendKind::Postgres => &POSTGRES_MIGRATIONS,
+        BackendKind::Sqlite => &SQLITE_MIGRATIONS,
+    }
+}
+
 /// How the store opens its pools. Defaults suit one process on one machine.
 #[derive(Debug, Clone)]
 pub struct StoreSettings {
@@ -337,10 +345,7 @@ impl Store {
     /// # Errors
     /// [`Error::Backend`] when the migrations table cannot be read.
     pub async fn migration_status(&self) -> Result<Vec<MigrationStatus>> {
-        let migrator = match self.kind() {
-            BackendKind::Postgres => &POSTGRES_MIGRATIONS,
-            BackendKind::Sqlite => &SQLITE_MIGRATIONS,
-        };
+        let migrator = migrator(self.kind());
         // The table does not exist before the first migration: report all as pending.
         let applied: Vec<i64> = read_pool!(self, |pool| {
             sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")

@@ -52,6 +52,7 @@ mod index_load;
 mod licensed;
 mod matches;
 mod notices;
+mod ops;
 mod packed;
 pub mod queue;
 mod reports;
@@ -94,6 +95,7 @@ pub use notices::{
     CopyCheck, CopyRecord, CopyState, NewNotice, NoticeRecord, NoticeStatus, Notices,
     RecheckRecord, RecheckWritten, Rechecks,
 };
+pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerReport,

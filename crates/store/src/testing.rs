@@ -489,3 +489,26 @@ pub fn recount_crawl_errors(kind: BackendKind) -> String {
         crate::crawl::errors_json(kind)
     )
 }
+
+/// The main text of a stored page (`snapshot`, of `url`): a content page of `body`, UTF-8,
+/// fetched now, at depth 0.
+pub fn sample_page_text(
+    snapshot: crate::SnapshotId,
+    url: &str,
+    body: impl Into<String>,
+) -> crate::NewPageText {
+    crate::NewPageText {
+        snapshot,
+        url: url.to_owned(),
+        depth: 0,
+        chain: None,
+        kind: "content".into(),
+        title: None,
+        chapter_title: None,
+        body: body.into(),
+        encoding: "UTF-8".into(),
+        decode_errors: false,
+        not_modified: false,
+        fetched_at: chrono::Utc::now(),
+    }
+}

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// Trusted-timestamp settings. Stamping is off while `url` is unset.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct TimestampSettings {
     /// The TSA's URL (http or https), which RFC 3161 queries are POSTed to; `None` turns
     /// stamping off.

@@ -96,7 +96,7 @@ pub(crate) async fn load(store: &Store, settings: &Settings, quiet: bool) -> Res
 async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()> {
     let matcher = Arc::new(load(store, settings, args.json).await?);
     let inputs = expand_inputs(&args.inputs)?;
-    let color = !args.json && std::io::stdout().is_terminal();
+    let color = !args.json && super::use_color(std::io::stdout().is_terminal());
     let mut titles: HashMap<i64, String> = HashMap::new();
     let mut fetch = settings.crawler.fetch.clone();
     fetch.safety.allow_private |= args.allow_private;

@@ -275,6 +275,9 @@ pub(crate) async fn run_now(
     settings: &Settings,
     json: bool,
 ) -> Result<()> {
+    // Listening before the message below invites Ctrl-C: a signal then stops the crawl
+    // cleanly (and exits 130) instead of killing it.
+    let signal = super::worker::shutdown_signal_quiet();
     let runner = CrawlRunner::open(store, id, Some(crawl_settings))
         .await
         .with_context(|| format!("while setting up crawl {id}"))?;
@@ -288,7 +291,6 @@ pub(crate) async fn run_now(
         );
     }
     let progress = tokio::spawn(show_progress(runner.crawl().clone()));
-    let signal = super::worker::shutdown_signal_quiet();
     let stop = async move {
         signal.await;
         eprintln!("stopping: finishing the pages in flight");

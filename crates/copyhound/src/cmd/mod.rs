@@ -1,13 +1,18 @@
 //! One module per subcommand, and what the database commands share.
 
+pub mod backup;
 pub mod bench;
 pub mod bench_load;
 pub mod bench_pipeline;
 pub mod cases;
 pub mod check;
+pub mod completions;
+pub mod config;
 pub mod crawl;
 pub mod crawls;
 pub mod demo;
+pub mod doctor;
+pub mod logs;
 pub mod migrate;
 pub mod notices;
 pub mod quality;
@@ -23,9 +28,70 @@ pub mod works;
 
 use std::io::{ErrorKind, Write as _};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use store::{Store, StoreSettings};
+
+/// The variable `--database` reads; with `_FILE` appended, the one naming a file that holds
+/// it (a Docker or Kubernetes secret).
+pub const DATABASE_URL_VAR: &str = "COPYHOUND_DATABASE_URL";
+
+/// Where the database is when neither `--database` nor a variable says.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/copyhound.db";
+
+/// The database URL: `--database` (or `COPYHOUND_DATABASE_URL`), else the contents of the
+/// file `COPYHOUND_DATABASE_URL_FILE` names, else [`DEFAULT_DATABASE_URL`].
+///
+/// # Errors
+/// The file cannot be read, or holds nothing.
+pub fn database_url(given: Option<String>) -> Result<String> {
+    if let Some(url) = given.filter(|u| !u.trim().is_empty()) {
+        return Ok(url);
+    }
+    let file_var = format!("{DATABASE_URL_VAR}_FILE");
+    match std::env::var_os(&file_var) {
+        Some(path) if !path.is_empty() => {
+            let text = std::fs::read_to_string(&path).with_context(|| {
+                format!(
+                    "reading {file_var}={}",
+                    std::path::Path::new(&path).display()
+                )
+            })?;
+            let url = text.trim();
+            anyhow::ensure!(
+                !url.is_empty(),
+                "{file_var}={} names an empty file: write the database URL in it",
+                std::path::Path::new(&path).display()
+            );
+            Ok(url.to_owned())
+        }
+        _ => Ok(DEFAULT_DATABASE_URL.to_owned()),
+    }
+}
+
+/// Set once Ctrl-C stopped a command that shuts down cleanly on it.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The exit status of a command stopped by Ctrl-C: 128 + SIGINT, what a shell reports for a
+/// process the signal killed.
+pub const INTERRUPTED_EXIT: u8 = 130;
+
+/// Records that Ctrl-C (SIGINT) stopped the command.
+pub fn mark_interrupted() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether Ctrl-C stopped the command.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Whether to colour what goes to a stream: only a terminal, and never when `NO_COLOR` is
+/// set to anything but the empty string (<https://no-color.org>).
+pub fn use_color(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
 
 /// The database URL for messages, password masked.
 pub fn masked(url: &str) -> String {

@@ -12,15 +12,17 @@ use crate::settings::Settings;
 /// Options of `serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Anything but a loopback address should sit behind TLS.
-    #[arg(long, default_value = "127.0.0.1:8080")]
-    listen: SocketAddr,
+    /// Address to listen on (default: `[server] listen`, 127.0.0.1:8080). Anything but a
+    /// loopback address should sit behind TLS.
+    #[arg(long)]
+    listen: Option<SocketAddr>,
     /// Serve the UI and API only; `copyhound worker` processes run the jobs.
     #[arg(long)]
     no_workers: bool,
-    /// Where uploaded works wait for their import job (shared with the workers).
-    #[arg(long, default_value = "data/uploads")]
-    upload_dir: PathBuf,
+    /// Where uploaded works wait for their import job, shared with the workers (default:
+    /// `[server] upload_dir`, data/uploads).
+    #[arg(long)]
+    upload_dir: Option<PathBuf>,
     /// Mark the session cookie Secure (HTTPS only). Default: on, except when listening on a
     /// loopback address over plain HTTP.
     #[arg(long)]
@@ -31,6 +33,14 @@ pub struct ServeArgs {
     /// Seconds running jobs get to finish after Ctrl-C.
     #[arg(long, default_value_t = 30)]
     grace: u64,
+}
+
+#[cfg(test)]
+impl ServeArgs {
+    /// The address given with `--listen`, if any.
+    pub fn listen(&self) -> Option<SocketAddr> {
+        self.listen
+    }
 }
 
 /// Runs until Ctrl-C or SIGTERM.
@@ -58,19 +68,20 @@ async fn serve_store(
              log in and change it, or add your own admin with `copyhound users add NAME --role admin`"
         );
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
+    let listen = args.listen.unwrap_or(settings.server.listen);
+    let listener = tokio::net::TcpListener::bind(listen)
         .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
+        .with_context(|| format!("cannot listen on {listen} (--listen, [server] listen)"))?;
     let workers = if args.no_workers {
         None
     } else {
         Some(handler(store, settings)?)
     };
     let options = ServeOptions {
-        secure_cookies: args
-            .secure_cookies
-            .unwrap_or(!args.listen.ip().is_loopback()),
-        upload_dir: args.upload_dir,
+        secure_cookies: args.secure_cookies.unwrap_or(!listen.ip().is_loopback()),
+        upload_dir: args
+            .upload_dir
+            .unwrap_or_else(|| settings.server.upload_dir.clone()),
         concurrency: args.concurrency,
         grace: args.grace,
     };
@@ -104,17 +115,22 @@ pub async fn serve(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let admin_settings = admin::AdminSettings {
+    let mut admin_settings = admin::AdminSettings {
         secure_cookies: options.secure_cookies,
         upload_dir: options.upload_dir.clone(),
         crawler: settings.crawler.clone(),
         notices: settings.notices.clone(),
         rechecks: settings.rechecks.clone(),
+        ops: admin::OpsSettings {
+            metrics_token: settings.server.metrics_token.clone(),
+            analyser: None,
+        },
         ..admin::AdminSettings::default()
     };
     let workers = match workers {
         None => None,
         Some(handler) => {
+            admin_settings.ops.analyser = Some(super::worker::load_index_now(&handler));
             pipeline::rechecks::ensure_recheck_schedule(store, &settings.rechecks)
                 .await
                 .context("while creating the re-check schedule")?;
@@ -123,6 +139,7 @@ pub async fn serve(
                 concurrency: options.concurrency,
                 grace: options.grace,
                 lease: 60,
+                metrics_listen: None,
             };
             Some(Workers::start(
                 store,

@@ -31,6 +31,10 @@ pub struct WorkerArgs {
     /// it): after a crash, other workers run its jobs again once it has passed.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(3..))]
     pub lease: u64,
+    /// Serve /healthz, /readyz and /metrics (this worker's job durations and index size,
+    /// and the shared counts) on this address; `[server] metrics_token` protects /metrics.
+    #[arg(long, value_name = "ADDRESS")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Runs the worker against the database at `database` until a shutdown signal.
@@ -46,7 +50,42 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
         args.queues.clone()
     };
     let workers = Workers::start(&store, &handler, &queues, &args, database);
+    let analyser = queues
+        .iter()
+        .any(|q| q == pipeline::MATCH_QUEUE)
+        .then(|| load_index_now(&handler));
+    let (stop_ops, ops_stopped) = tokio::sync::oneshot::channel::<()>();
+    let ops = match args.metrics_listen {
+        Some(address) => {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address} (--metrics-listen)"))?;
+            eprintln!(
+                "worker metrics on http://{}/metrics",
+                listener.local_addr().context("reading the bound address")?
+            );
+            let ops = admin::OpsSettings {
+                metrics_token: settings.server.metrics_token.clone(),
+                analyser,
+            };
+            Some(tokio::spawn(admin::serve_ops(
+                listener,
+                store.clone(),
+                ops,
+                async move {
+                    let _ = ops_stopped.await;
+                },
+            )))
+        }
+        None => None,
+    };
     shutdown.await;
+    let _ = stop_ops.send(());
+    if let Some(ops) = ops {
+        ops.await
+            .context("the metrics server panicked")?
+            .context("the metrics server failed")?;
+    }
     let report = workers.stop().await?;
     eprintln!(
         "worker stopped: {} completed, {} retried, {} dead, {} released",
@@ -124,6 +163,21 @@ impl Workers {
     }
 }
 
+/// Starts loading the handler's matcher index now, in the background, rather than at the
+/// first match job: `/readyz` reports ready once it is in, and the first page does not wait.
+/// Returns the analyser, for `/readyz` and `/metrics`.
+pub fn load_index_now(handler: &Handler) -> std::sync::Arc<pipeline::Analyser> {
+    let analyser = std::sync::Arc::clone(handler.analyser());
+    let loading = std::sync::Arc::clone(&analyser);
+    tokio::spawn(async move {
+        if let Err(e) = loading.index().await {
+            // The first match job tries again and fails visibly.
+            tracing::error!(error = %pipeline::chain(&e), "cannot load the matcher index");
+        }
+    });
+    analyser
+}
+
 /// Every queue: `default` (crawls, imports, re-checks, stamps) and `match`.
 pub fn all_queues() -> Vec<String> {
     vec![
@@ -181,20 +235,26 @@ pub fn shutdown_signal_quiet() -> impl Future<Output = ()> + Send + 'static {
         async move {
             match listeners {
                 Ok((mut interrupt, mut terminate)) => {
+                    // Ctrl-C is an interruption (exit 130); SIGTERM is how a service
+                    // manager stops a service, which then exits as it would have anyway.
                     tokio::select! {
-                        _ = interrupt.recv() => {}
+                        _ = interrupt.recv() => super::mark_interrupted(),
                         _ = terminate.recv() => {}
                     }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only");
-                    let _ = tokio::signal::ctrl_c().await;
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        super::mark_interrupted();
+                    }
                 }
             }
         }
     }
     #[cfg(not(unix))]
     async {
-        let _ = tokio::signal::ctrl_c().await;
+        if tokio::signal::ctrl_c().await.is_ok() {
+            super::mark_interrupted();
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use chrono::Utc;
 use sha2::Digest;
-use store::{EvidenceWrites, NewPageText, NewSnapshot, SnapshotId, Store};
+use store::{EvidenceWrites, NewSnapshot, SnapshotId, Store};
 
 /// A page as a crawl would have stored it: a plain-text response from `url` (its body
 /// `text`) and its page text, not matched yet.
@@ -22,20 +22,7 @@ pub async fn stored_page(store: &Store, url: &str, text: &str) -> SnapshotId {
         .await
         .unwrap();
     store
-        .insert_page_text(&NewPageText {
-            snapshot: id,
-            url: url.to_owned(),
-            depth: 0,
-            chain: None,
-            kind: "content".into(),
-            title: None,
-            chapter_title: None,
-            body: text.to_owned(),
-            encoding: "UTF-8".into(),
-            decode_errors: false,
-            not_modified: false,
-            fetched_at: Utc::now(),
-        })
+        .insert_page_text(&store::testing::sample_page_text(id, url, text))
         .await
         .unwrap();
     id

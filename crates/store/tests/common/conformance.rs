@@ -1962,22 +1962,9 @@ pub(crate) async fn stored_page(s: &Store, crawl: Option<CrawlId>, url: &str, sh
         )
         .await
         .unwrap();
-    s.insert_page_text(&store::NewPageText {
-        snapshot: id,
-        url: url.to_owned(),
-        depth: 0,
-        chain: None,
-        kind: "content".into(),
-        title: None,
-        chapter_title: None,
-        body: "正文".into(),
-        encoding: "UTF-8".into(),
-        decode_errors: false,
-        not_modified: false,
-        fetched_at: Utc::now(),
-    })
-    .await
-    .unwrap();
+    s.insert_page_text(&store::testing::sample_page_text(id, url, "正文"))
+        .await
+        .unwrap();
 }
 
 pub async fn crawl_totals_are_counted_from_what_is_stored(db: &TestDb) {

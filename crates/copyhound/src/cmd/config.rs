@@ -1,0 +1,18 @@
+//! `copyhound config`: the effective settings as TOML. Secrets (`bounds::Secret` settings,
+//! the database password) are masked: the output is safe to paste into an issue, and a
+//! secret copied from it must be written back by hand.
+
+use anyhow::Result;
+
+use crate::settings::Settings;
+
+/// Prints the settings and the database they would be used with.
+pub fn run(settings: &Settings, database: &str) -> Result<()> {
+    let text = format!(
+        "# database = {:?} (--database / {})\n{}",
+        super::masked(database),
+        super::DATABASE_URL_VAR,
+        toml::to_string(settings)?
+    );
+    super::write_stdout(&text)
+}
