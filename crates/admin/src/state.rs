@@ -70,6 +70,7 @@ struct Inner {
     settings: AdminSettings,
     limiter: LoginLimiter,
     figures: crate::pages::dashboard::FiguresCache,
+    texts: pipeline::TextCache,
 }
 
 impl AdminState {
@@ -82,6 +83,7 @@ impl AdminState {
                 settings,
                 limiter,
                 figures: Default::default(),
+                texts: Default::default(),
             }),
         }
     }
@@ -98,6 +100,11 @@ impl AdminState {
 
     pub(crate) fn limiter(&self) -> &LoginLimiter {
         &self.inner.limiter
+    }
+
+    /// Chapter texts the case pages showed, kept (bounded) since a chapter never changes.
+    pub(crate) fn texts(&self) -> &pipeline::TextCache {
+        &self.inner.texts
     }
 
     pub(crate) fn figures(&self) -> &crate::pages::dashboard::FiguresCache {

@@ -59,7 +59,7 @@ pub use sites::{
     SiteCrawl, check_site, crawl_progress, crawl_site_now, site_crawl, site_crawl_settings,
     site_history, site_job, site_schedule, watch_site,
 };
-pub use texts::{StoreTexts, TextCache, find};
+pub use texts::{StoreTexts, TextCache, chapters, find};
 pub use timestamps::{
     EvidenceSettings, SnapshotTimestamp, Verification, case_timestamps, stamp_case, stamp_job,
 };

@@ -93,6 +93,29 @@ impl StoreTexts {
     }
 }
 
+/// Chapters `ids` as stored, through `cache` (a chapter never changes once stored), by id;
+/// those no longer stored are left out. For pages that show chapters next to their copies.
+///
+/// # Errors
+/// A database failure.
+pub async fn chapters(
+    store: &impl WorkReads,
+    ids: impl IntoIterator<Item = store::ChapterId>,
+    cache: &TextCache,
+) -> Result<HashMap<store::ChapterId, Arc<Chapter>>> {
+    let texts = StoreTexts::load(
+        store,
+        ids.into_iter().map(|id| matcher::ChapterId(id.0)),
+        cache,
+    )
+    .await?;
+    Ok(texts
+        .chapters
+        .into_iter()
+        .map(|(id, chapter)| (store::ChapterId(id.0), chapter))
+        .collect())
+}
+
 impl ChapterSource for StoreTexts {
     fn chapter_text(
         &self,

@@ -9,8 +9,8 @@ use pipeline::{CaseView, SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
     AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus, CaseWrites,
-    EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Role, SnapshotId, WorkId,
-    WorkReads,
+    ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Role, SnapshotId,
+    WorkId,
 };
 
 use crate::auth::{CsrfForm, CurrentUser};
@@ -250,19 +250,32 @@ const PANELS: usize = 20;
 const PASSAGES_PER_CHAPTER: usize = 4;
 
 async fn panels(state: &AdminState, view: &CaseView) -> WebResult<Vec<ChapterPanel>> {
+    let shown = &view.chapters[..view.chapters.len().min(PANELS)];
+    let ids: Vec<ChapterId> = shown.iter().map(|c| c.chapter_id).collect();
+    let bodies = pipeline::chapters(state.store(), ids, state.texts()).await?;
+    // Each page's text once: a page holding two chapters is the best match of both.
+    let mut pages: std::collections::HashMap<SnapshotId, String> = Default::default();
+    for chapter in shown {
+        let snapshot = chapter.best.snapshot_id;
+        if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(snapshot) {
+            slot.insert(state.store().page_text(snapshot).await?.body);
+        }
+    }
     let mut out = Vec::new();
-    for chapter in view.chapters.iter().take(PANELS) {
+    for chapter in shown {
         let best = &chapter.best;
         let spans: Vec<Span> = serde_json::from_str(&best.passages).unwrap_or_default();
-        let page_text = state.store().page_text(best.snapshot_id).await?.body;
-        let body = state.store().chapter(chapter.chapter_id).await?.body;
+        let page_text = &pages[&best.snapshot_id];
+        let body = bodies
+            .get(&chapter.chapter_id)
+            .map_or("", |c| c.body.as_str());
         let passages = spans
             .iter()
             .take(PASSAGES_PER_CHAPTER)
             .filter_map(|s| {
                 Some((
-                    excerpt(&page_text, &s.page)?,
-                    excerpt(&body, &s.chapter)?,
+                    excerpt(page_text, &s.page)?,
+                    excerpt(body, &s.chapter)?,
                     s.chars,
                 ))
             })
@@ -327,14 +340,21 @@ pub(crate) async fn detail(
 ) -> WebResult<Html<String>> {
     let id = CaseId(id);
     let view = pipeline::case_view(state.store(), id).await?;
-    let panels = panels(&state, &view).await?;
+    // The reads that do not depend on each other go out together: the page waits for the
+    // slowest, not for their sum.
+    let (panels, stamps, recheck, history, notices) = tokio::try_join!(
+        panels(&state, &view),
+        async { Ok::<_, WebError>(pipeline::case_timestamps(state.store(), id, None).await?) },
+        async { Ok::<_, WebError>(state.store().case_recheck(id).await?) },
+        async { Ok::<_, WebError>(state.store().case_history(id).await?) },
+        async { Ok::<_, WebError>(state.store().notices(Some(id)).await?) },
+    )?;
     let more_chapters = view
         .chapters
         .iter()
         .skip(PANELS)
         .map(|c| (c.chapter_index, c.chapter_title.clone(), c.coverage))
         .collect();
-    let stamps = pipeline::case_timestamps(state.store(), id, None).await?;
     let mut snapshots: Vec<SnapshotRow> = Vec::new();
     for (snapshot, url) in view.snapshots().into_iter().rev().take(SNAPSHOTS_SHOWN) {
         let m = view.matches.iter().find(|m| m.snapshot_id == snapshot);
@@ -348,15 +368,14 @@ pub(crate) async fn detail(
             stamp_ok: stamp.is_some_and(|s| matches!(s.verification, Verification::Valid { .. })),
         });
     }
-    let recheck = state.store().case_recheck(id).await?;
     let days_since_notice = recheck
         .as_ref()
         .map(|r| pipeline::rechecks::days_since_notice(r, chrono::Utc::now()));
     page(&CasePage {
         ctx: Ctx::new(&user, "cases"),
         next: view.case.status.next(),
-        history: state.store().case_history(id).await?,
-        notices: state.store().notices(Some(id)).await?,
+        history,
+        notices,
         case: view.case,
         panels,
         more_chapters,
