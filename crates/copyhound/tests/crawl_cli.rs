@@ -263,7 +263,16 @@ async fn ctrl_c_stops_a_crawl_that_resumes_later() {
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
-    let (stdout, stderr) = ok(&out);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    // Stopped cleanly, with its summary, and the exit status of an interrupted command.
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
     let s = summary(&stdout);
     assert_eq!(s["status"], "queued", "{s}\n{stderr}");
     assert!(stderr.contains("stopping"), "{stderr}");
@@ -327,7 +336,8 @@ fn spawn_worker(mut cmd: Command, grace: u32) -> Child {
     .unwrap()
 }
 
-/// Sends `signal` to a worker and waits for it to exit successfully; its stderr.
+/// Sends `signal` to a worker and waits for it to exit, stopped cleanly: 130 after Ctrl-C
+/// (`-INT`), success after `-TERM`; its stderr.
 async fn stop_worker(worker: Child, signal: &str) -> String {
     Command::new("kill")
         .args([signal, &worker.id().to_string()])
@@ -337,7 +347,8 @@ async fn stop_worker(worker: Child, signal: &str) -> String {
         .await
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
+    let expected = if signal == "-INT" { 130 } else { 0 };
+    assert_eq!(out.status.code(), Some(expected), "{stderr}");
     stderr
 }
 

@@ -202,7 +202,7 @@ async fn killed_worker_loses_nothing(db: &str) {
         .args(["-INT", &second.id().to_string()])
         .status()
         .unwrap();
-    common::wait_ok(second).await;
+    common::wait_interrupted(second).await;
 
     // Every page stored once.
     let snapshots = store.snapshots(Page::all()).await.unwrap();

@@ -255,7 +255,7 @@ async fn the_worker_runs_an_import_job_and_stops_cleanly_on_ctrl_c() {
     assert!(interrupted.success());
     let out = worker.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("worker stopped: 1 completed"), "{stderr}");
     let works = store
         .works(&store::WorkFilter::All, store::Page::all())

@@ -154,11 +154,16 @@ pub fn lines(out: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Waits off the async runtime for `child` to end; its output.
+async fn wait_exit(child: std::process::Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
+
 /// Waits off the async runtime for `child` to end, which must succeed; its output.
 pub async fn wait_ok(child: std::process::Child) -> Output {
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
-        .await
-        .unwrap();
+    let out = wait_exit(child).await;
     assert!(
         out.status.success(),
         "{:?}: {}",
@@ -240,4 +245,18 @@ pub fn login(addr: &str, username: &str, password: &str) -> String {
             body.len()
         ),
     )
+}
+
+/// Waits for a command stopped by Ctrl-C (SIGINT) to end as an interrupted command does once
+/// it has stopped cleanly: status 130.
+pub async fn wait_interrupted(child: std::process::Child) -> Output {
+    let out = wait_exit(child).await;
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
