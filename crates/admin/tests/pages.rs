@@ -219,6 +219,17 @@ async fn pages_for_every_role(db: &TestDb) {
             .unwrap()
             .contains("script-src 'self'")
     );
+    // Every page names its icon, which is served: otherwise a browser asks for
+    // /favicon.ico on each page and logs the 404.
+    assert!(
+        login
+            .body
+            .contains("<link rel=\"icon\" href=\"/static/favicon.svg\"")
+    );
+    let icon = ui.get("/static/favicon.svg", None).await;
+    assert_eq!(icon.status, StatusCode::OK);
+    assert_eq!(icon.headers[header::CONTENT_TYPE], "image/svg+xml");
+    assert!(icon.body.starts_with("<svg"), "{}", icon.body);
 
     let (admin, admin_csrf) = ui.login("alice", PASSWORD).await;
     let (reviewer, reviewer_csrf) = ui.login("rita", PASSWORD).await;
