@@ -267,6 +267,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("notices.title", "Takedown notices", "删除通知书"),
     ("site.add", "Add a suspect site", "添加可疑网站"),
     ("site.concurrency", "Fetches at once", "并发抓取数"),
+    (
+        "site.crawl_waiting",
+        "Crawl queued: it starts when a worker is free.",
+        "抓取已排队：有空闲的工作进程时开始。",
+    ),
     ("site.crawls", "Crawl history", "抓取记录"),
     (
         "site.delay_ms",

@@ -52,7 +52,7 @@ pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use sites::{
     SiteCrawl, check_site, crawl_site_now, site_crawl, site_crawl_settings, site_history, site_job,
-    site_schedule, watch_site,
+    site_job_live, site_schedule, watch_site,
 };
 pub use texts::{StoreTexts, TextCache, find};
 pub use timestamps::{
