@@ -279,6 +279,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "抓取间隔（毫秒）",
     ),
     ("site.enabled", "Watching", "监控中"),
+    ("site.errors", "Errors", "出错数"),
     ("site.max_depth", "Max. link depth", "最大链接深度"),
     ("site.max_pages", "Max. pages per crawl", "每次最多抓取页数"),
     ("site.next_crawl", "Next crawl", "下次抓取"),

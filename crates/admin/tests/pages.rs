@@ -344,6 +344,13 @@ async fn pages_for_every_role(db: &TestDb) {
     let site = a.headers[header::LOCATION].to_str().unwrap().to_owned();
     let quiet = ui.get(&site, Some(&viewer)).await;
     assert!(!quiet.body.contains("crawl-waiting") && !quiet.body.contains("data-refresh"));
+    // Its crawls' error column counts errors (it was headed "Last error").
+    assert!(
+        quiet.body.contains("<th class=\"num\">Errors</th>"),
+        "{}",
+        quiet.body
+    );
+    assert!(!quiet.body.contains("Last error"), "{}", quiet.body);
     let a = ui
         .post(
             &format!("{site}/crawl"),
