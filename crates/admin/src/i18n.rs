@@ -169,6 +169,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("case.history", "History", "历史记录"),
     ("case.last_seen", "Last seen", "最近发现"),
     ("case.matched_chars", "Matched characters", "匹配字数"),
+    ("case.next_recheck", "Next re-check", "下次复查"),
     (
         "case.no_passages",
         "No aligned passages stored for this match.",

@@ -757,7 +757,9 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
 
     // Back on the case: the re-checks are scheduled. The site takes the copies down; a
     // re-check now finds them gone and the case removed.
-    b.wait_el("the re-check block", false, "#recheck").await;
+    let recheck = b.wait_el("the re-check block", false, "#recheck").await;
+    let scheduled = recheck.text().await.unwrap();
+    assert!(scheduled.contains("Next re-check"), "{scheduled}");
     assert_eq!(b.driver.current_url().await.unwrap().path(), case_url);
     b.el("#case-status.notice_sent").await;
     site.down.store(true, Ordering::SeqCst);
