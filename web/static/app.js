@@ -36,6 +36,9 @@
   document.addEventListener("keydown", function (e) {
     var tag = (e.target && e.target.tagName) || "";
     if (e.ctrlKey || e.metaKey || e.altKey || tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") { return; }
+    // A held key repeats, and its repeats reach the next page too: only moving may repeat,
+    // never an action (holding c confirmed case after case as each page loaded).
+    if (e.repeat && e.key !== "j" && e.key !== "k") { e.preventDefault(); return; }
     switch (e.key) {
       case "j": show(current + 1); break;
       case "k": show(current - 1); break;

@@ -169,6 +169,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("case.history", "History", "历史记录"),
     ("case.last_seen", "Last seen", "最近发现"),
     ("case.matched_chars", "Matched characters", "匹配字数"),
+    ("case.next_recheck", "Next re-check", "下次复查"),
     (
         "case.no_passages",
         "No aligned passages stored for this match.",
@@ -267,6 +268,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("notices.title", "Takedown notices", "删除通知书"),
     ("site.add", "Add a suspect site", "添加可疑网站"),
     ("site.concurrency", "Fetches at once", "并发抓取数"),
+    (
+        "site.crawl_waiting",
+        "Crawl queued: it starts when a worker is free.",
+        "抓取已排队：有空闲的工作进程时开始。",
+    ),
     ("site.crawls", "Crawl history", "抓取记录"),
     (
         "site.delay_ms",
@@ -274,6 +280,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "抓取间隔（毫秒）",
     ),
     ("site.enabled", "Watching", "监控中"),
+    ("site.errors", "Errors", "出错数"),
     ("site.max_depth", "Max. link depth", "最大链接深度"),
     ("site.max_pages", "Max. pages per crawl", "每次最多抓取页数"),
     ("site.next_crawl", "Next crawl", "下次抓取"),

@@ -1,4 +1,4 @@
-//! The stylesheet and script, compiled into the binary so one file runs the UI.
+//! The stylesheet, script and icon, compiled into the binary so one file runs the UI.
 
 use axum::Router;
 use axum::extract::Path;
@@ -18,6 +18,13 @@ const FILES: &[(&str, &str, &[u8])] = &[
         "app.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../../web/static/app.js"),
+    ),
+    // Linked from every page: without it a browser asks for /favicon.ico on each one and
+    // logs the 404.
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_bytes!("../../../web/static/favicon.svg"),
     ),
 ];
 

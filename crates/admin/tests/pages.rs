@@ -134,6 +134,17 @@ async fn pages_for_every_role(db: &TestDb) {
             .unwrap()
             .contains("script-src 'self'")
     );
+    // Every page names its icon, which is served: otherwise a browser asks for
+    // /favicon.ico on each page and logs the 404.
+    assert!(
+        login
+            .body
+            .contains("<link rel=\"icon\" href=\"/static/favicon.svg\"")
+    );
+    let icon = ui.get("/static/favicon.svg", None).await;
+    assert_eq!(icon.status, StatusCode::OK);
+    assert_eq!(icon.headers[header::CONTENT_TYPE], "image/svg+xml");
+    assert!(icon.body.starts_with("<svg"), "{}", icon.body);
 
     let (admin, admin_csrf) = ui.login("alice", PASSWORD).await;
     let (reviewer, reviewer_csrf) = ui.login("rita", PASSWORD).await;
@@ -234,6 +245,49 @@ async fn pages_for_every_role(db: &TestDb) {
     let detail = ui.get(&format!("/cases/{case}"), Some(&viewer)).await;
     assert!(detail.body.contains("&#60;b&#62;ok"), "the note is escaped");
     assert!(detail.body.contains("id=\"case-status\">Confirmed") || detail.body.contains("已确认"));
+
+    // "Crawl now" shows the queued crawl before any worker starts it, and the page reloads
+    // itself until the crawl shows up and ends.
+    let a = ui
+        .post(
+            "/sites",
+            Some(&reviewer),
+            &format!("start_url=http%3A%2F%2Fpirate.example%2F&csrf={reviewer_csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    let site = a.headers[header::LOCATION].to_str().unwrap().to_owned();
+    let quiet = ui.get(&site, Some(&viewer)).await;
+    assert!(!quiet.body.contains("crawl-waiting") && !quiet.body.contains("data-refresh"));
+    // Its crawls' error column counts errors (it was headed "Last error").
+    assert!(
+        quiet.body.contains("<th class=\"num\">Errors</th>"),
+        "{}",
+        quiet.body
+    );
+    assert!(!quiet.body.contains("Last error"), "{}", quiet.body);
+    let a = ui
+        .post(
+            &format!("{site}/crawl"),
+            Some(&reviewer),
+            &format!("csrf={reviewer_csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    let queued = a.headers[header::LOCATION].to_str().unwrap().to_owned();
+    assert!(queued.starts_with(&format!("{site}?job=")), "{queued}");
+    let waiting = ui.get(&queued, Some(&reviewer)).await;
+    assert_eq!(waiting.status, StatusCode::OK, "{}", waiting.body);
+    assert!(
+        waiting.body.contains("id=\"crawl-waiting\""),
+        "{}",
+        waiting.body
+    );
+    assert!(waiting.body.contains("data-refresh="), "{}", waiting.body);
+    // A job that does not exist shows nothing queued.
+    let a = ui.get(&format!("{site}?job=99999"), Some(&reviewer)).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(!a.body.contains("crawl-waiting"), "{}", a.body);
 
     // A reviewer may not manage users; an admin may.
     let add = "username=nina&role=viewer&password=long+enough+pw";

@@ -57,7 +57,7 @@ pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use sites::{
     SiteCrawl, check_site, crawl_progress, crawl_site_now, site_crawl, site_crawl_settings,
-    site_history, site_job, site_schedule, watch_site,
+    site_history, site_job, site_job_live, site_schedule, watch_site,
 };
 pub use texts::{StoreTexts, TextCache, chapters, find};
 pub use timestamps::{

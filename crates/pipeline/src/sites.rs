@@ -10,8 +10,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use crawler::{CrawlSettings, StoreCrawl};
 use store::{
-    CrawlDetail, CrawlFilter, CrawlId, Crawls, Enqueued, JobQueue, NewJob, NewSite, Site,
-    SiteSchedule, SiteSettings, Store, SuspectSites, site_schedule_name,
+    CrawlDetail, CrawlFilter, CrawlId, Crawls, Enqueued, JobId, JobQueue, JobStatus, NewJob,
+    NewSite, Site, SiteSchedule, SiteSettings, Store, SuspectSites, site_schedule_name,
 };
 use url::Url;
 
@@ -25,8 +25,30 @@ use crate::jobs::Job;
 /// Never in practice (the job serialises).
 pub fn site_job(site: i64) -> store::Result<NewJob> {
     Ok(NewJob::new(&Job::CrawlSite { site })?
-        .dedupe_key(format!("schedule:{}", site_schedule_name(site)))
+        .dedupe_key(site_job_key(site))
         .max_attempts(3))
+}
+
+fn site_job_key(site: i64) -> String {
+    format!("schedule:{}", site_schedule_name(site))
+}
+
+/// Whether job `job` is a crawl of `site` still waiting for a worker or running. Until a
+/// worker starts it, the site has no crawl to show for it: a page that just queued it asks
+/// this to show it is on its way. An unknown job, or another site's, is `false`.
+///
+/// # Errors
+/// A database failure.
+pub async fn site_job_live(store: &Store, site: i64, job: JobId) -> Result<bool> {
+    let job = match store.job(job).await {
+        Ok(job) => job,
+        Err(store::Error::NotFound { .. }) => return Ok(false),
+        Err(e) => return Err(store_err("reading the site's crawl job")(e)),
+    };
+    Ok(
+        job.dedupe_key.as_deref() == Some(site_job_key(site).as_str())
+            && matches!(job.status, JobStatus::Queued | JobStatus::Running),
+    )
 }
 
 /// A site's schedule on `cron` (UTC), queueing [`site_job`].

@@ -2,13 +2,13 @@
 //! history with "crawl now" and pause/resume, and the licensed domains.
 
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{Html, Redirect};
 use pipeline::SiteCrawl;
 use serde::Deserialize;
 use store::{
-    AuditLog, LicensedDomain, LicensedDomains, NewSite, Role, Site, SiteSettings, SuspectSites,
-    WorkId,
+    AuditLog, JobId, LicensedDomain, LicensedDomains, NewSite, Role, Site, SiteSettings,
+    SuspectSites, WorkId,
 };
 
 use crate::auth::{CsrfForm, CurrentUser};
@@ -151,6 +151,8 @@ struct DetailPage {
     site: Site,
     crawls: Vec<SiteCrawl>,
     running: bool,
+    /// A crawl job is queued and no worker has started it yet.
+    waiting: bool,
 }
 
 impl DetailPage {
@@ -159,21 +161,36 @@ impl DetailPage {
     }
 }
 
+#[derive(Deserialize)]
+pub(crate) struct DetailQuery {
+    /// The crawl job "crawl now" just queued.
+    job: Option<JobId>,
+}
+
 pub(crate) async fn detail(
     State(state): State<AdminState>,
     user: CurrentUser,
     Path(id): Path<i64>,
+    Query(query): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
     let site = state.store().site(id).await?;
     let crawls = pipeline::site_history(state.store(), id, 20).await?;
-    let running = crawls
+    let mut running = crawls
         .iter()
         .any(|c| matches!(c.status, "queued" | "running"));
+    // A crawl job no worker has started yet has no crawl row: without this the page showed
+    // nothing after "crawl now" and never reloaded to show the crawl once it began.
+    let waiting = match query.job {
+        Some(job) if !running => pipeline::site_job_live(state.store(), id, job).await?,
+        _ => false,
+    };
+    running |= waiting;
     page(&DetailPage {
         ctx: Ctx::new(&user, "sites"),
         site,
         crawls,
         running,
+        waiting,
     })
 }
 
@@ -203,8 +220,8 @@ pub(crate) async fn crawl_now(
     CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
-    queue_crawl(&state, user.actor(), id).await?;
-    Ok(Redirect::to(&format!("/sites/{id}")))
+    let job = queue_crawl(&state, user.actor(), id).await?;
+    Ok(Redirect::to(&format!("/sites/{id}?job={job}")))
 }
 
 /// Pauses (its schedule stops firing) or resumes a site and records who did.
