@@ -55,6 +55,8 @@ async fn stored_page(store: &Store, url: &str, text: &str) -> store::SnapshotId 
             decode_errors: false,
             not_modified: false,
             fetched_at: chrono::Utc::now(),
+            text_source: "markup".into(),
+            text_snapshot: None,
         })
         .await
         .unwrap();

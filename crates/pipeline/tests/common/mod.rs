@@ -35,6 +35,8 @@ pub async fn stored_page(store: &Store, url: &str, text: &str) -> SnapshotId {
             decode_errors: false,
             not_modified: false,
             fetched_at: Utc::now(),
+            text_source: "markup".into(),
+            text_snapshot: None,
         })
         .await
         .unwrap();

@@ -1975,6 +1975,8 @@ pub(crate) async fn stored_page(s: &Store, crawl: Option<CrawlId>, url: &str, sh
         decode_errors: false,
         not_modified: false,
         fetched_at: Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     })
     .await
     .unwrap();
@@ -2391,6 +2393,8 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
         decode_errors: false,
         not_modified: false,
         fetched_at: Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     };
     s.insert_page_text(&page).await.unwrap();
     let text = s.page_text(id).await.unwrap();
@@ -2406,6 +2410,34 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
     assert_eq!(
         (text.body.as_str(), text.kind.as_str()),
         ("合久必分", "index")
+    );
+    assert_eq!(
+        (text.text_source.as_str(), text.text_snapshot),
+        ("markup", None)
+    );
+    // A text fetched from the page's content endpoint names the endpoint's snapshot.
+    let (endpoint, _) = s
+        .insert_snapshot(
+            &new_snapshot("http://例子.example/api/a.json", 2, None),
+            Some(&b"z"[..]),
+        )
+        .await
+        .unwrap();
+    page.text_source = "endpoint".into();
+    page.text_snapshot = Some(endpoint);
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.text_source.as_str(), text.text_snapshot),
+        ("endpoint", Some(endpoint))
+    );
+    page.text_source = "script".into();
+    page.text_snapshot = None;
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.text_source.as_str(), text.text_snapshot),
+        ("script", None)
     );
     // A page text needs its snapshot.
     page.snapshot = store::SnapshotId(id.0 + 1000);
@@ -2579,6 +2611,8 @@ async fn crawl_page(s: &Store, crawl: CrawlId, url: &str, sha: u8, kind: &str) -
         decode_errors: false,
         not_modified: false,
         fetched_at: Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     })
     .await
     .unwrap();
