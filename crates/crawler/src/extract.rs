@@ -436,7 +436,7 @@ impl Extractor {
 
         // Text an inline script writes wins when it is more than the markup's: the page
         // then serves an empty container (or a decoy) and fills it by script.
-        let written = script::scan(&walk.inline_scripts);
+        let written = script::scan_by(&walk.inline_scripts, deadline);
         let mut source = TextSource::Markup;
         let mut script_chars = 0;
         if !written.html.is_empty() {

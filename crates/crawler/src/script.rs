@@ -38,6 +38,7 @@
 //! line.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 /// Script source read per page (the rest is ignored).
 pub const MAX_SCRIPT_BYTES: usize = 8 * 1024 * 1024;
@@ -66,6 +67,11 @@ pub struct Written {
 /// Scans inline script source (several scripts may be joined; each should end with a
 /// newline). See the [module docs](self).
 pub fn scan(source: &str) -> Written {
+    scan_by(source, None)
+}
+
+/// [`scan`], stopping at `deadline` (what was found by then is returned, `truncated`).
+pub fn scan_by(source: &str, deadline: Option<Instant>) -> Written {
     let mut source = source;
     let mut truncated = false;
     if source.len() > MAX_SCRIPT_BYTES {
@@ -78,8 +84,14 @@ pub fn scan(source: &str) -> Written {
     }
     let mut eval = Eval::default();
     let mut lexer = Lexer::new(source);
+    let mut tokens = 0u32;
     while let Some(tok) = lexer.next_token() {
         if !eval.feed(tok) {
+            truncated = true;
+            break;
+        }
+        tokens = tokens.wrapping_add(1);
+        if tokens.is_multiple_of(1 << 14) && deadline.is_some_and(|d| Instant::now() >= d) {
             truncated = true;
             break;
         }
