@@ -85,15 +85,29 @@ async fn index(State(site): State<Site>) -> Html<String> {
     ))
 }
 
+/// `/p/N.html` is page N's file; `/p/N.json` the content endpoint a script-written page N
+/// fetches its text from (written beside the page's file).
 async fn page(State(site): State<Site>, UrlPath(name): UrlPath<String>) -> Response {
-    let file = name
-        .strip_suffix(".html")
-        .and_then(|n| n.parse::<usize>().ok())
-        .and_then(|n| site.files.get(n));
+    let (stem, content_type) = match (name.strip_suffix(".html"), name.strip_suffix(".json")) {
+        (Some(stem), _) => (stem, "text/html"),
+        (_, Some(stem)) => (stem, "application/json"),
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    let file = stem
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| site.files.get(n))
+        .map(|path| {
+            if content_type == "text/html" {
+                path.clone()
+            } else {
+                path.with_extension("json")
+            }
+        });
     match file {
         Some(path) => match tokio::fs::read(path).await {
-            Ok(bytes) => ([(header::CONTENT_TYPE, "text/html")], bytes).into_response(),
-            Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+            Ok(bytes) => ([(header::CONTENT_TYPE, content_type)], bytes).into_response(),
+            Err(_) => StatusCode::NOT_FOUND.into_response(),
         },
         None => StatusCode::NOT_FOUND.into_response(),
     }
@@ -150,7 +164,7 @@ async fn bench(
     let by_store: HashMap<i64, ChapterId> = ids.iter().map(|(c, s)| (*s, *c)).collect();
     let pages = pirate_pages(corpus, args.pages, args.seed);
     std::fs::create_dir_all(out.join("pages"))?;
-    let files = super::quality::write_pages(&pages, &ids, out)?;
+    let files = super::quality::write_pages(&pages, &ids, out, true)?;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -200,7 +214,7 @@ async fn bench(
     let _ = server.await;
 
     // What the pipeline stored for each page, by the page's URL.
-    let mut by_url: HashMap<String, Vec<ChapterId>> = HashMap::new();
+    let mut by_url: HashMap<String, Vec<(ChapterId, f64)>> = HashMap::new();
     let mut after = None;
     loop {
         let batch = store
@@ -215,10 +229,11 @@ async fn bench(
                 .await?
                 .iter()
                 .map(|m| {
-                    by_store
+                    let chapter = by_store
                         .get(&m.found.chapter_id.0)
                         .copied()
-                        .unwrap_or(ChapterId(-1))
+                        .unwrap_or(ChapterId(-1));
+                    (chapter, m.found.coverage)
                 })
                 .collect();
             by_url.insert(s.url.clone(), found);
@@ -228,7 +243,7 @@ async fn bench(
             break;
         }
     }
-    let reported: Vec<Vec<ChapterId>> = (0..pages.len())
+    let reported: Vec<Vec<(ChapterId, f64)>> = (0..pages.len())
         .map(|i| {
             by_url
                 .remove(&format!("http://{addr}/p/{i}.html"))
