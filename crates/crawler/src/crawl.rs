@@ -750,23 +750,10 @@ where
         body: Bytes,
         not_modified: bool,
     ) -> Result<()> {
-        // Decoding and extraction are CPU work on hostile bytes: they run on a blocking thread,
-        // within the page's time budget, so that no page starves the tasks that hold the
-        // store's connections.
-        let extractor = Arc::clone(&self.extractor);
-        let content_type = snapshot.content_type().map(str::to_owned);
-        let url = snapshot.final_url.clone();
-        let deadline = Instant::now() + self.settings.extract.time_budget;
-        let work = tokio::task::spawn_blocking(move || {
-            crate::extract::read_page(
-                &extractor,
-                &body,
-                content_type.as_deref(),
-                &url,
-                Some(deadline),
-            )
-        });
-        let read = match work.await {
+        let read = match self
+            .read_blocking(snapshot, body, crate::extract::read_page)
+            .await
+        {
             Ok(done) => done,
             Err(e) => {
                 tracing::error!(error = %e, "extraction panicked; page skipped");
@@ -877,22 +864,36 @@ where
         {
             return Ok(None);
         }
+        let body = snapshot.body.clone();
+        let read = self
+            .read_blocking(&snapshot, body, crate::extract::read_endpoint)
+            .await;
+        Ok(read.ok().map(|read| (stored.id, read)))
+    }
+
+    /// Runs `read` (`read_page` or `read_endpoint`) over a response's `body` on a blocking
+    /// thread within the page time budget: decoding and extraction are CPU work on hostile
+    /// bytes, and no page may starve the tasks that hold the store's connections.
+    async fn read_blocking(
+        &self,
+        snapshot: &Snapshot,
+        body: Bytes,
+        read: Reader,
+    ) -> std::result::Result<crate::extract::ReadPage, tokio::task::JoinError> {
         let extractor = Arc::clone(&self.extractor);
         let content_type = snapshot.content_type().map(str::to_owned);
-        let final_url = snapshot.final_url.clone();
-        let body = snapshot.body.clone();
+        let url = snapshot.final_url.clone();
         let deadline = Instant::now() + self.settings.extract.time_budget;
-        let read = tokio::task::spawn_blocking(move || {
-            crate::extract::read_endpoint(
+        tokio::task::spawn_blocking(move || {
+            read(
                 &extractor,
                 &body,
                 content_type.as_deref(),
-                &final_url,
+                &url,
                 Some(deadline),
             )
         })
-        .await;
-        Ok(read.ok().map(|read| (stored.id, read)))
+        .await
     }
 
     /// The frontier entries for what a page links to.
@@ -1087,6 +1088,10 @@ where
             .await
     }
 }
+
+/// A way from a response's body to its text: `extract::read_page` or `read_endpoint`.
+type Reader =
+    fn(&Extractor, &[u8], Option<&str>, &Url, Option<Instant>) -> crate::extract::ReadPage;
 
 /// How a fetch result bears on the host's health.
 fn feedback(result: &Result<Snapshot>) -> HostFeedback {

@@ -244,12 +244,8 @@ pub fn read_page(
     url: &Url,
     deadline: Option<Instant>,
 ) -> ReadPage {
-    let plain = content_type
-        .and_then(|ct| ct.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/plain"));
-    let tld = url.host_str().and_then(|h| h.rsplit('.').next());
-    let decoded = ingest::charset::decode(body, content_type, tld);
-    if plain {
+    let (mime, decoded) = decode_body(body, content_type, url);
+    if mime == "text/plain" {
         let text = plain_text(&decoded.text);
         return ReadPage {
             decoded,
@@ -282,12 +278,7 @@ pub fn read_endpoint(
     url: &Url,
     deadline: Option<Instant>,
 ) -> ReadPage {
-    let mime = content_type
-        .and_then(|ct| ct.split(';').next())
-        .map(|t| t.trim().to_ascii_lowercase())
-        .unwrap_or_default();
-    let tld = url.host_str().and_then(|h| h.rsplit('.').next());
-    let decoded = ingest::charset::decode(body, content_type, tld);
+    let (mime, decoded) = decode_body(body, content_type, url);
     let trimmed = decoded.text.trim_start();
     let looks_json = mime.ends_with("json") || trimmed.starts_with(['{', '[']);
     let mut extracted = None;
@@ -351,6 +342,21 @@ fn longest_text(value: &serde_json::Value) -> String {
         }
     }
     best
+}
+
+/// The media type of `content_type` (lower case, without parameters; empty when none) and
+/// the body decoded (the URL's top-level domain helps guess an undeclared charset).
+fn decode_body(
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &Url,
+) -> (String, ingest::charset::Decoded) {
+    let mime = content_type
+        .and_then(|ct| ct.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let tld = url.host_str().and_then(|h| h.rsplit('.').next());
+    (mime, ingest::charset::decode(body, content_type, tld))
 }
 
 /// A plain-text page's lines, trimmed, blank ones dropped.

@@ -492,11 +492,9 @@ impl<'a> Eval<'a> {
         if self.exhausted {
             return false;
         }
-        if self.expr.is_some() {
-            if self.continue_expr(tok) {
-                return !self.exhausted;
-            }
-            // The token ended the expression; it may start the next pattern.
+        // A token that ends an expression may start the next pattern.
+        if self.expr.is_some() && self.continue_expr(tok) {
+            return !self.exhausted;
         }
         self.statement(tok);
         !self.exhausted

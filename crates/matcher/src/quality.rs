@@ -1147,6 +1147,9 @@ impl fmt::Display for QualityReport {
     }
 }
 
+/// What was reported for one page: each chapter with its coverage.
+type Reported = Vec<(ChapterId, f64)>;
+
 /// Runs [`Matcher::check`] over `pages` on `threads` threads and counts, per case, the pages
 /// recalled and the matches reported right and wrong.
 ///
@@ -1161,8 +1164,7 @@ pub fn evaluate(
     let threads = threads.max(1);
     let start = Instant::now();
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Vec<(ChapterId, f64)>)>> =
-        Mutex::new(Vec::with_capacity(pages.len()));
+    let results: Mutex<Vec<(usize, Reported)>> = Mutex::new(Vec::with_capacity(pages.len()));
     let first_error = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads {

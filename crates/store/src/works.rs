@@ -755,11 +755,10 @@ impl WorkWrites for Store {
             if visible.is_none() {
                 return Err(Error::not_found("work", work));
             }
-            let owned: Vec<i64> =
-                sqlx::query_scalar("SELECT id FROM chapters WHERE work_id = $1")
-                    .bind(work)
-                    .fetch_all(&mut *tx)
-                    .await?;
+            let owned: Vec<i64> = sqlx::query_scalar("SELECT id FROM chapters WHERE work_id = $1")
+                .bind(work)
+                .fetch_all(&mut *tx)
+                .await?;
             if let Some(stranger) = ids.iter().find(|id| !owned.contains(id)) {
                 return Err(Error::InvalidInput(format!(
                     "chapter {stranger} is not a chapter of work {work}"

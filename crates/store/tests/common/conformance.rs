@@ -3101,10 +3101,7 @@ pub async fn a_works_fingerprints_are_replaced_and_logged(db: &TestDb) {
     let before = s.last_change().await.unwrap();
     let mut renewed = fingerprint(99, 7);
     renewed.normalizer_version = 4;
-    let replaced: Vec<_> = chapters
-        .iter()
-        .map(|c| (c.id, renewed.clone()))
-        .collect();
+    let replaced: Vec<_> = chapters.iter().map(|c| (c.id, renewed.clone())).collect();
     s.replace_fingerprints(work, &replaced).await.unwrap();
     let entries = s.work_index_entries(work).await.unwrap();
     assert_eq!(entries.len(), 3);
@@ -3117,11 +3114,19 @@ pub async fn a_works_fingerprints_are_replaced_and_logged(db: &TestDb) {
     // The postings table follows too: the old hashes are gone, the new ones found.
     let old = fingerprint(41 * 10 + 1, 10).text_winnow[0].hash;
     let hits = s
-        .postings_with_hashes(store::PostingKind::Text, &[old, renewed.text_winnow[0].hash])
+        .postings_with_hashes(
+            store::PostingKind::Text,
+            &[old, renewed.text_winnow[0].hash],
+        )
         .await
         .unwrap();
     assert!(hits.iter().all(|h| h.hash != old), "{hits:?}");
-    assert_eq!(hits.iter().filter(|h| h.hash == renewed.text_winnow[0].hash).count(), 3);
+    assert_eq!(
+        hits.iter()
+            .filter(|h| h.hash == renewed.text_winnow[0].hash)
+            .count(),
+        3
+    );
     // Running indexes learn of it from the change log.
     let changes = s.changes_since(before, 10).await.unwrap();
     assert_eq!(changes.len(), 1);
@@ -3130,7 +3135,10 @@ pub async fn a_works_fingerprints_are_replaced_and_logged(db: &TestDb) {
         (work, store::WorkChangeKind::Added)
     );
     // The other work is untouched; a chapter of it is refused, as is an unknown work.
-    assert_eq!(s.work_index_entries(other).await.unwrap()[0].normalizer_version, 3);
+    assert_eq!(
+        s.work_index_entries(other).await.unwrap()[0].normalizer_version,
+        3
+    );
     let stranger = s.chapters(other).await.unwrap()[0].id;
     assert!(matches!(
         s.replace_fingerprints(work, &[(stranger, renewed.clone())])
