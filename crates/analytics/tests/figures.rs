@@ -94,6 +94,8 @@ async fn crawl(s: &Store) {
         decode_errors: false,
         not_modified: false,
         fetched_at: Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     })
     .await
     .unwrap();

@@ -444,3 +444,55 @@ fn likely_mistakes_are_imported_with_a_warning() {
     let (_, stderr) = ok(env.run(&["works", "import", arg(&novel)]));
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refingerprint_brings_works_of_an_older_normaliser_back_into_the_index() {
+    let env = Env::new();
+    let file = env.file("老残游记.txt", SAMPLE.as_bytes());
+    ok(env.run(&["works", "import", arg(&file)]));
+    let (stdout, _) = ok(env.run(&["works", "refingerprint", "--all"]));
+    assert!(
+        stdout.contains("0 works refingerprinted, 1 already current"),
+        "{stdout}"
+    );
+
+    // As after an upgrade: the stored fingerprints are an older normaliser's, which the
+    // index leaves out, so `check` finds nothing.
+    let store = Store::open(&env.db, &StoreSettings::default())
+        .await
+        .unwrap();
+    let stale: Vec<_> = store
+        .chapters(store::WorkId(1))
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let fp = store::NewFingerprint {
+                normalizer_version: fingerprint::NORMALIZER_VERSION - 1,
+                chars: 1,
+                simhash: 1,
+                summary: vec![0; 8],
+                text_winnow: Vec::new(),
+                pinyin_winnow: Vec::new(),
+            };
+            (c.id, fp)
+        })
+        .collect();
+    store::WorkWrites::replace_fingerprints(&store, store::WorkId(1), &stale)
+        .await
+        .unwrap();
+    store.close().await;
+    let (stdout, _) = ok(env.run(&["check", arg(&file)]));
+    assert!(stdout.contains("no registered work found"), "{stdout}");
+
+    let (stdout, _) = ok(env.run(&["works", "refingerprint", "1"]));
+    assert!(
+        stdout.contains("work 1 «老残游记» (no author): 2 chapters fingerprinted again"),
+        "{stdout}"
+    );
+    let (stdout, _) = ok(env.run(&["check", arg(&file)]));
+    assert!(stdout.contains("chapter 1"), "{stdout}");
+    let stderr = fails(env.run(&["works", "refingerprint", "7"]));
+    assert!(stderr.contains("there is no work 7"), "{stderr}");
+    fails(env.run(&["works", "refingerprint"]));
+}

@@ -606,6 +606,7 @@ where
             url,
             validators: None,
             max_body_bytes: Some(self.settings.robots.max_bytes),
+            accept_json: false,
         };
         let result = self.fetcher.fetch(&request).await;
         if self
@@ -683,6 +684,7 @@ where
             url: entry.url.clone(),
             validators: previous.as_ref().map(|p| p.validators.clone()),
             max_body_bytes: None,
+            accept_json: false,
         };
         let result = self.fetcher.fetch(&request).await;
         let next_ok = self.politeness.release(permit, feedback(&result)).await?;
@@ -748,23 +750,10 @@ where
         body: Bytes,
         not_modified: bool,
     ) -> Result<()> {
-        // Decoding and extraction are CPU work on hostile bytes: they run on a blocking thread,
-        // within the page's time budget, so that no page starves the tasks that hold the
-        // store's connections.
-        let extractor = Arc::clone(&self.extractor);
-        let content_type = snapshot.content_type().map(str::to_owned);
-        let url = snapshot.final_url.clone();
-        let deadline = Instant::now() + self.settings.extract.time_budget;
-        let work = tokio::task::spawn_blocking(move || {
-            crate::extract::read_page(
-                &extractor,
-                &body,
-                content_type.as_deref(),
-                &url,
-                Some(deadline),
-            )
-        });
-        let read = match work.await {
+        let read = match self
+            .read_blocking(snapshot, body, crate::extract::read_page)
+            .await
+        {
             Ok(done) => done,
             Err(e) => {
                 tracing::error!(error = %e, "extraction panicked; page skipped");
@@ -778,9 +767,23 @@ where
         let crate::extract::ReadPage {
             decoded,
             extracted,
-            kind,
-            text,
+            mut kind,
+            mut text,
+            mut source,
         } = read;
+        // A page that holds no chapter but names the same-site endpoint its script fetches
+        // the content from: the endpoint is fetched too (as evidence of its own), and its
+        // text is the page's when it is more.
+        let mut text_snapshot = None;
+        if let Some(endpoint) = extracted.as_ref().and_then(|e| e.content_endpoint.clone())
+            && let Some((endpoint_id, read)) = self.fetch_endpoint(endpoint).await?
+            && read.text.chars().count() > text.chars().count()
+        {
+            kind = read.kind;
+            text = read.text;
+            source = read.source;
+            text_snapshot = Some(endpoint_id);
+        }
         let chain = entry.chain.clone().or_else(|| {
             extracted.as_ref()?.next_page.as_ref().map(|_| ChainPos {
                 head: entry.url.clone(),
@@ -801,6 +804,8 @@ where
             decode_errors: decoded.had_errors,
             not_modified,
             fetched_at: snapshot.fetched_at,
+            source,
+            text_snapshot,
         };
         self.sink.store_page(page).await?;
         self.tally(|r| {
@@ -817,6 +822,78 @@ where
             }
         }
         self.complete(id, snapshot.status).await
+    }
+
+    /// Fetches a page's content endpoint under the rules of any fetch (robots.txt, the host's
+    /// politeness, the fetcher's address safety and size caps), stores the response as a
+    /// snapshot, and reads its text within a page's time budget. `None` when robots.txt
+    /// denies it, the fetch fails or the response is not a 2xx; a failure of the store is an
+    /// error.
+    async fn fetch_endpoint(
+        &self,
+        url: Url,
+    ) -> Result<Option<(crate::sink::SnapshotId, crate::extract::ReadPage)>> {
+        let Some(host) = HostKey::of(&url) else {
+            return Ok(None);
+        };
+        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
+        if !rules.allowed(&url) {
+            tracing::debug!(%url, "robots.txt denies the content endpoint");
+            return Ok(None);
+        }
+        let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
+        let request = FetchRequest {
+            url,
+            validators: None,
+            max_body_bytes: None,
+            accept_json: true,
+        };
+        let result = self.fetcher.fetch(&request).await;
+        self.politeness.release(permit, feedback(&result)).await?;
+        let snapshot = match result {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::info!(error = %e, "content endpoint fetch failed");
+                return Ok(None);
+            }
+        };
+        let stored = self.sink.store_snapshot(&snapshot).await?;
+        self.count_response(&snapshot, Some(stored.new_body));
+        if !(200..300).contains(&snapshot.status)
+            || snapshot.body_status == BodyStatus::NotDownloaded
+        {
+            return Ok(None);
+        }
+        let body = snapshot.body.clone();
+        let read = self
+            .read_blocking(&snapshot, body, crate::extract::read_endpoint)
+            .await;
+        Ok(read.ok().map(|read| (stored.id, read)))
+    }
+
+    /// Runs `read` (`read_page` or `read_endpoint`) over a response's `body` on a blocking
+    /// thread within the page time budget: decoding and extraction are CPU work on hostile
+    /// bytes, and no page may starve the tasks that hold the store's connections.
+    async fn read_blocking(
+        &self,
+        snapshot: &Snapshot,
+        body: Bytes,
+        read: Reader,
+    ) -> std::result::Result<crate::extract::ReadPage, tokio::task::JoinError> {
+        let extractor = Arc::clone(&self.extractor);
+        let content_type = snapshot.content_type().map(str::to_owned);
+        let url = snapshot.final_url.clone();
+        let deadline = Instant::now() + self.settings.extract.time_budget;
+        tokio::task::spawn_blocking(move || {
+            read(
+                &extractor,
+                &body,
+                content_type.as_deref(),
+                &url,
+                Some(deadline),
+            )
+        })
+        .await
     }
 
     /// The frontier entries for what a page links to.
@@ -1011,6 +1088,10 @@ where
             .await
     }
 }
+
+/// A way from a response's body to its text: `extract::read_page` or `read_endpoint`.
+type Reader =
+    fn(&Extractor, &[u8], Option<&str>, &Url, Option<Instant>) -> crate::extract::ReadPage;
 
 /// How a fetch result bears on the host's health.
 fn feedback(result: &Result<Snapshot>) -> HostFeedback {
@@ -1229,6 +1310,8 @@ mod tests {
             decode_errors: false,
             not_modified: false,
             fetched_at: Utc::now(),
+            source: crate::extract::TextSource::Markup,
+            text_snapshot: None,
         }
     }
 

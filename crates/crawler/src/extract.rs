@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::links;
+use crate::{links, script};
 
 /// Extraction settings, usually per site.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -99,6 +99,40 @@ impl PageKind {
     }
 }
 
+/// Where the main text came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TextSource {
+    /// The page's markup.
+    #[default]
+    Markup,
+    /// String literals an inline script writes into the page ([`crate::script`]).
+    Script,
+    /// A same-site JSON or text endpoint the page's script fetches its content from.
+    Endpoint,
+}
+
+impl TextSource {
+    /// Stable lower-case name, for reports and database columns.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Markup => "markup",
+            Self::Script => "script",
+            Self::Endpoint => "endpoint",
+        }
+    }
+
+    /// The source named by [`TextSource::as_str`]; `None` for another name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Markup, Self::Script, Self::Endpoint]
+            .into_iter()
+            .find(|s| s.as_str() == name)
+    }
+}
+
+/// A page with fewer characters of main text than this holds no chapter: when its script
+/// fetches content from the site, that is where the text is.
+pub const ENDPOINT_BELOW_CHARS: usize = 200;
+
 /// How the main text was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -106,6 +140,8 @@ pub enum Method {
     Selector(String),
     /// Text-density scoring chose the container.
     Density,
+    /// An inline script writes the text (density scoring over what it writes).
+    Script,
     /// No container (challenge, redirect or empty page).
     None,
 }
@@ -146,6 +182,12 @@ pub struct Extracted {
     pub links: Vec<Link>,
     /// How the text was found.
     pub method: Method,
+    /// Where the text came from: the markup, or what an inline script writes.
+    pub source: TextSource,
+    /// A same-site URL the page's script fetches its content from, when the page itself
+    /// holds less than [`ENDPOINT_BELOW_CHARS`] characters of text (a footer, say): the
+    /// crawler fetches it (as evidence of its own) for the text.
+    pub content_endpoint: Option<Url>,
     /// The chosen container, like `div#content` (for debugging site rules).
     pub container: Option<String>,
     /// `<meta name="robots" content="nofollow">`.
@@ -180,6 +222,8 @@ pub struct ReadPage {
     pub kind: PageKind,
     /// The main text, paragraphs separated by `\n`.
     pub text: String,
+    /// Where the text came from.
+    pub source: TextSource,
 }
 
 impl ReadPage {
@@ -200,27 +244,119 @@ pub fn read_page(
     url: &Url,
     deadline: Option<Instant>,
 ) -> ReadPage {
-    let plain = content_type
-        .and_then(|ct| ct.split(';').next())
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/plain"));
-    let tld = url.host_str().and_then(|h| h.rsplit('.').next());
-    let decoded = ingest::charset::decode(body, content_type, tld);
-    if plain {
+    let (mime, decoded) = decode_body(body, content_type, url);
+    if mime == "text/plain" {
         let text = plain_text(&decoded.text);
         return ReadPage {
             decoded,
             extracted: None,
             kind: PageKind::Content,
             text,
+            source: TextSource::Markup,
         };
     }
     let extracted = extractor.extract_by(&decoded.text, url, deadline);
     ReadPage {
         kind: extracted.kind,
         text: extracted.text(),
+        source: extracted.source,
         extracted: Some(extracted),
         decoded,
     }
+}
+
+/// Reads the response of a page's content endpoint ([`Extracted::content_endpoint`]): JSON
+/// (the string, or array of strings, with the most characters: a chapter's text or its
+/// paragraphs; HTML in it is extracted as a page's content is), HTML (as a page), or plain
+/// text. The page's kind is [`PageKind::Content`] when text was found, else
+/// [`PageKind::Empty`]; its source is [`TextSource::Endpoint`]. CPU work on hostile bytes:
+/// call it on a blocking thread.
+pub fn read_endpoint(
+    extractor: &Extractor,
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &Url,
+    deadline: Option<Instant>,
+) -> ReadPage {
+    let (mime, decoded) = decode_body(body, content_type, url);
+    let trimmed = decoded.text.trim_start();
+    let looks_json = mime.ends_with("json") || trimmed.starts_with(['{', '[']);
+    let mut extracted = None;
+    let text = if looks_json {
+        // serde_json refuses nesting deeper than 128, so hostile JSON stays bounded.
+        match serde_json::from_str::<serde_json::Value>(&decoded.text) {
+            Ok(value) => {
+                let best = longest_text(&value);
+                if best.contains('<') {
+                    let paragraphs = extractor.fragment_paragraphs(&best, deadline);
+                    paragraphs.join("\n")
+                } else {
+                    plain_text(&best)
+                }
+            }
+            Err(_) => String::new(),
+        }
+    } else if mime == "text/plain" {
+        plain_text(&decoded.text)
+    } else {
+        let e = extractor.extract_by(&decoded.text, url, deadline);
+        let text = e.text();
+        extracted = Some(e);
+        text
+    };
+    ReadPage {
+        kind: if text.is_empty() {
+            PageKind::Empty
+        } else {
+            PageKind::Content
+        },
+        text,
+        source: TextSource::Endpoint,
+        extracted,
+        decoded,
+    }
+}
+
+/// The string, or the array of strings joined by line breaks, with the most characters in a
+/// JSON value (walked without recursion).
+fn longest_text(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let mut best = String::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) if s.len() > best.len() => best.clone_from(s),
+            Value::Array(items) => {
+                if items.len() > 1 && items.iter().all(Value::is_string) {
+                    let joined: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                    let len: usize = joined.iter().map(|s| s.len() + 1).sum();
+                    if len > best.len() {
+                        best = joined.join("\n");
+                    }
+                } else {
+                    stack.extend(items);
+                }
+            }
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    best
+}
+
+/// The media type of `content_type` (lower case, without parameters; empty when none) and
+/// the body decoded (the URL's top-level domain helps guess an undeclared charset).
+fn decode_body(
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &Url,
+) -> (String, ingest::charset::Decoded) {
+    let mime = content_type
+        .and_then(|ct| ct.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let tld = url.host_str().and_then(|h| h.rsplit('.').next());
+    (mime, ingest::charset::decode(body, content_type, tld))
 }
 
 /// A plain-text page's lines, trimmed, blank ones dropped.
@@ -301,7 +437,34 @@ impl Extractor {
         }
         let chosen = chosen.or_else(|| walk.best_candidate());
         let mut paragraphs = chosen.map(|c| walk.text_of(c)).unwrap_or_default();
-        let main_chars: usize = paragraphs.iter().map(|p| p.chars().count()).sum();
+        let mut main_chars: usize = paragraphs.iter().map(|p| p.chars().count()).sum();
+        let mut container = chosen.map(|c| walk.els[c].describe());
+
+        // Text an inline script writes wins when it is more than the markup's: the page
+        // then serves an empty container (or a decoy) and fills it by script.
+        let written = script::scan_by(&walk.inline_scripts, deadline);
+        let mut source = TextSource::Markup;
+        let mut script_chars = 0;
+        if !written.html.is_empty() {
+            let from_script = self.fragment_paragraphs(&written.html, deadline);
+            script_chars = from_script.iter().map(|p| p.chars().count()).sum();
+            if script_chars > main_chars {
+                paragraphs = from_script;
+                main_chars = script_chars;
+                source = TextSource::Script;
+                method = Method::Script;
+                container = Some("script".to_owned());
+            }
+        }
+        let content_endpoint = if main_chars < ENDPOINT_BELOW_CHARS {
+            written
+                .endpoints
+                .iter()
+                .filter_map(|e| links::resolve(&base, e))
+                .find(|e| same_site(e, url))
+        } else {
+            None
+        };
 
         let links = resolve_links(&walk.links, &base);
         let unfinished =
@@ -317,7 +480,7 @@ impl Extractor {
         let chapter_link_chars: usize = chapter_links.iter().map(|l| l.text.chars().count()).sum();
         let kind = if ingest::challenge::is_challenge(html, head.title.as_deref(), main_chars) {
             PageKind::Challenge
-        } else if redirect_to.is_some() && walk.text_chars() < 200 {
+        } else if redirect_to.is_some() && walk.text_chars() + script_chars < 200 {
             PageKind::Redirect
         } else if chapter_links.len() >= 5 && main_chars < chapter_link_chars {
             PageKind::Index
@@ -331,9 +494,11 @@ impl Extractor {
             method = Method::None;
         }
         let redirect_to = redirect_to.filter(|_| kind == PageKind::Redirect);
-        if chosen.is_none() {
+        if chosen.is_none() && source == TextSource::Markup {
             method = Method::None;
         }
+        let content_endpoint =
+            content_endpoint.filter(|_| matches!(kind, PageKind::Empty | PageKind::Content));
 
         let headings = walk.headings();
         let chapter_title = headings
@@ -356,12 +521,42 @@ impl Extractor {
             next_chapter,
             redirect_to,
             links,
-            container: chosen.map(|c| walk.els[c].describe()),
+            container,
             method,
+            source,
+            content_endpoint,
             nofollow: head.nofollow,
             noindex: head.noindex,
             exceeded: parsed.exceeded,
         }
+    }
+}
+
+impl Extractor {
+    /// The main text of an HTML fragment (what a script writes, or an endpoint returns),
+    /// extracted as a page's is: parsed within the limits, scored, cleaned of ad lines.
+    pub fn fragment_paragraphs(&self, fragment: &str, deadline: Option<Instant>) -> Vec<String> {
+        let html = format!("<html><body><div id=\"content\">{fragment}</div></body></html>");
+        let parsed = parse_document(&html, &self.limits, deadline);
+        let walk = Walk::run(&parsed.html, false);
+        walk.best_candidate()
+            .map(|c| walk.text_of(c))
+            .unwrap_or_default()
+    }
+}
+
+/// Whether `target` is on the site of `page`: the same host, or the same registrable domain
+/// (`api.example.com` for `www.example.com`), over http(s).
+fn same_site(target: &Url, page: &Url) -> bool {
+    if !matches!(target.scheme(), "http" | "https") {
+        return false;
+    }
+    match (target.host_str(), page.host_str()) {
+        (Some(t), Some(p)) => {
+            t.eq_ignore_ascii_case(p)
+                || links::registrable_domain(t) == links::registrable_domain(p)
+        }
+        _ => false,
     }
 }
 
@@ -431,6 +626,8 @@ struct Walk {
     blocks: Vec<Block>,
     links: Vec<RawLink>,
     scripts: String,
+    /// Inline script source, whole (up to [`script::MAX_SCRIPT_BYTES`]), for [`script::scan`].
+    inline_scripts: String,
     by_node: std::collections::HashMap<ego_tree::NodeId, usize>,
     unfinished_marker: bool,
 }
@@ -672,6 +869,9 @@ impl Walk {
                                 w.scripts.push_str(text);
                                 w.scripts.push('\n');
                             }
+                            if w.inline_scripts.len() < script::MAX_SCRIPT_BYTES {
+                                w.inline_scripts.push_str(text);
+                            }
                             continue;
                         }
                         if skip_depth > 0 {
@@ -705,8 +905,10 @@ impl Walk {
                     let Some(idx) = entry else {
                         if skip_depth > 0 {
                             skip_depth -= 1;
-                            if skip_depth == 0 {
+                            if skip_depth == 0 && in_script {
                                 in_script = false;
+                                // Ends what the script left open (a string, an expression).
+                                w.inline_scripts.push_str("\n;\n");
                             }
                         }
                         continue;
@@ -1301,6 +1503,97 @@ mod tests {
         let robots = r#"<html><head><meta name="robots" content="noindex,nofollow"></head><body><p>x</p></body></html>"#;
         let e = extract(robots, &url("http://x.example/"));
         assert!(e.nofollow && e.noindex);
+    }
+
+    /// `text` as a JavaScript string literal of `\uXXXX` escapes only.
+    fn js_escaped(text: &str) -> String {
+        text.encode_utf16().map(|u| format!("\\u{u:04x}")).collect()
+    }
+
+    #[test]
+    fn text_written_by_a_script_is_the_main_text() {
+        let html = format!("<p>{}</p><p>{}</p><p>{}</p>", PARA[0], PARA[1], PARA[2]).repeat(2);
+        let escaped = js_escaped(&html);
+        let (a, b) = escaped.split_at(escaped.len() / 2 / 6 * 6);
+        let body = format!(
+            r#"{NAV}<h1>第一回 宴桃园豪杰三结义</h1><div id="content"></div>
+            <script>function go(){{location.href="/b/2.html";}}
+            var c = "{a}";
+            c += "{b}";
+            document.getElementById("content").innerHTML = c;</script>{FOOT}"#
+        );
+        let e = extract(&page(&body), &url("http://x.example/b/1.html"));
+        assert_eq!(e.kind, PageKind::Content);
+        assert_eq!(e.source, TextSource::Script);
+        assert_eq!(e.method, Method::Script);
+        assert_eq!(e.paragraphs, [PARA, PARA].concat());
+        assert_eq!(e.redirect_to, None);
+
+        // document.write of raw pieces.
+        let body = format!(
+            r#"<div id="content"><script>document.write('<p>{}' + '</p>' +
+            "<p>{}</p>");</script></div>"#,
+            PARA[0], PARA[1]
+        );
+        let e = extract(&page(&body), &url("http://x.example/b/1.html"));
+        assert_eq!(e.source, TextSource::Script);
+        assert_eq!(e.paragraphs, &PARA[..2]);
+
+        // A page whose markup holds the chapter keeps it over a script's ad.
+        let body = format!(
+            r#"<div id="content">{}<br>{}<br>{}</div><script>document.write("<div>广告：点击领取红包</div>");</script>"#,
+            PARA[0], PARA[1], PARA[2]
+        );
+        let e = extract(&page(&body), &url("http://x.example/b/1.html"));
+        assert_eq!(e.source, TextSource::Markup);
+        assert_eq!(e.paragraphs, PARA);
+        assert_eq!(e.content_endpoint, None);
+    }
+
+    #[test]
+    fn a_content_endpoint_is_named_when_the_page_has_no_text() {
+        let body = r##"<div id="content"></div><script>
+            fetch("https://evil.example/x.json");
+            $.getJSON("/api/chapter/1.json", function (d) { $("#content").html(d.content); });
+        </script>"##;
+        let e = extract(&page(body), &url("http://www.x.example/b/1.html"));
+        assert_eq!(e.kind, PageKind::Empty);
+        assert_eq!(
+            e.content_endpoint,
+            Some(url("http://www.x.example/api/chapter/1.json"))
+        );
+        let sub = r#"<div id="content"></div><script>fetch("//api.x.example/c/1");</script>"#;
+        assert_eq!(
+            extract(&page(sub), &url("http://www.x.example/b/1.html")).content_endpoint,
+            Some(url("http://api.x.example/c/1"))
+        );
+
+        let ex = Extractor::default();
+        let json = serde_json::json!({
+            "code": 0,
+            "data": {"title": "第一回", "paragraphs": PARA, "next": "/api/chapter/2.json"}
+        });
+        let u = url("http://www.x.example/api/chapter/1.json");
+        let read = read_endpoint(
+            &ex,
+            json.to_string().as_bytes(),
+            Some("application/json"),
+            &u,
+            None,
+        );
+        assert_eq!(
+            (read.kind, read.source),
+            (PageKind::Content, TextSource::Endpoint)
+        );
+        assert_eq!(read.text, PARA.join("\n"));
+        let html = serde_json::json!({"content": format!("<p>{}</p><p>{}</p>", PARA[0], PARA[1])});
+        let read = read_endpoint(&ex, html.to_string().as_bytes(), None, &u, None);
+        assert_eq!(read.text, PARA[..2].join("\n"));
+        let deep = "[".repeat(100_000);
+        let read = read_endpoint(&ex, deep.as_bytes(), Some("application/json"), &u, None);
+        assert_eq!((read.kind, read.text.as_str()), (PageKind::Empty, ""));
+        let plain = read_endpoint(&ex, PARA[0].as_bytes(), Some("text/plain"), &u, None);
+        assert_eq!(plain.text, PARA[0]);
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub struct FetchRequest {
     pub validators: Option<Validators>,
     /// A body cap for this request instead of `max_body_bytes` (robots.txt uses its own).
     pub max_body_bytes: Option<u64>,
+    /// Download a JSON body too (`application/json` and `+json` types), beside the
+    /// configured `accept_types`: a page's content endpoint answers in JSON.
+    pub accept_json: bool,
 }
 
 impl FetchRequest {
@@ -153,6 +156,7 @@ impl FetchRequest {
             url,
             validators: None,
             max_body_bytes: None,
+            accept_json: false,
         }
     }
 }
@@ -341,8 +345,10 @@ impl Fetcher {
             let limit = request
                 .max_body_bytes
                 .unwrap_or(self.settings.max_body_bytes);
-            let accepted = media_type(response.headers())
-                .is_none_or(|m| self.settings.accept_types.contains(&m));
+            let accepted = media_type(response.headers()).is_none_or(|m| {
+                self.settings.accept_types.contains(&m)
+                    || (request.accept_json && (m == "application/json" || m.ends_with("+json")))
+            });
             let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)
                     .await

@@ -77,6 +77,7 @@ pub mod links;
 pub mod politeness;
 pub mod robots;
 pub mod safety;
+pub mod script;
 pub mod sink;
 pub mod snapshot;
 pub mod store_frontier;
@@ -88,7 +89,9 @@ pub use crawl::{
     assemble_chapters,
 };
 pub use error::{Error, ErrorKind, Result, TimeoutPhase};
-pub use extract::{ExtractSettings, Extracted, Extractor, PageKind, ReadPage, read_page};
+pub use extract::{
+    ExtractSettings, Extracted, Extractor, PageKind, ReadPage, TextSource, read_endpoint, read_page,
+};
 pub use fetch::{FetchRequest, FetchSettings, Fetcher, Validators};
 pub use frontier::{
     Claim, Claimed, Discovery, EntryId, Frontier, FrontierEntry, FrontierLimits, MemoryFrontier,

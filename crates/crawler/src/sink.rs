@@ -62,6 +62,10 @@ pub struct PageRecord {
     /// Whether the text came from an earlier snapshot because the server said 304.
     pub not_modified: bool,
     pub fetched_at: DateTime<Utc>,
+    /// Where the text came from (markup, an inline script, or the page's content endpoint).
+    pub source: crate::extract::TextSource,
+    /// For a text from the content endpoint: the snapshot of the endpoint's response.
+    pub text_snapshot: Option<SnapshotId>,
 }
 
 /// Storage for snapshots and pages.

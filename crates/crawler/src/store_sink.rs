@@ -279,6 +279,8 @@ where
             decode_errors: page.decode_errors,
             not_modified: page.not_modified,
             fetched_at: page.fetched_at,
+            text_source: page.source.as_str().to_owned(),
+            text_snapshot: page.text_snapshot.map(|s| store::SnapshotId(s.0 as i64)),
         };
         let job = self.follow_up.as_ref().and_then(|f| f(&row));
         self.store

@@ -11,7 +11,8 @@ use crawler::crawl::LinkSkip;
 use crawler::links::Rejection;
 use crawler::{
     Crawl, CrawlSettings, ErrorKind, Failure, FetchSettings, MemoryFrontier, MemoryHostStates,
-    MemorySink, PageKind, PolitenessSettings, RobotsSettings, SkipReason, assemble_chapters,
+    MemorySink, PageKind, PolitenessSettings, RobotsSettings, SkipReason, TextSource,
+    assemble_chapters,
 };
 
 fn squash(s: &str) -> String {
@@ -392,4 +393,54 @@ async fn a_stopped_crawl_resumes_from_its_frontier() {
     assert_eq!(pages.len(), distinct.len());
     assert!(distinct.contains("/book/1/3_3.html") && distinct.contains("/book/1/6.html"));
     assert_eq!(stopped.pages + resumed.pages, sink.pages().len() as u64);
+}
+
+#[tokio::test]
+async fn script_written_pages_and_content_endpoints_give_their_text() {
+    let server = FixtureServer::start().await;
+    let seeds = ["/js/1.html", "/js/2.html", "/js/3.html"].map(|p| server.url(p));
+    let crawl = Crawl::in_memory(
+        CrawlSettings {
+            max_depth: 0,
+            ..settings()
+        },
+        seeds.to_vec(),
+    )
+    .unwrap();
+    crawl.run().await.unwrap();
+    let pages = crawl.sink().pages();
+    let page = |path: &str| {
+        pages
+            .iter()
+            .find(|p| p.url == server.url(path))
+            .unwrap_or_else(|| panic!("no page {path}"))
+    };
+    let book = common::book();
+
+    // Written by a script in \uXXXX escapes: the text is the chapter's.
+    let written = page("/js/1.html");
+    assert_eq!(written.source, TextSource::Script);
+    assert_eq!(written.kind, PageKind::Content);
+    assert_eq!(squash(&written.text), squash(&book[1].text()));
+
+    // Fetched from the JSON endpoint the script names: fetched once, under robots.txt and
+    // politeness, kept as a snapshot of its own that the page's text points at.
+    let fetched = page("/js/2.html");
+    assert_eq!(fetched.source, TextSource::Endpoint);
+    assert_eq!(squash(&fetched.text), squash(&book[2].text()));
+    assert_eq!(server.hits_on("/api/chapter/2.json").len(), 1);
+    let snapshots = crawl.sink().snapshots();
+    let endpoint = snapshots
+        .iter()
+        .find(|row| Some(row.id) == fetched.text_snapshot)
+        .expect("the endpoint's snapshot is stored");
+    assert_eq!(endpoint.final_url, server.url("/api/chapter/2.json"));
+
+    // An endpoint robots.txt denies is not fetched; the page stays empty.
+    let denied = page("/js/3.html");
+    assert_eq!(
+        (denied.kind, denied.source),
+        (PageKind::Empty, TextSource::Markup)
+    );
+    assert!(server.hits_on("/private/api/3.json").is_empty());
 }

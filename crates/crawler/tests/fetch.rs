@@ -350,6 +350,7 @@ async fn fifty_megabytes_are_cut_at_the_limit() {
     let small = fetcher()
         .fetch(&FetchRequest {
             max_body_bytes: Some(1000),
+            accept_json: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await
@@ -450,6 +451,7 @@ async fn warc_export_round_trips_and_verifies() {
     let truncated = f
         .fetch(&FetchRequest {
             max_body_bytes: Some(4096),
+            accept_json: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await

@@ -1,6 +1,9 @@
 //! A site written to make the crawler fail, served on 127.0.0.1: 5 MiB of nested markup, a tag
 //! with half a million attributes, an element bomb, reopened formatting, a gzip bomb, byte
-//! soup, a sitemap of `<loc` without `>` and a robots.txt of wildcards. Every page is handled
+//! soup, a sitemap of `<loc` without `>`, a robots.txt of wildcards, inline scripts made to
+//! stall a literal decoder (a megabyte literal, a million `+`, broken escapes, lone
+//! surrogates, quadratic self-concatenation, a string that never ends) and a content endpoint
+//! answering JSON nested 5 million deep. Every page is handled
 //! (stored with its text, skipped and counted, or refused and counted) and the crawl goes on
 //! to the real chapter.
 
@@ -48,6 +51,8 @@ fn hostile_site() -> HashMap<String, Page> {
         "formatting",
         "bomb",
         "soup",
+        "script",
+        "endpoint",
         "chapter",
     ]
     .iter()
@@ -99,6 +104,31 @@ fn hostile_site() -> HashMap<String, Page> {
             content_type: "text/html",
             encoding: None,
             body: hostile::byte_soup(SIZE),
+        },
+    );
+    let mut script = format!(
+        "<html><body><div id=content></div><script>document.getElementById('content').innerHTML = '<p>{CHAPTER}</p>';\n"
+    );
+    script += &format!("var big = \"{}\";\n", "\\u5b57".repeat(180_000));
+    script += &format!("var plus = 'a'{};\n", " + 'b'".repeat(300_000));
+    script += "var s = 'xxxxxxxxxx';\n";
+    script += &"s = s + s + '\\uD800\\u12\\x\\u{110000}';\n".repeat(2_000);
+    script += "d.innerHTML = s; document.write(\"never ends ";
+    script += &"\\".repeat(SIZE - 1024 - script.len());
+    site.insert("/script.html".into(), html(script));
+    site.insert(
+        "/endpoint.html".into(),
+        html(
+            "<html><body><div id=content></div><script>fetch('/deep.json');</script></body></html>"
+                .into(),
+        ),
+    );
+    site.insert(
+        "/deep.json".into(),
+        Page {
+            content_type: "application/json",
+            encoding: None,
+            body: "[".repeat(SIZE - 1024).into_bytes(),
         },
     );
     site.insert(
@@ -189,6 +219,10 @@ async fn every_hostile_page_is_handled_and_the_crawl_goes_on() {
     assert!(text_of("/nested.html").contains(CHAPTER));
     assert!(text_of("/attrs.html").contains(CHAPTER));
     assert!(text_of("/formatting.html").contains(CHAPTER));
+    // The script page's chapter is read; the rest of its script is decoded within the caps.
+    assert!(text_of("/script.html").contains(CHAPTER));
+    // The endpoint is fetched, its JSON refused, and the empty page kept as it is.
+    assert_eq!(text_of("/endpoint.html"), "");
     // The element bomb is the one page over a limit.
     assert_eq!(
         report.skipped.get(&SkipReason::OverLimit),

@@ -95,6 +95,8 @@ async fn evidence_round_trips(db: &TestDb) {
         decode_errors: false,
         not_modified: false,
         fetched_at: first.fetched_at,
+        source: crawler::TextSource::Script,
+        text_snapshot: None,
     })
     .await
     .unwrap();
@@ -105,6 +107,7 @@ async fn evidence_round_trips(db: &TestDb) {
         .unwrap();
     assert_eq!(text.body, "天下大势");
     assert_eq!(text.kind, "content");
+    assert_eq!(text.text_source, "script");
 
     let rows = db.store.snapshots(Page::all()).await.unwrap();
     assert_eq!(rows.len(), 2);

@@ -60,7 +60,10 @@ pub use winnow::Winnow;
 /// Version of everything that decides a fingerprint's value: the normalisation pipeline, the
 /// pinned conversion/segmentation/pinyin data and the hash functions. Stored with every
 /// fingerprint; fingerprints of different versions must not be compared.
-pub const NORMALIZER_VERSION: u32 = 1;
+///
+/// Version 2 folds look-alike letters (Cyrillic, Greek, ... confusables) into Latin ones:
+/// stored works of version 1 are refingerprinted by `copyhound works refingerprint`.
+pub const NORMALIZER_VERSION: u32 = 2;
 
 /// Version of the binary format of [`ChapterFingerprint::to_bytes`].
 pub const FORMAT_VERSION: u8 = 1;

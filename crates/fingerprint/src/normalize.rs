@@ -15,6 +15,12 @@
 //!    punctuation, symbols (emoji included), zero-width and control characters are dropped; a run
 //!    of dropped characters is remembered as a *break* so that word segmentation can still see
 //!    where words and sentences ended.
+//! 5. Look-alike letters fold into the Latin letter or digit they imitate: Cyrillic and Greek
+//!    `а е о р с х у і ν` become `a e o p c x y i v`, by the Unicode TR39 confusable skeletons
+//!    of [`unicode_security`] (a letter whose skeleton is one ASCII letter or digit). ASCII
+//!    itself and the Chinese, Japanese and Korean blocks are left alone. One character still
+//!    maps to one, so the offset map is untouched; and since folding is part of the per-character
+//!    table, it costs the hot path nothing.
 //!
 //! The work is done once per Basic Multilingual Plane character into a 256 KiB lookup table
 //! (built lazily on first use, ~50 ms), so normalising is one table lookup per character. Only
@@ -108,14 +114,86 @@ fn to_simplified(c: char) -> char {
     }
 }
 
-/// Steps 2–4 of the pipeline for one character that is already in NFKC form.
+/// Steps 2–5 of the pipeline for one character that is already in NFKC form.
 fn fold(c: char, out: &mut impl FnMut(char)) {
     for lower in c.to_lowercase() {
         let simplified = to_simplified(lower);
         if simplified.is_alphanumeric() {
-            out(simplified);
+            out(look_alike(simplified));
         }
     }
+}
+
+/// Whether `c` may be folded into a Latin letter or digit as a look-alike (step 5): not ASCII
+/// itself (so `0`/`o`, `1`/`l` and `m`/`rn`, which TR39 counts as confusable, stay apart), and
+/// not in a Chinese, Japanese or Korean block, whose characters are never a disguise for Latin
+/// letters (`〇`, a Chinese numeral, has the skeleton `O`).
+fn may_look_alike(c: char) -> bool {
+    !c.is_ascii()
+        && !matches!(c as u32,
+            0x1100..=0x11FF         // Hangul jamo
+            | 0x2E80..=0x9FFF       // radicals, CJK symbols, kana, bopomofo, ext. A, unified
+            | 0xAC00..=0xD7FF       // Hangul syllables
+            | 0xF900..=0xFAFF       // CJK compatibility ideographs
+            | 0xFE30..=0xFE4F       // CJK compatibility forms
+            | 0xFF00..=0xFFEF       // half- and full-width forms (NFKC already folds them)
+            | 0x1_6FE0..=0x1_B2FF   // Tangut, Khitan, kana supplements, Nüshu
+            | 0x2_0000..=0x3_FFFF) // CJK extensions B and later
+}
+
+/// The ASCII letter or digit (lower case) whose TR39 confusable skeleton `c` has, if the
+/// skeleton is that one character.
+fn latin_prototype(c: char) -> Option<char> {
+    let mut buf = [0u8; 4];
+    let mut skeleton = unicode_security::skeleton(c.encode_utf8(&mut buf));
+    match (skeleton.next(), skeleton.next()) {
+        (Some(p), None) if p.is_ascii_alphanumeric() && p != c => Some(p.to_ascii_lowercase()),
+        _ => None,
+    }
+}
+
+/// Look-alikes of Latin letters and digits, sorted: every lower-case (or caseless) letter or
+/// digit outside ASCII and the CJK blocks whose skeleton is one ASCII letter or digit, or,
+/// failing that, whose single upper-case form's skeleton is (Cyrillic `в` folds like `В` to
+/// `b`, so that case folding stays consistent: upper and lower case fold to one letter).
+/// About a thousand entries, found once over all code points by `unicode-security`'s
+/// `skeleton`.
+static LOOK_ALIKES: LazyLock<Vec<(char, char)>> = LazyLock::new(|| {
+    let mut map = Vec::new();
+    for cp in 0x80..=0x10FFFFu32 {
+        let Some(c) = char::from_u32(cp) else {
+            continue;
+        };
+        if !c.is_alphanumeric() || !may_look_alike(c) {
+            continue;
+        }
+        let mut lower = c.to_lowercase();
+        if (lower.next(), lower.next()) != (Some(c), None) {
+            continue; // an upper-case letter: it is lower-cased before the look-up
+        }
+        let prototype = latin_prototype(c).or_else(|| {
+            let mut upper = c.to_uppercase();
+            match (upper.next(), upper.next()) {
+                (Some(u), None) if u != c => latin_prototype(u),
+                _ => None,
+            }
+        });
+        if let Some(p) = prototype {
+            map.push((c, p));
+        }
+    }
+    map
+});
+
+/// Step 5 for one lower-cased character: its Latin prototype if it is a look-alike, else
+/// itself.
+fn look_alike(c: char) -> char {
+    if !may_look_alike(c) {
+        return c;
+    }
+    LOOK_ALIKES
+        .binary_search_by_key(&c, |&(from, _)| from)
+        .map_or(c, |i| LOOK_ALIKES[i].1)
 }
 
 fn build_table() -> Box<[u16]> {
@@ -163,6 +241,7 @@ fn normalize_cluster(cluster: &str, out: &mut impl FnMut(char)) {
 pub fn warm_up() {
     LazyLock::force(&TABLE);
     LazyLock::force(&STARTER_JOINERS);
+    LazyLock::force(&LOOK_ALIKES);
 }
 
 /// Where normalised output goes. Implemented by [`Normalized`] (text, offsets and breaks) and
@@ -681,6 +760,41 @@ mod tests {
         assert!(longest <= MAX_SEGMENT_BYTES, "{longest}");
         assert!(longest > MAX_SEGMENT_BYTES - 8);
         assert_eq!(spaced.replace(' ', ""), normalize_compact(&text).text);
+    }
+
+    #[test]
+    fn look_alike_letters_fold_into_latin() {
+        let plain = "Alice was beginning to get very tired of sitting by her sister";
+        // Cyrillic а е о р с х у і and Greek ο ν swapped in, some in upper case.
+        let disguised = "Аlicе wаs bеginning tο gеt νеry tirеd оf sіttіng by hеr sіstеr";
+        assert_ne!(plain, disguised);
+        assert_eq!(normalize(disguised).text(), normalize(plain).text());
+        assert_eq!(normalize_compact("рахсуо").text, "paxcyo");
+        // Upper and lower case of a Cyrillic letter fold alike.
+        assert_eq!(normalize("В").text(), normalize("в").text());
+        // One character for one: the offsets still point at the look-alikes.
+        let n = normalize("sаt");
+        assert_eq!(n.text(), "sat");
+        assert_eq!(n.original_range(1..2), 1..3);
+        assert_eq!(n.original_range(2..3), 3..4);
+    }
+
+    #[test]
+    fn look_alike_folding_leaves_ascii_and_cjk_alone() {
+        // TR39 calls 0/O, 1/l and m/rn confusable: ASCII is never folded.
+        assert_eq!(normalize("0O 1l m rn").text(), "0o1lmrn");
+        // 〇 (a Chinese numeral) has the skeleton "O"; Chinese text stays as it is.
+        assert_eq!(normalize("二〇二四年，口ロ").text(), "二〇二四年口ロ");
+        assert_eq!(look_alike('〇'), '〇');
+        // Accented letters keep their accents (their skeletons are two characters).
+        assert_eq!(normalize("café naïve").text(), "cafénaïve");
+        assert!(LOOK_ALIKES.len() > 100, "{}", LOOK_ALIKES.len());
+        assert!(LOOK_ALIKES.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(
+            LOOK_ALIKES
+                .iter()
+                .all(|&(_, to)| to.is_ascii_alphanumeric())
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ const ODD_STRINGS: &[&str] = &[
     "Ｔｈｅ　ＱＵＩＣＫ　ｆｏｘ ﬁ ① İstanbul Straße",
     "cafe\u{301} e\u{301}\u{308} \u{1100}\u{1161}\u{11A8} 한국 \u{0BC6}\u{0BBE}",
     "天\u{200B}下 大\u{3000}势😀𠀀𠀁 後來說話 iPhone 15",
+    "Аlicе wаs bеginning tο gеt νеry tirеd 二〇二四 ВОТ в",
 ];
 
 /// Digest of the serialised fingerprints of every piece, in order.
@@ -47,7 +48,7 @@ fn digest(fp: &Fingerprinter, texts: &[String]) -> (u64, u64) {
 #[test]
 fn fingerprints_do_not_drift() {
     assert_eq!(
-        NORMALIZER_VERSION, 1,
+        NORMALIZER_VERSION, 2,
         "update the digests below with the version"
     );
     let fp = Fingerprinter::new(FingerprintSettings::default()).unwrap();
@@ -66,6 +67,6 @@ fn fingerprints_do_not_drift() {
         "pieces {} all {all:#018x} simhashes {simhashes:#018x}",
         texts.len()
     );
-    assert_eq!(simhashes, 0xadb1_9068_fcf0_f93e, "SimHashes changed");
-    assert_eq!(all, 0x26d4_1857_195f_0b6d, "fingerprints changed");
+    assert_eq!(simhashes, 0x1f98_5bcc_ea0b_4e03, "SimHashes changed");
+    assert_eq!(all, 0x0ce3_7f71_abc5_b33b, "fingerprints changed");
 }

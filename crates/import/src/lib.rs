@@ -622,7 +622,8 @@ impl Importer {
         let this = self.clone();
         let counter = Arc::clone(&done);
         let task = tokio::task::spawn_blocking(move || {
-            let fingerprints = this.fingerprint_chapters(&prepared.chapters, &|| {
+            let bodies: Vec<&str> = prepared.chapters.iter().map(|c| c.body.as_str()).collect();
+            let fingerprints = this.fingerprint_chapters(&bodies, &|| {
                 let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
                 let _ = tx.send(n);
             });
@@ -657,11 +658,11 @@ impl Importer {
     /// finish alone at the end; results come back in chapter order.
     fn fingerprint_chapters(
         &self,
-        chapters: &[split::SplitChapter],
+        chapters: &[&str],
         on_done: &(dyn Fn() + Sync),
     ) -> Vec<NewFingerprint> {
         let mut order: Vec<usize> = (0..chapters.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(chapters[i].body.len()));
+        order.sort_by_key(|&i| std::cmp::Reverse(chapters[i].len()));
         let next = AtomicUsize::new(0);
         let threads = self.threads.clamp(1, chapters.len().max(1));
         let mut results: Vec<Option<NewFingerprint>> = vec![None; chapters.len()];
@@ -675,7 +676,7 @@ impl Importer {
                             let Some(&i) = order.get(k) else {
                                 return mine;
                             };
-                            let fp = self.fingerprinter.fingerprint(&chapters[i].body);
+                            let fp = self.fingerprinter.fingerprint(chapters[i]);
                             mine.push((i, to_stored(&fp)));
                             on_done();
                         }
@@ -692,6 +693,59 @@ impl Importer {
             .into_iter()
             .map(|fp| fp.expect("every chapter fingerprinted"))
             .collect()
+    }
+}
+
+impl Importer {
+    /// Fingerprints a stored work's chapters again, from their stored texts, with this build's
+    /// normaliser, and replaces their fingerprints in the store (which logs the work as
+    /// changed, so running indexes follow): a work imported before a
+    /// [`fingerprint::NORMALIZER_VERSION`] change follows without a re-import. Unless `force`,
+    /// a work whose every fingerprint is of this version is left alone. Returns the chapters
+    /// fingerprinted (0 when left alone).
+    ///
+    /// # Errors
+    /// [`Error::Store`] when the work is unknown or the store fails (nothing is changed then).
+    #[instrument(skip_all, fields(work = %work))]
+    pub async fn refingerprint<S>(&self, store: &S, work: WorkId, force: bool) -> Result<usize>
+    where
+        S: WorkReads + WorkWrites + store::IndexLoads + Sync,
+    {
+        if !force {
+            let entries = store.work_index_entries(work).await.map_err(Error::Store)?;
+            let chapters = store.chapters(work).await.map_err(Error::Store)?;
+            let current = entries.len() == chapters.len()
+                && entries
+                    .iter()
+                    .all(|e| e.normalizer_version == fingerprint::NORMALIZER_VERSION);
+            if current {
+                return Ok(0);
+            }
+        }
+        let infos = store.chapters(work).await.map_err(Error::Store)?;
+        if infos.is_empty() {
+            // An unknown work lists no chapters: say which.
+            store.work(work).await.map_err(Error::Store)?;
+            return Ok(0);
+        }
+        let mut texts = Vec::with_capacity(infos.len());
+        for info in &infos {
+            texts.push(store.chapter(info.id).await.map_err(Error::Store)?.body);
+        }
+        let this = self.clone();
+        let fingerprints = tokio::task::spawn_blocking(move || {
+            let bodies: Vec<&str> = texts.iter().map(String::as_str).collect();
+            this.fingerprint_chapters(&bodies, &|| {})
+        })
+        .await
+        .expect("fingerprinting does not panic");
+        let replaced: Vec<(store::ChapterId, NewFingerprint)> =
+            infos.iter().map(|i| i.id).zip(fingerprints).collect();
+        store
+            .replace_fingerprints(work, &replaced)
+            .await
+            .map_err(Error::Store)?;
+        Ok(replaced.len())
     }
 }
 

@@ -549,3 +549,75 @@ async fn imports_into_postgres_too() {
         .unwrap();
     assert_eq!((again.work, again.created), (report.work, false));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_work_of_an_older_normaliser_is_refingerprinted_from_its_stored_text() {
+    use store::{IndexLoads, WorkWrites};
+    let db = sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = data("alice_toc_1-2.txt");
+    let report = import(&db, &write(dir.path(), "alice.txt", text.as_bytes()))
+        .await
+        .unwrap();
+    let work = report.work;
+    let fresh = db.store.work_index_entries(work).await.unwrap();
+    // A fingerprint of this version is left alone unless forced.
+    assert_eq!(
+        importer()
+            .refingerprint(&db.store, work, false)
+            .await
+            .unwrap(),
+        0
+    );
+
+    // Make the stored fingerprints look like an older normaliser's, as after an upgrade.
+    let stale: Vec<_> = db
+        .store
+        .chapters(work)
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let fp = store::NewFingerprint {
+                normalizer_version: fingerprint::NORMALIZER_VERSION - 1,
+                chars: 1,
+                simhash: 1,
+                summary: vec![0; 8],
+                text_winnow: Vec::new(),
+                pinyin_winnow: Vec::new(),
+            };
+            (c.id, fp)
+        })
+        .collect();
+    db.store.replace_fingerprints(work, &stale).await.unwrap();
+    assert!(
+        db.store
+            .work_index_entries(work)
+            .await
+            .unwrap()
+            .iter()
+            .all(|e| e.normalizer_version < fingerprint::NORMALIZER_VERSION)
+    );
+
+    let redone = importer()
+        .refingerprint(&db.store, work, false)
+        .await
+        .unwrap();
+    assert_eq!(redone, stale.len());
+    // The same fingerprints as a fresh import's.
+    assert_eq!(db.store.work_index_entries(work).await.unwrap(), fresh);
+    assert_eq!(
+        importer()
+            .refingerprint(&db.store, work, true)
+            .await
+            .unwrap(),
+        stale.len()
+    );
+    assert!(matches!(
+        importer()
+            .refingerprint(&db.store, store::WorkId(4242), true)
+            .await
+            .unwrap_err(),
+        Error::Store(store::Error::NotFound { .. })
+    ));
+}

@@ -19,6 +19,8 @@
 //! | split | the chapter cut into 2–4 pages at sentence ends; each page must report the chapter |
 //! | merged | 2–3 consecutive chapters on one page; all must be reported |
 //! | partial | a contiguous 30–60% of the chapter |
+//! | look-alike letters | an English chapter with half of its Latin letters that have a Cyrillic or Greek look-alike (`а е о р с х у і`, `А В Е К М Н О Р С Т Х`, `ο ν`) swapped for it |
+//! | script-written | the chapter as it is; `copyhound bench quality` renders its pages with an empty content element that an inline script fills (`\uXXXX` literals, pieces joined by `+`, `innerHTML` or `document.write`) or fetches from a JSON endpoint |
 //! | other chapter | a held-out chapter of a registered novel (negative) |
 //! | other novel | a chapter of a foreign novel (negative) |
 //! | quotation | a held-out or foreign chapter quoting 1–3 sentences (at most 150 characters) of a registered chapter (negative) |
@@ -305,6 +307,11 @@ pub enum Case {
     Merged,
     /// 30–60% of the chapter.
     Partial,
+    /// Latin letters swapped for Cyrillic or Greek look-alikes (English chapters).
+    LookAlike,
+    /// The chapter written into the page by a script (the text is verbatim here; the HTML
+    /// rendering decides how the script writes it).
+    Script,
     /// Negative: a held-out chapter of a registered novel.
     OtherChapter,
     /// Negative: a chapter of a novel that is not registered.
@@ -315,7 +322,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, evasions first.
-    pub const ALL: [Case; 11] = [
+    pub const ALL: [Case; 13] = [
         Case::Verbatim,
         Case::Ads,
         Case::Traditional,
@@ -324,6 +331,8 @@ impl Case {
         Case::Split,
         Case::Merged,
         Case::Partial,
+        Case::LookAlike,
+        Case::Script,
         Case::OtherChapter,
         Case::OtherNovel,
         Case::Quotation,
@@ -340,9 +349,31 @@ impl Case {
             Case::Split => "split over pages",
             Case::Merged => "merged chapters",
             Case::Partial => "partial copy",
+            Case::LookAlike => "look-alike letters",
+            Case::Script => "script-written",
             Case::OtherChapter => "neg: other chapter",
             Case::OtherNovel => "neg: other novel",
             Case::Quotation => "neg: quotation",
+        }
+    }
+
+    /// The case's number in the page generator's seed: its place in the list before later
+    /// cases were added, so that adding a case leaves the pages of the others as they were.
+    fn seed_no(self) -> u64 {
+        match self {
+            Case::Verbatim => 0,
+            Case::Ads => 1,
+            Case::Traditional => 2,
+            Case::Homophones => 3,
+            Case::Edits => 4,
+            Case::Split => 5,
+            Case::Merged => 6,
+            Case::Partial => 7,
+            Case::OtherChapter => 8,
+            Case::OtherNovel => 9,
+            Case::Quotation => 10,
+            Case::LookAlike => 11,
+            Case::Script => 12,
         }
     }
 
@@ -506,6 +537,42 @@ fn edits(text: &str, chinese: bool, tables: &CharTables, rng: &mut Rng) -> Strin
     out
 }
 
+/// Latin letters and their Cyrillic or Greek look-alikes.
+const LOOK_ALIKES: &[(char, char)] = &[
+    ('a', 'а'),
+    ('e', 'е'),
+    ('o', 'о'),
+    ('p', 'р'),
+    ('c', 'с'),
+    ('x', 'х'),
+    ('y', 'у'),
+    ('i', 'і'),
+    ('v', 'ν'),
+    ('A', 'А'),
+    ('B', 'В'),
+    ('E', 'Е'),
+    ('K', 'К'),
+    ('M', 'М'),
+    ('H', 'Н'),
+    ('O', 'Ο'),
+    ('P', 'Р'),
+    ('C', 'С'),
+    ('T', 'Т'),
+    ('X', 'Х'),
+];
+
+/// Half of the letters that have a look-alike swapped for it.
+fn look_alikes(text: &str, rng: &mut Rng) -> String {
+    text.chars()
+        .map(
+            |c| match LOOK_ALIKES.iter().find(|(latin, _)| *latin == c) {
+                Some(&(_, fake)) if rng.chance(0.5) => fake,
+                _ => c,
+            },
+        )
+        .collect()
+}
+
 fn with_ads(text: &str, chinese: bool, rng: &mut Rng) -> String {
     let mut out = String::with_capacity(text.len() + 1024);
     let mut until_ad = rng.range(2, 4);
@@ -551,8 +618,8 @@ fn chars(text: &str) -> usize {
 pub fn pirate_pages(corpus: &Corpus, per_case: usize, seed: u64) -> Vec<PiratePage> {
     let tables = CharTables::new(&corpus.registered);
     let mut out = Vec::new();
-    for (case_no, case) in Case::ALL.into_iter().enumerate() {
-        let mut rng = Rng(seed ^ fmix64(case_no as u64 + 1));
+    for case in Case::ALL {
+        let mut rng = Rng(seed ^ fmix64(case.seed_no() + 1));
         let before = out.len();
         // Bounded: a corpus without any eligible chapter makes no page of the case.
         for _ in 0..per_case * 20 {
@@ -663,6 +730,11 @@ fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<
                     one(t, rng)
                 }
                 Case::Traditional if chinese => one(other_script(&c.text), rng),
+                Case::LookAlike if !chinese => {
+                    let t = look_alikes(&c.text, rng);
+                    one(t, rng)
+                }
+                Case::Script => one(c.text.clone(), rng),
                 Case::Homophones if chinese => {
                     let t = homophones(&c.text, tables, rng);
                     one(t, rng)
@@ -845,7 +917,7 @@ pub fn register(
 }
 
 /// Counts of one case.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CaseStats {
     /// Pages.
     pub pages: usize,
@@ -859,6 +931,10 @@ pub struct CaseStats {
     pub reported: usize,
     /// Reported matches that name an expected chapter.
     pub correct: usize,
+    /// Sum of the coverage (share of the chapter found in the page) of those matches.
+    pub coverage_sum: f64,
+    /// The least coverage of those matches (1 when there are none).
+    pub coverage_min: f64,
 }
 
 impl CaseStats {
@@ -889,7 +965,24 @@ impl CaseStats {
         }
     }
 
+    /// Mean coverage of the matches that name an expected chapter (0 when there are none).
+    pub fn coverage(&self) -> f64 {
+        if self.correct == 0 {
+            0.0
+        } else {
+            self.coverage_sum / self.correct as f64
+        }
+    }
+
     fn add(&mut self, other: &CaseStats) {
+        if other.pages > 0 {
+            self.coverage_min = if self.pages == 0 {
+                other.coverage_min
+            } else {
+                self.coverage_min.min(other.coverage_min)
+            };
+        }
+        self.coverage_sum += other.coverage_sum;
         self.pages += other.pages;
         self.pages_recalled += other.pages_recalled;
         self.pages_with_matches += other.pages_with_matches;
@@ -909,6 +1002,9 @@ pub const TARGET_RECALL: f64 = 0.98;
 pub const TARGET_CASE_RECALL: f64 = 0.95;
 /// Share of reported matches that must be right, over all pages.
 pub const TARGET_PRECISION: f64 = 0.99;
+/// Mean coverage wanted of the right matches on script-written and look-alike pages (the
+/// whole chapter is on the page, however it is disguised).
+pub const TARGET_COVERAGE: f64 = 0.9;
 
 /// The result of [`evaluate`] or [`score`].
 #[derive(Debug, Clone, Default)]
@@ -972,6 +1068,13 @@ impl QualityReport {
             ));
         }
         for (case, s) in &self.cases {
+            if matches!(case, Case::LookAlike | Case::Script) && s.coverage() < TARGET_COVERAGE {
+                missed.push(format!(
+                    "coverage of {} {:.3} < {TARGET_COVERAGE}",
+                    case.name(),
+                    s.coverage()
+                ));
+            }
             if case.is_evasion() && s.recall() < TARGET_CASE_RECALL {
                 missed.push(format!(
                     "recall of {} {:.3} < {TARGET_CASE_RECALL}",
@@ -1004,18 +1107,23 @@ impl fmt::Display for QualityReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "| case | pages | recall (pages) | pages with matches | matches reported | precision | right chapter |"
+            "| case | pages | recall (pages) | pages with matches | matches reported | precision | right chapter | coverage (mean, min) |"
         )?;
-        writeln!(f, "|---|---:|---:|---:|---:|---:|---:|")?;
+        writeln!(f, "|---|---:|---:|---:|---:|---:|---:|---:|")?;
         let row = |f: &mut fmt::Formatter<'_>, name: &str, s: &CaseStats, evasion: bool| {
             let recall = if evasion {
                 format!("{:.3}", s.recall())
             } else {
                 "–".to_string()
             };
+            let coverage = if evasion && s.correct > 0 {
+                format!("{:.3}, {:.3}", s.coverage(), s.coverage_min)
+            } else {
+                "–".to_string()
+            };
             writeln!(
                 f,
-                "| {name} | {} | {recall} | {} | {} | {:.3} | {:.3} |",
+                "| {name} | {} | {recall} | {} | {} | {:.3} | {:.3} | {coverage} |",
                 s.pages,
                 s.pages_with_matches,
                 s.reported,
@@ -1039,6 +1147,9 @@ impl fmt::Display for QualityReport {
     }
 }
 
+/// What was reported for one page: each chapter with its coverage.
+type Reported = Vec<(ChapterId, f64)>;
+
 /// Runs [`Matcher::check`] over `pages` on `threads` threads and counts, per case, the pages
 /// recalled and the matches reported right and wrong.
 ///
@@ -1053,7 +1164,7 @@ pub fn evaluate(
     let threads = threads.max(1);
     let start = Instant::now();
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Vec<ChapterId>)>> = Mutex::new(Vec::with_capacity(pages.len()));
+    let results: Mutex<Vec<(usize, Reported)>> = Mutex::new(Vec::with_capacity(pages.len()));
     let first_error = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -1063,7 +1174,8 @@ pub fn evaluate(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = pages.get(i) else { break };
                     match matcher.check(&p.text, source) {
-                        Ok(matches) => local.push((i, matches.iter().map(|m| m.chapter).collect())),
+                        Ok(matches) => local
+                            .push((i, matches.iter().map(|m| (m.chapter, m.coverage)).collect())),
                         Err(e) => {
                             first_error
                                 .lock()
@@ -1086,19 +1198,20 @@ pub fn evaluate(
     let seconds = start.elapsed().as_secs_f64();
     let mut results = results.into_inner().expect("no panics while locked");
     results.sort_unstable_by_key(|(i, _)| *i);
-    let reported: Vec<Vec<ChapterId>> = results.into_iter().map(|(_, r)| r).collect();
+    let reported: Vec<Vec<(ChapterId, f64)>> = results.into_iter().map(|(_, r)| r).collect();
     Ok(score(pages, &reported, seconds, threads))
 }
 
 /// Counts, per case, the pages recalled and the matches reported right and wrong, given the
-/// chapters reported for each of `pages` (in the same order) by whatever ran the matcher
+/// chapters reported for each of `pages` with their coverage (in the same order) by whatever
+/// ran the matcher
 /// (here [`evaluate`]; `copyhound bench quality` runs `check` over HTML files).
 ///
 /// # Panics
 /// When `reported` and `pages` differ in length.
 pub fn score(
     pages: &[PiratePage],
-    reported: &[Vec<ChapterId>],
+    reported: &[Vec<(ChapterId, f64)>],
     seconds: f64,
     threads: usize,
 ) -> QualityReport {
@@ -1106,9 +1219,22 @@ pub fn score(
     let mut per_case: HashMap<Case, CaseStats> = HashMap::default();
     let mut failures = Vec::new();
     for (p, reported) in pages.iter().zip(reported) {
-        let s = per_case.entry(p.case).or_default();
-        let correct = reported.iter().filter(|c| p.expected.contains(c)).count();
-        let recalled = p.expected.iter().all(|c| reported.contains(c));
+        let s = per_case.entry(p.case).or_insert(CaseStats {
+            coverage_min: 1.0,
+            ..CaseStats::default()
+        });
+        let right: Vec<f64> = reported
+            .iter()
+            .filter(|(c, _)| p.expected.contains(c))
+            .map(|&(_, coverage)| coverage)
+            .collect();
+        let correct = right.len();
+        s.coverage_sum += right.iter().sum::<f64>();
+        s.coverage_min = right.iter().copied().fold(s.coverage_min, f64::min);
+        let recalled = p
+            .expected
+            .iter()
+            .all(|c| reported.iter().any(|(r, _)| r == c));
         s.pages += 1;
         s.pages_recalled += usize::from(recalled);
         s.pages_with_matches += usize::from(!reported.is_empty());
@@ -1121,7 +1247,7 @@ pub fn score(
                 p.case.name(),
                 p.origin,
                 p.expected.iter().map(|c| c.0).collect::<Vec<_>>(),
-                reported.iter().map(|c| c.0).collect::<Vec<_>>()
+                reported.iter().map(|(c, _)| c.0).collect::<Vec<_>>()
             ));
         }
     }

@@ -104,7 +104,12 @@ fn spans_point_at_the_same_text_in_both_documents() {
                 assert_eq!(sa[sa.len() - 8..], sb[sb.len() - 8..], "{:?}", p.case);
                 if matches!(
                     p.case,
-                    Case::Verbatim | Case::Split | Case::Partial | Case::Merged
+                    Case::Verbatim
+                        | Case::Split
+                        | Case::Partial
+                        | Case::Merged
+                        | Case::LookAlike
+                        | Case::Script
                 ) {
                     assert_eq!(normalize(a).text(), normalize(b).text(), "{:?}", p.case);
                 }
@@ -125,7 +130,9 @@ fn coverage_and_page_share_measure_what_was_copied() {
             assert!((0.0..=1.0).contains(&m.coverage) && (0.0..=1.0).contains(&m.page_share));
             assert!(m.identical_chars <= m.matched_chars);
             let (lo, hi) = match p.case {
-                Case::Verbatim | Case::Ads | Case::Merged => (0.99, 1.0),
+                Case::Verbatim | Case::Ads | Case::Merged | Case::LookAlike | Case::Script => {
+                    (0.99, 1.0)
+                }
                 Case::Traditional | Case::Homophones => (0.97, 1.0),
                 Case::Edits => (0.75, 0.99),
                 // 30-60% of the sentences (a sentence is at most a few per cent of a chapter).

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crawler::{ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind};
+use crawler::{
+    ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind, TextSource,
+};
 use matcher::{Match, Matcher};
 use store::Store;
 use url::Url;
@@ -26,6 +28,9 @@ pub struct Checked {
     /// What extraction made of the page: a page with no match that is a challenge, a
     /// redirect stub or empty was never a chapter.
     pub kind: PageKind,
+    /// Where the text came from: the markup, an inline script that writes it, or the
+    /// same-site endpoint the page's script fetches it from (fetched too, for a URL).
+    pub source: TextSource,
     /// The registered chapters it copies, best first.
     pub matches: Vec<Match>,
     /// Their texts.
@@ -111,10 +116,10 @@ impl Checker {
         };
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let (text, kind) = match read {
+            let (text, kind, source) = match read {
                 Some(read) => read,
                 None => match self.read_file(Path::new(&input)) {
-                    Ok(read) => read,
+                    Ok((text, kind, source, _)) => (text, kind, source),
                     Err(e) => return Ok(Err(e)),
                 },
             };
@@ -122,6 +127,7 @@ impl Checker {
             Ok(Ok(Checked {
                 text,
                 kind,
+                source,
                 matches,
                 texts,
             }))
@@ -130,8 +136,10 @@ impl Checker {
         .map_err(|e| Error::task("checking a page", e))?
     }
 
-    /// The main text of the page at `input` and its kind.
-    async fn fetch(&self, input: &str) -> Result<(String, PageKind)> {
+    /// The main text of the page at `input`, its kind and where the text came from: when
+    /// the page holds no chapter but its script names a same-site content endpoint, the
+    /// endpoint is fetched too and its text taken if it is more.
+    async fn fetch(&self, input: &str) -> Result<(String, PageKind, TextSource)> {
         let url = Url::parse(input).map_err(|e| Error::Page(format!("bad url {input:?}: {e}")))?;
         let snapshot = self.fetcher.fetch(&FetchRequest::get(url)).await?;
         if !(200..300).contains(&snapshot.status) {
@@ -141,16 +149,45 @@ impl Checker {
             )));
         }
         let this = self.clone();
-        tokio::task::spawn_blocking(move || {
+        let (text, kind, source, endpoint) = tokio::task::spawn_blocking(move || {
             this.read(&snapshot.body, snapshot.content_type(), &snapshot.final_url)
         })
         .await
-        .map_err(|e| Error::task("reading a page", e))?
+        .map_err(|e| Error::task("reading a page", e))??;
+        let Some(endpoint) = endpoint else {
+            return Ok((text, kind, source));
+        };
+        let request = FetchRequest {
+            accept_json: true,
+            ..FetchRequest::get(endpoint)
+        };
+        let answer = match self.fetcher.fetch(&request).await {
+            Ok(a) if (200..300).contains(&a.status) => a,
+            _ => return Ok((text, kind, source)),
+        };
+        let extractor = Arc::clone(&self.extractor);
+        let deadline = Instant::now() + self.extract.time_budget;
+        let read = tokio::task::spawn_blocking(move || {
+            crawler::read_endpoint(
+                &extractor,
+                &answer.body,
+                answer.content_type(),
+                &answer.final_url,
+                Some(deadline),
+            )
+        })
+        .await
+        .map_err(|e| Error::task("reading a content endpoint", e))?;
+        Ok(if read.text.chars().count() > text.chars().count() {
+            (read.text, read.kind, read.source)
+        } else {
+            (text, kind, source)
+        })
     }
 
     /// The main text of a file (`.html`/`.htm` extracted, anything else read as text),
-    /// decoded from whatever encoding, and its kind.
-    fn read_file(&self, path: &Path) -> Result<(String, PageKind)> {
+    /// decoded from whatever encoding, as [`Checker::read`] gives it.
+    fn read_file(&self, path: &Path) -> Result<PageRead> {
         let bytes = std::fs::read(path).map_err(|source| Error::Read {
             path: path.to_owned(),
             source,
@@ -167,21 +204,24 @@ impl Checker {
         self.read(&bytes, Some(content_type), &base)
     }
 
-    /// A page read as the crawl reads it, within the extraction time budget.
-    fn read(
-        &self,
-        body: &[u8],
-        content_type: Option<&str>,
-        url: &Url,
-    ) -> Result<(String, PageKind)> {
+    /// A page read as the crawl reads it, within the extraction time budget: its text, kind,
+    /// where the text came from and the content endpoint its script names.
+    fn read(&self, body: &[u8], content_type: Option<&str>, url: &Url) -> Result<PageRead> {
         let deadline = Instant::now() + self.extract.time_budget;
         let read = crawler::read_page(&self.extractor, body, content_type, url, Some(deadline));
         if let Some(exceeded) = read.exceeded() {
             return Err(Error::Page(format!("{exceeded}: the page is not read")));
         }
-        Ok((read.text, read.kind))
+        let endpoint = read
+            .extracted
+            .as_ref()
+            .and_then(|e| e.content_endpoint.clone());
+        Ok((read.text, read.kind, read.source, endpoint))
     }
 }
+
+/// A page's text, kind, where the text came from, and the content endpoint its script names.
+type PageRead = (String, PageKind, TextSource, Option<Url>);
 
 fn is_url(input: &str) -> bool {
     input.starts_with("http://") || input.starts_with("https://")

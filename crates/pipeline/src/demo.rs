@@ -241,10 +241,14 @@ fn slug(case: Case) -> Option<&'static str> {
         Case::Split => "split",
         Case::Merged => "merged",
         Case::Partial => "partial",
+        Case::LookAlike => "look-alike",
         Case::OtherNovel => "other-novel",
         Case::Quotation => "quotation",
         // Needs a chapter of a registered work that is not registered: none here.
         Case::OtherChapter => return None,
+        // Written by a script as the quality bench renders it; the demo's templates write
+        // plain pages.
+        Case::Script => return None,
     })
 }
 
@@ -386,8 +390,14 @@ impl SiteServer {
 }
 
 fn page(by_path: &HashMap<String, Vec<u8>>, uri: &Uri) -> Response {
+    // A path ending `.json` is a content endpoint a script-written page fetches.
+    let content_type = if uri.path().ends_with(".json") {
+        "application/json"
+    } else {
+        "text/html"
+    };
     match by_path.get(uri.path()) {
-        Some(body) => ([(header::CONTENT_TYPE, "text/html")], body.clone()).into_response(),
+        Some(body) => ([(header::CONTENT_TYPE, content_type)], body.clone()).into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -416,6 +416,8 @@ impl Rechecker {
             decode_errors: read.decoded.had_errors,
             not_modified: false,
             fetched_at: snapshot.fetched_at,
+            source: read.source,
+            text_snapshot: None,
         })
         .await?;
         let analysed = self.analyser.analyse(id).await?;

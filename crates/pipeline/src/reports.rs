@@ -36,6 +36,9 @@ struct Record<'a> {
     last_seen: String,
     snapshot_sha256: &'a str,
     licensed: bool,
+    /// Where the page's text came from: `markup`, `script` (written by an inline script) or
+    /// `endpoint` (fetched by its script from the site).
+    text_source: &'a str,
     /// Page and chapter byte ranges of the copied passages (JSON).
     spans: serde_json::Value,
 }
@@ -58,12 +61,13 @@ impl<'a> Record<'a> {
             last_seen: r.last_seen.to_rfc3339(),
             snapshot_sha256: &r.snapshot_sha256,
             licensed: r.licensed,
+            text_source: &r.text_source,
             spans: serde_json::from_str(&r.passages).unwrap_or(serde_json::Value::Null),
         }
     }
 
     /// The CSV row, in the order of [`CSV_HEADER`].
-    fn csv_row(&self) -> [String; 16] {
+    fn csv_row(&self) -> [String; 17] {
         [
             self.url.to_owned(),
             self.site.to_owned(),
@@ -80,13 +84,14 @@ impl<'a> Record<'a> {
             self.last_seen.clone(),
             self.snapshot_sha256.to_owned(),
             self.licensed.to_string(),
+            self.text_source.to_owned(),
             self.spans.to_string(),
         ]
     }
 }
 
 /// The CSV header, in the order of the record's fields.
-pub const CSV_HEADER: [&str; 16] = [
+pub const CSV_HEADER: [&str; 17] = [
     "url",
     "site",
     "work_id",
@@ -102,6 +107,7 @@ pub const CSV_HEADER: [&str; 16] = [
     "last_seen",
     "snapshot_sha256",
     "licensed",
+    "text_source",
     "spans",
 ];
 

@@ -111,6 +111,11 @@ pub struct NewPageText {
     pub decode_errors: bool,
     pub not_modified: bool,
     pub fetched_at: DateTime<Utc>,
+    /// Where the text came from: `markup`, `script` (an inline script writes it) or
+    /// `endpoint` (the page's script fetches it from the site).
+    pub text_source: String,
+    /// For `endpoint`: the snapshot of the endpoint's response.
+    pub text_snapshot: Option<SnapshotId>,
 }
 
 /// A stored page text.
@@ -124,6 +129,10 @@ pub struct PageText {
     pub chapter_title: Option<String>,
     pub body: String,
     pub encoding: String,
+    /// See [`NewPageText::text_source`].
+    pub text_source: String,
+    /// See [`NewPageText::text_snapshot`].
+    pub text_snapshot: Option<SnapshotId>,
 }
 
 /// Evidence writes, for the crawler.
@@ -474,7 +483,7 @@ impl EvidenceWrites for Store {
         write_tx!(self, |tx| {
             // The common case, a new row, takes one statement; a text stored again (a
             // re-extraction) replaces the row and queues nothing.
-            // Binds the row's thirteen values to `$1`..`$13` of a statement.
+            // Binds the row's fifteen values to `$1`..`$15` of a statement.
             macro_rules! page_text {
                 ($sql:expr) => {
                     sqlx::query($sql)
@@ -491,14 +500,17 @@ impl EvidenceWrites for Store {
                         .bind(page.decode_errors)
                         .bind(page.not_modified)
                         .bind(page.fetched_at)
+                        .bind(&page.text_source)
+                        .bind(page.text_snapshot)
                         .execute(&mut *tx)
                         .await?
                 };
             }
             let inserted = page_text!(
                 "INSERT INTO page_texts (snapshot_id, url, depth, chain_head, chain_index, kind, \
-                 title, chapter_title, body, encoding, decode_errors, not_modified, fetched_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                 title, chapter_title, body, encoding, decode_errors, not_modified, fetched_at, \
+                 text_source, text_snapshot_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
                  ON CONFLICT (snapshot_id) DO NOTHING"
             )
             .rows_affected()
@@ -513,8 +525,8 @@ impl EvidenceWrites for Store {
                 page_text!(
                     "UPDATE page_texts SET url = $2, depth = $3, chain_head = $4, \
                      chain_index = $5, kind = $6, title = $7, chapter_title = $8, body = $9, \
-                     encoding = $10, decode_errors = $11, not_modified = $12, fetched_at = $13 \
-                     WHERE snapshot_id = $1"
+                     encoding = $10, decode_errors = $11, not_modified = $12, fetched_at = $13, \
+                     text_source = $14, text_snapshot_id = $15 WHERE snapshot_id = $1"
                 );
             }
             Ok::<(), crate::Error>(())
@@ -523,7 +535,8 @@ impl EvidenceWrites for Store {
     }
 }
 
-/// `url, depth, kind, title, chapter_title, body, encoding` of a `page_texts` row.
+/// `url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot_id` of
+/// a `page_texts` row.
 type PageTextRow = (
     String,
     i32,
@@ -532,6 +545,8 @@ type PageTextRow = (
     Option<String>,
     String,
     String,
+    String,
+    Option<SnapshotId>,
 );
 
 impl EvidenceReads for Store {
@@ -645,14 +660,14 @@ impl EvidenceReads for Store {
     async fn page_text(&self, id: SnapshotId) -> Result<PageText> {
         let row: Option<PageTextRow> = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT url, depth, kind, title, chapter_title, body, encoding \
-                     FROM page_texts WHERE snapshot_id = $1",
+                "SELECT url, depth, kind, title, chapter_title, body, encoding, text_source, \
+                     text_snapshot_id FROM page_texts WHERE snapshot_id = $1",
             )
             .bind(id)
             .fetch_optional(pool)
             .await?
         });
-        let (url, depth, kind, title, chapter_title, body, encoding) =
+        let (url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot) =
             row.ok_or_else(|| Error::not_found("page text", id))?;
         Ok(PageText {
             snapshot: id,
@@ -663,6 +678,8 @@ impl EvidenceReads for Store {
             chapter_title,
             body,
             encoding,
+            text_source,
+            text_snapshot,
         })
     }
 

@@ -89,6 +89,9 @@ pub struct ReportRow {
     pub snapshot_id: SnapshotId,
     /// Whether the page's host is licensed for the work.
     pub licensed: bool,
+    /// Where that snapshot's text came from: `markup`, `script` (written by an inline
+    /// script) or `endpoint` (fetched by its script from the site).
+    pub text_source: String,
     /// The aligned passages as JSON (the matcher's format).
     pub passages: String,
 }
@@ -135,6 +138,7 @@ struct ReportDbRow {
     sha256: Vec<u8>,
     snapshot_id: SnapshotId,
     licensed: bool,
+    text_source: Option<String>,
     passages: String,
 }
 
@@ -186,7 +190,7 @@ impl Reports for Store {
              m.case_id, c.status, \
              (SELECT MIN(f.fetched_at) FROM matches f \
               WHERE f.page_id = m.page_id AND f.chapter_id = m.chapter_id) AS first_seen, \
-             m.fetched_at, sn.sha256, m.snapshot_id, m.licensed, m.passages \
+             m.fetched_at, sn.sha256, m.snapshot_id, m.licensed, pt.text_source, m.passages \
              FROM ({inner}) m \
              JOIN pages p ON p.id = m.page_id \
              JOIN sites si ON si.id = p.site_id \
@@ -194,6 +198,7 @@ impl Reports for Store {
              JOIN chapters ch ON ch.id = m.chapter_id \
              JOIN snapshots sn ON sn.id = m.snapshot_id \
              LEFT JOIN cases c ON c.id = m.case_id \
+             LEFT JOIN page_texts pt ON pt.snapshot_id = m.snapshot_id \
              ORDER BY m.page_id, m.chapter_id"
         );
         let rows: Vec<ReportDbRow> = read_pool!(self, |pool| {
@@ -230,6 +235,7 @@ impl Reports for Store {
                     snapshot_sha256: hex(&r.sha256),
                     snapshot_id: r.snapshot_id,
                     licensed: r.licensed,
+                    text_source: r.text_source.unwrap_or_else(|| "markup".to_owned()),
                     passages: r.passages,
                 })
             })

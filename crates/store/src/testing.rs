@@ -510,5 +510,7 @@ pub fn sample_page_text(
         decode_errors: false,
         not_modified: false,
         fetched_at: chrono::Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     }
 }

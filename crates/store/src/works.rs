@@ -339,6 +339,20 @@ pub trait WorkWrites {
         force: bool,
         actor: &str,
     ) -> impl Future<Output = Result<WorkDeletion>> + Send;
+
+    /// Replaces the fingerprints (summaries and postings) of a work's chapters with
+    /// `fingerprints` (chapter id, new fingerprint), and logs the work as added again so that
+    /// running indexes replace its entries, in one transaction: after a normaliser change,
+    /// a work follows without a re-import. Chapters not named keep theirs.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown work (or one still being imported);
+    /// [`Error::InvalidInput`] for a chapter that is not the work's.
+    fn replace_fingerprints(
+        &self,
+        work: WorkId,
+        fingerprints: &[(ChapterId, NewFingerprint)],
+    ) -> impl Future<Output = Result<()>> + Send;
 }
 
 /// A change to a work's title and author ([`WorkWrites::update_work`]); `None` leaves a
@@ -712,6 +726,61 @@ impl WorkWrites for Store {
                 .rows_affected();
             Error::found(deleted, "work", id)?;
             tx.log_change(id.0, WorkChangeKind::Removed).await?;
+            Ok(())
+        })
+    }
+
+    #[instrument(skip_all, fields(work = %work, chapters = fingerprints.len()))]
+    async fn replace_fingerprints(
+        &self,
+        work: WorkId,
+        fingerprints: &[(ChapterId, NewFingerprint)],
+    ) -> Result<()> {
+        let ids: Vec<i64> = fingerprints.iter().map(|(c, _)| c.0).collect();
+        let chapters: Vec<NewChapter> = fingerprints
+            .iter()
+            .map(|(_, fp)| NewChapter {
+                title: String::new(),
+                body: String::new(),
+                fingerprint: fp.clone(),
+            })
+            .collect();
+        durable_tx!(self, |tx| {
+            let visible: Option<i64> = sqlx::query_scalar(
+                "SELECT id FROM works WHERE id = $1 AND importing_since IS NULL",
+            )
+            .bind(work)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if visible.is_none() {
+                return Err(Error::not_found("work", work));
+            }
+            let owned: Vec<i64> = sqlx::query_scalar("SELECT id FROM chapters WHERE work_id = $1")
+                .bind(work)
+                .fetch_all(&mut *tx)
+                .await?;
+            if let Some(stranger) = ids.iter().find(|id| !owned.contains(id)) {
+                return Err(Error::InvalidInput(format!(
+                    "chapter {stranger} is not a chapter of work {work}"
+                )));
+            }
+            for id in &ids {
+                sqlx::query("DELETE FROM winnow_postings WHERE chapter_id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM fingerprints WHERE chapter_id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            for range in chunks_by_bytes(&chapters, IMPORT_BATCH_BYTES) {
+                tx.insert_fingerprints(&ids[range.clone()], &chapters[range.clone()])
+                    .await?;
+                tx.insert_postings(&ids[range.clone()], &chapters[range])
+                    .await?;
+            }
+            tx.log_change(work.0, WorkChangeKind::Added).await?;
             Ok(())
         })
     }

@@ -49,6 +49,8 @@ pub async fn stored_page(store: &Store, url: &str, text: &str) -> store::Snapsho
             decode_errors: false,
             not_modified: false,
             fetched_at: chrono::Utc::now(),
+            text_source: "markup".into(),
+            text_snapshot: None,
         })
         .await
         .unwrap();

@@ -118,10 +118,10 @@ async fn bench(
     let by_store: HashMap<i64, ChapterId> = ids.iter().map(|(c, s)| (*s, *c)).collect();
     let pages = pirate_pages(corpus, args.pages, args.seed);
     std::fs::create_dir_all(out.join("pages"))?;
-    let files = super::quality::write_pages(&pages, &ids, out)?;
+    let files = super::quality::write_pages(&pages, &ids, out, true)?;
 
     // The demo's site server, on the pages as written: `/` links every page, `/p/N.html`
-    // is page N's file.
+    // is page N's file, `/p/N.json` the content endpoint a script-written page N fetches.
     let mut site_pages = Vec::with_capacity(files.len() + 1);
     let mut links = Vec::with_capacity(files.len());
     for (i, (file, p)) in files.iter().zip(&pages).enumerate() {
@@ -134,6 +134,17 @@ async fn bench(
         };
         links.push((path.clone(), format!("第{i}章")));
         site_pages.push(SitePage { path, kind, body });
+        // A script-written page that fetches its chapter: its content endpoint beside it.
+        let endpoint = file.with_extension("json");
+        if endpoint.exists() {
+            let body = std::fs::read(&endpoint)
+                .with_context(|| format!("reading {}", endpoint.display()))?;
+            site_pages.push(SitePage {
+                path: format!("/p/{i}.json"),
+                kind,
+                body,
+            });
+        }
     }
     site_pages.push(SitePage {
         path: "/".to_owned(),
@@ -174,7 +185,7 @@ async fn bench(
     site.stop().await?;
 
     // What the pipeline stored for each page, by the page's URL.
-    let mut by_url: HashMap<String, Vec<ChapterId>> = HashMap::new();
+    let mut by_url: HashMap<String, Vec<(ChapterId, f64)>> = HashMap::new();
     let mut after = None;
     loop {
         let batch = store
@@ -189,10 +200,11 @@ async fn bench(
                 .await?
                 .iter()
                 .map(|m| {
-                    by_store
+                    let chapter = by_store
                         .get(&m.found.chapter_id.0)
                         .copied()
-                        .unwrap_or(ChapterId(-1))
+                        .unwrap_or(ChapterId(-1));
+                    (chapter, m.found.coverage)
                 })
                 .collect();
             by_url.insert(s.url.clone(), found);
@@ -202,7 +214,7 @@ async fn bench(
             break;
         }
     }
-    let reported: Vec<Vec<ChapterId>> = (0..pages.len())
+    let reported: Vec<Vec<(ChapterId, f64)>> = (0..pages.len())
         .map(|i| {
             by_url
                 .remove(&format!("http://{addr}/p/{i}.html"))

@@ -5,7 +5,8 @@
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use store::{
-    CaseFilter, CaseId, CaseReads, CaseStatus, CaseWrites, LicensedDomains, Store, WorkId,
+    CaseFilter, CaseId, CaseReads, CaseStatus, CaseWrites, EvidenceReads, LicensedDomains, Store,
+    WorkId,
 };
 
 use super::outln;
@@ -263,6 +264,21 @@ async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -
             m.chapter_index,
             m.passages
         );
+        // A page whose text a script wrote (or fetched) says so: its markup alone does not
+        // show the copy.
+        let text = match store.page_text(m.snapshot_id).await {
+            Ok(text) => Some(text),
+            Err(store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(e).context("while reading a page text"),
+        };
+        if let Some(text) = text
+            && let Some(said) = super::check::source_note(&text.text_source)
+        {
+            match text.text_snapshot {
+                Some(endpoint) => outln!("    {said} (snapshot {endpoint})"),
+                None => outln!("    {said}"),
+            }
+        }
     }
     outln!("\ntimestamps (RFC 3161):");
     print_timestamps(&view, &stamps)?;

@@ -60,6 +60,8 @@ struct Reported<'a> {
     matched_chars: usize,
     chapter_chars: usize,
     page_chars: usize,
+    /// Where the page's text came from: `markup`, `script` or `endpoint`.
+    text_source: &'static str,
     spans: &'a [AlignedSpan],
 }
 
@@ -177,6 +179,7 @@ async fn print_checked(
             matched_chars: m.matched_chars,
             chapter_chars: m.chapter_chars,
             page_chars: m.page_chars,
+            text_source: checked.source.as_str(),
             spans: &m.spans,
         };
         if json {
@@ -200,6 +203,15 @@ pub(crate) fn local_checker(
         crawler::FetchSettings::default(),
         settings.crawler.extract.clone(),
     )?)
+}
+
+/// What to say of a page's text that was not in its markup (`None` for markup).
+pub(crate) fn source_note(text_source: &str) -> Option<&'static str> {
+    match text_source {
+        "script" => Some("text written into the page by an inline script"),
+        "endpoint" => Some("text fetched by the page's script from a content endpoint of the site"),
+        _ => None,
+    }
 }
 
 /// What a page with no match is: a chapter of no registered work, or no chapter at all.
@@ -255,6 +267,9 @@ fn write_match(
         m.matched_chars,
         m.chapter_chars
     )?;
+    if let Some(said) = source_note(r.text_source) {
+        writeln!(out, "  {said}")?;
+    }
     for span in &m.spans {
         writeln!(
             out,

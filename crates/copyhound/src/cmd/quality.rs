@@ -10,7 +10,12 @@
 //! Layouts: `div-br` (`<div id="content">` with `<br>` line breaks, the classic novel-site
 //! page), `p-article` (`<article>` of `<p>`), `table` (the text in a table cell, old
 //! sites), `biquge` (a real 笔趣阁 page, `crawler/tests/data/html/biquge_info_book_toc.html`,
-//! with its chapter list replaced by the chapter). Encodings, by page: simplified Chinese in
+//! with its chapter list replaced by the chapter). Script-written pages have layouts of
+//! their own, an empty `<div id="content">` filled by an inline script: `script-escaped` (the
+//! chapter's HTML as `\uXXXX` literals cut into pieces joined with `+=`, assigned to
+//! `innerHTML`), `script-write` (`document.write` of raw `'<p>...</p>' +` pieces) and, in
+//! `bench pipeline` only (it needs a server), `json-endpoint` (the script fetches the chapter
+//! from `N.json`). Encodings, by page: simplified Chinese in
 //! UTF-8, GBK with and without a meta charset, and GB18030; traditional Chinese in Big5 with
 //! and without a meta charset, and UTF-8; English in UTF-8 and windows-1252. Characters an
 //! encoding lacks become numeric character references, as browsers do when submitting forms.
@@ -131,6 +136,10 @@ struct CaseRow {
     matches: usize,
     precision: f64,
     right_chapter: f64,
+    /// Mean coverage of the right matches.
+    coverage: f64,
+    /// Least coverage of the right matches.
+    coverage_min: f64,
 }
 
 /// The JSON output.
@@ -201,7 +210,7 @@ async fn bench(
     let ids = register(corpus, settings, store, jobs).await?;
     let by_store: HashMap<i64, ChapterId> = ids.iter().map(|(c, s)| (*s, *c)).collect();
     let pages = pirate_pages(corpus, args.pages, args.seed);
-    let paths = write_pages(&pages, &ids, out)?;
+    let paths = write_pages(&pages, &ids, out, false)?;
     let started = Instant::now();
     let matcher = Arc::new(super::check::load(store, settings, true).await?);
     let checker = super::check::local_checker(matcher, store, settings)?;
@@ -209,7 +218,7 @@ async fn bench(
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
-    let mut reported: Vec<Vec<ChapterId>> = Vec::with_capacity(pages.len());
+    let mut reported: Vec<Vec<(ChapterId, f64)>> = Vec::with_capacity(pages.len());
     checker
         .run::<anyhow::Error>(inputs, jobs, async |input, checked| {
             let checked = checked.with_context(|| format!("while reading {input}"))?;
@@ -218,7 +227,10 @@ async fn bench(
                 checked
                     .matches
                     .iter()
-                    .map(|m| by_store.get(&m.chapter.0).copied().unwrap_or(ChapterId(-1)))
+                    .map(|m| {
+                        let chapter = by_store.get(&m.chapter.0).copied().unwrap_or(ChapterId(-1));
+                        (chapter, m.coverage)
+                    })
                     .collect(),
             );
             Ok(())
@@ -310,11 +322,14 @@ struct Expected<'a> {
 }
 
 /// Writes every page as an HTML file under `out/pages/<case>/` and `out/expected.jsonl`;
-/// the paths, in page order.
+/// the paths, in page order. With `endpoints`, some script-written pages fetch their text
+/// from `N.json` beside them (N the page's place in `pages`), written as the HTML file's
+/// path with the extension `json`: a server must serve it at that URL.
 pub(crate) fn write_pages(
     pages: &[PiratePage],
     ids: &HashMap<ChapterId, i64>,
     out: &Path,
+    endpoints: bool,
 ) -> Result<Vec<PathBuf>> {
     let mut expected = std::io::BufWriter::new(
         std::fs::File::create(out.join("expected.jsonl"))
@@ -322,9 +337,9 @@ pub(crate) fn write_pages(
     );
     let mut paths = Vec::with_capacity(pages.len());
     let mut per_case: HashMap<Case, usize> = HashMap::new();
-    for page in pages {
+    for (at, page) in pages.iter().enumerate() {
         let n = per_case.entry(page.case).or_default();
-        let rendered = render(page, *n);
+        let rendered = render(page, *n, endpoints.then_some(at));
         let dir = out.join("pages").join(slug(page.case));
         std::fs::create_dir_all(&dir)?;
         let name = format!(
@@ -338,6 +353,11 @@ pub(crate) fn write_pages(
         let path = dir.join(&name);
         std::fs::write(&path, &rendered.bytes)
             .with_context(|| format!("while writing {}", path.display()))?;
+        if let Some(json) = &rendered.endpoint {
+            let json_path = path.with_extension("json");
+            std::fs::write(&json_path, json)
+                .with_context(|| format!("while writing {}", json_path.display()))?;
+        }
         let line = Expected {
             file: path
                 .strip_prefix(out)
@@ -369,13 +389,18 @@ struct Rendered {
     layout: &'static str,
     encoding: &'static Encoding,
     meta: bool,
+    /// The JSON the page's script fetches (`json-endpoint` layout).
+    endpoint: Option<String>,
 }
 
 const LAYOUTS: [&str; 4] = ["div-br", "p-article", "table", "biquge"];
+/// Layouts of script-written pages; the last only when the page is served with its endpoint.
+const SCRIPT_LAYOUTS: [&str; 3] = ["script-escaped", "script-write", "json-endpoint"];
 
 /// Renders page number `n` of its case: layout and encoding rotate with `n`, so that a case
-/// of eight pages already has every layout and every encoding of its script.
-fn render(page: &PiratePage, n: usize) -> Rendered {
+/// of eight pages already has every layout and every encoding of its script. `served_as` is
+/// the page's number on a served site (`N.json` is its endpoint), `None` for files.
+fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
     let chinese = is_chinese(&page.text);
     let options: &[(&'static Encoding, bool)] = if !chinese {
         &[(UTF_8, true), (WINDOWS_1252, true), (UTF_8, false)]
@@ -384,7 +409,12 @@ fn render(page: &PiratePage, n: usize) -> Rendered {
     } else {
         &[(BIG5, true), (BIG5, false), (UTF_8, true)]
     };
-    let layout = LAYOUTS[n % LAYOUTS.len()];
+    let script_layouts = if served_as.is_some() { 3 } else { 2 };
+    let layout = if page.case == Case::Script {
+        SCRIPT_LAYOUTS[n % script_layouts]
+    } else {
+        LAYOUTS[n % LAYOUTS.len()]
+    };
     // Shifted by one every round of layouts, so that each layout meets every encoding.
     let (encoding, meta) = options[(n + n / LAYOUTS.len()) % options.len()];
     let lines: Vec<String> = page
@@ -413,7 +443,18 @@ fn render(page: &PiratePage, n: usize) -> Rendered {
     let nav = format!(
         "<a href=\"/\">{home}</a> <a href=\"prev.html\">{prev}</a> <a href=\"./\">{toc}</a> <a href=\"next.html\">{next}</a>"
     );
+    let mut endpoint = None;
     let html = match layout {
+        "script-escaped" | "script-write" | "json-endpoint" => {
+            let (script, json) = content_script(layout, &lines, served_as);
+            endpoint = json;
+            format!(
+                "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+                 <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
+                 <div id=\"content\"></div>\n<script>{script}</script>\n\
+                 <div class=\"bottem\">{nav}</div>\n</body></html>\n"
+            )
+        }
         "div-br" => format!(
             "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
              <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
@@ -442,6 +483,55 @@ fn render(page: &PiratePage, n: usize) -> Rendered {
         layout,
         encoding,
         meta,
+        endpoint,
+    }
+}
+
+/// The inline script that fills `<div id="content">` with `lines` (HTML-escaped) in a
+/// script layout, and the JSON it fetches (`json-endpoint`, from `N.json`).
+fn content_script(
+    layout: &str,
+    lines: &[String],
+    served_as: Option<usize>,
+) -> (String, Option<String>) {
+    let html = lines.join("<br /><br />\n");
+    match layout {
+        "script-escaped" => {
+            // All \uXXXX escapes, in four pieces cut between escapes.
+            let escaped: Vec<String> = html.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+            let per = escaped.len().div_ceil(4).max(1);
+            let mut script = String::from("var c = \"\";\n");
+            for piece in escaped.chunks(per) {
+                script += &format!("c += \"{}\";\n", piece.concat());
+            }
+            script += "document.getElementById(\"content\").innerHTML = c;";
+            (script, None)
+        }
+        "script-write" => {
+            let pieces: Vec<String> = lines
+                .iter()
+                .map(|l| format!("'<p>{}</p>'", l.replace('\\', "\\\\").replace('\'', "\\'")))
+                .collect();
+            (format!("document.write({});", pieces.join(" +\n")), None)
+        }
+        _ => {
+            let n = served_as.unwrap_or(0);
+            let plain: Vec<String> = lines
+                .iter()
+                .map(|l| {
+                    l.replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                        .replace("&amp;", "&")
+                })
+                .collect();
+            let json = serde_json::json!({"code": 0, "data": {"content": plain}}).to_string();
+            (
+                format!(
+                    "$.getJSON(\"{n}.json\", function (d) {{ $(\"#content\").html(d.data.content.join(\"<br>\")); }});"
+                ),
+                Some(json),
+            )
+        }
     }
 }
 
@@ -521,6 +611,8 @@ fn print(
                     matches: s.reported,
                     precision: s.precision(),
                     right_chapter: s.right_chapter(),
+                    coverage: s.coverage(),
+                    coverage_min: s.coverage_min,
                 })
                 .collect(),
             recall: evasions.recall(),

@@ -27,6 +27,27 @@ pub enum WorksCommand {
     /// Delete a work with its chapters and fingerprints (refused while cases refer to it,
     /// unless --force).
     Delete(DeleteArgs),
+    /// Fingerprint stored works again from their stored texts, after an upgrade that
+    /// changed normalisation (the index reads only this build's fingerprint version): no
+    /// re-import, and running workers pick the new fingerprints up.
+    Refingerprint(RefingerprintArgs),
+}
+
+/// Options of `works refingerprint`.
+#[derive(Debug, Args)]
+pub struct RefingerprintArgs {
+    /// The works (see `works list`).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    ids: Vec<WorkId>,
+    /// Every work.
+    #[arg(long)]
+    all: bool,
+    /// Fingerprint works whose fingerprints are already of this build's version too.
+    #[arg(long)]
+    force: bool,
+    /// Threads that fingerprint chapters (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 /// Options of `works import`.
@@ -105,6 +126,7 @@ pub async fn run(command: WorksCommand, database: &str, settings: &Settings) -> 
         WorksCommand::Show(args) => show(&store, args).await,
         WorksCommand::Set(args) => set(&store, args).await,
         WorksCommand::Delete(args) => delete(&store, args).await,
+        WorksCommand::Refingerprint(args) => refingerprint(&store, args, settings).await,
     };
     store.close().await;
     result
@@ -393,6 +415,65 @@ async fn set(store: &Store, args: SetArgs) -> Result<()> {
             label(&after.title, after.author.as_deref())
         );
     }
+    Ok(())
+}
+
+async fn refingerprint(store: &Store, args: RefingerprintArgs, settings: &Settings) -> Result<()> {
+    let importer = Importer::new(ImportSettings {
+        split: SplitSettings::default(),
+        fingerprint: settings.fingerprint.clone(),
+        threads: args.threads,
+        limits: settings.import.clone(),
+    })
+    .context("while setting up the fingerprinter")?;
+    let ids = if args.all {
+        let mut ids = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store
+                .works(
+                    &WorkFilter::All,
+                    Page {
+                        after,
+                        limit: Some(500),
+                    },
+                )
+                .await
+                .context("while listing works")?;
+            ids.extend(page.iter().map(|w| w.id));
+            match page.last() {
+                Some(last) if page.len() == 500 => after = Some(last.id),
+                _ => break,
+            }
+        }
+        ids
+    } else {
+        args.ids
+    };
+    let (mut redone, mut current) = (0, 0);
+    for id in ids {
+        let work = existing_work(store, id).await?;
+        let chapters = importer
+            .refingerprint(store, id, args.force)
+            .await
+            .with_context(|| format!("while refingerprinting work {id}"))?;
+        if chapters == 0 {
+            current += 1;
+            outln!(
+                "work {id} {}: fingerprints are current (version {})",
+                label(&work.title, work.author.as_deref()),
+                fingerprint::NORMALIZER_VERSION
+            );
+        } else {
+            redone += 1;
+            outln!(
+                "work {id} {}: {chapters} chapters fingerprinted again (version {})",
+                label(&work.title, work.author.as_deref()),
+                fingerprint::NORMALIZER_VERSION
+            );
+        }
+    }
+    outln!("{redone} works refingerprinted, {current} already current");
     Ok(())
 }
 

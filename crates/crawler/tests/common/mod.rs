@@ -629,6 +629,32 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
             };
             html(table_page(&ch.title, &ch.paragraphs, &nav))
         }
+        ["js", "1.html"] => {
+            // The chapter written by a script, all in \uXXXX escapes, cut in two pieces.
+            let ch = &state.book[1];
+            let html_text: String = ch.paragraphs.iter().map(|p| format!("<p>{}</p>", html_escape(p))).collect();
+            let escaped: String = html_text.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+            let (a, b) = escaped.split_at(escaped.len() / 12 * 6);
+            html(format!(
+                r#"<html><head><title>{}</title></head><body>{}<div id="content"></div><script>var t = "{a}" +
+                "{b}"; document.getElementById("content").innerHTML = t;</script>{}</body></html>"#,
+                ch.title, top_nav(), footer()
+            ))
+        }
+        ["js", n @ ("2.html" | "3.html")] => {
+            // An empty page whose script fetches the chapter from a JSON endpoint (under
+            // /private/ for page 3, which robots.txt denies).
+            let api = if *n == "2.html" { "/api/chapter/2.json" } else { "/private/api/3.json" };
+            html(format!(
+                r##"<html><head><title>第三回</title></head><body>{}<div id="content"></div><script>$.getJSON("{api}", function (d) {{ $("#content").html(d.data.content); }});</script>{}</body></html>"##,
+                top_nav(), footer()
+            ))
+        }
+        ["api", "chapter", "2.json"] => {
+            let ch = &state.book[2];
+            let body = serde_json::json!({"code": 0, "data": {"title": ch.title, "content": ch.paragraphs}});
+            respond(StatusCode::OK, "application/json", body.to_string())
+        }
         ["private", ..] => html("<html><body><p>secret</p></body></html>".into()),
         ["status", "404"] => respond(StatusCode::NOT_FOUND, "text/html", "<html><body><h1>404 Not Found</h1></body></html>"),
         ["status", "500"] => respond(StatusCode::INTERNAL_SERVER_ERROR, "text/html", "<h1>500</h1>"),

@@ -653,12 +653,37 @@ pub async fn reports_have_one_row_per_page_and_chapter(db: &TestDb) {
         .await
         .unwrap();
 
+    // The other page's text was written by a script: its rows say so.
+    store::EvidenceWrites::insert_page_text(
+        s,
+        &store::NewPageText {
+            snapshot: other_page,
+            url: "https://copy.example/2".into(),
+            depth: 0,
+            chain: None,
+            kind: "content".into(),
+            title: None,
+            chapter_title: None,
+            body: "正文".into(),
+            encoding: "UTF-8".into(),
+            decode_errors: false,
+            not_modified: false,
+            fetched_at: at(5),
+            text_source: "script".into(),
+            text_snapshot: None,
+        },
+    )
+    .await
+    .unwrap();
+
     let all = ReportFilter {
         licensed: LicensedRows::Include,
         ..ReportFilter::default()
     };
     let rows = s.report_rows(&all, None, 100).await.unwrap();
     assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0].text_source, "markup");
+    assert_eq!(rows[2].text_source, "script");
     let first = &rows[0];
     assert_eq!(first.url, url);
     assert_eq!(first.site, "copy.example");

@@ -2378,6 +2378,8 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
         decode_errors: false,
         not_modified: false,
         fetched_at: Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     };
     s.insert_page_text(&page).await.unwrap();
     let text = s.page_text(id).await.unwrap();
@@ -2393,6 +2395,34 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
     assert_eq!(
         (text.body.as_str(), text.kind.as_str()),
         ("合久必分", "index")
+    );
+    assert_eq!(
+        (text.text_source.as_str(), text.text_snapshot),
+        ("markup", None)
+    );
+    // A text fetched from the page's content endpoint names the endpoint's snapshot.
+    let (endpoint, _) = s
+        .insert_snapshot(
+            &new_snapshot("http://例子.example/api/a.json", 2, None),
+            Some(&b"z"[..]),
+        )
+        .await
+        .unwrap();
+    page.text_source = "endpoint".into();
+    page.text_snapshot = Some(endpoint);
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.text_source.as_str(), text.text_snapshot),
+        ("endpoint", Some(endpoint))
+    );
+    page.text_source = "script".into();
+    page.text_snapshot = None;
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.text_source.as_str(), text.text_snapshot),
+        ("script", None)
     );
     // A page text needs its snapshot.
     page.snapshot = store::SnapshotId(id.0 + 1000);
@@ -2566,6 +2596,8 @@ async fn crawl_page(s: &Store, crawl: CrawlId, url: &str, sha: u8, kind: &str) -
         decode_errors: false,
         not_modified: false,
         fetched_at: Utc::now(),
+        text_source: "markup".into(),
+        text_snapshot: None,
     })
     .await
     .unwrap();
@@ -3044,4 +3076,66 @@ pub async fn a_work_with_cases_is_deleted_only_when_forced(db: &TestDb) {
         ));
     }
     assert_eq!(audit_rows(db).await.len(), 2);
+}
+
+pub async fn a_works_fingerprints_are_replaced_and_logged(db: &TestDb) {
+    let s = &db.store;
+    let work = created(s.insert_work(&sample_work("红楼梦", 41)).await.unwrap());
+    let other = created(s.insert_work(&sample_work("西游记", 42)).await.unwrap());
+    let chapters = s.chapters(work).await.unwrap();
+    let before = s.last_change().await.unwrap();
+    let mut renewed = fingerprint(99, 7);
+    renewed.normalizer_version = 4;
+    let replaced: Vec<_> = chapters.iter().map(|c| (c.id, renewed.clone())).collect();
+    s.replace_fingerprints(work, &replaced).await.unwrap();
+    let entries = s.work_index_entries(work).await.unwrap();
+    assert_eq!(entries.len(), 3);
+    for e in &entries {
+        assert_eq!(e.normalizer_version, 4);
+        assert_eq!(e.text_winnow, renewed.text_winnow);
+        assert_eq!(e.pinyin_winnow, renewed.pinyin_winnow);
+        assert_eq!(e.summary, renewed.summary);
+    }
+    // The postings table follows too: the old hashes are gone, the new ones found.
+    let old = fingerprint(41 * 10 + 1, 10).text_winnow[0].hash;
+    let hits = s
+        .postings_with_hashes(
+            store::PostingKind::Text,
+            &[old, renewed.text_winnow[0].hash],
+        )
+        .await
+        .unwrap();
+    assert!(hits.iter().all(|h| h.hash != old), "{hits:?}");
+    assert_eq!(
+        hits.iter()
+            .filter(|h| h.hash == renewed.text_winnow[0].hash)
+            .count(),
+        3
+    );
+    // Running indexes learn of it from the change log.
+    let changes = s.changes_since(before, 10).await.unwrap();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(
+        (changes[0].work_id, changes[0].kind),
+        (work, store::WorkChangeKind::Added)
+    );
+    // The other work is untouched; a chapter of it is refused, as is an unknown work.
+    assert_eq!(
+        s.work_index_entries(other).await.unwrap()[0].normalizer_version,
+        3
+    );
+    let stranger = s.chapters(other).await.unwrap()[0].id;
+    assert!(matches!(
+        s.replace_fingerprints(work, &[(stranger, renewed.clone())])
+            .await
+            .unwrap_err(),
+        Error::InvalidInput(_)
+    ));
+    assert!(matches!(
+        s.replace_fingerprints(store::WorkId(987_654), &[])
+            .await
+            .unwrap_err(),
+        Error::NotFound { .. }
+    ));
+    assert_eq!(s.work_index_entries(work).await.unwrap().len(), 3);
 }

@@ -66,6 +66,7 @@ macro_rules! conformance_suite {
             a_crawls_detail_counts_what_is_stored,
             a_crawls_snapshots_are_read_by_url_page_by_page,
             works_are_retitled_with_an_audit_row,
+            a_works_fingerprints_are_replaced_and_logged,
             a_work_with_cases_is_deleted_only_when_forced,
             cases_are_opened_widened_and_counted,
             recording_the_same_matches_twice_changes_nothing,
