@@ -1285,9 +1285,12 @@ mod tests {
         assert_eq!(s.robots.ttl, Duration::from_secs(12 * 3600));
         // An unknown key is not this crate's to refuse: the binary's loader warns about it,
         // in every section alike, and the value keeps its default.
-        let s = serde_json::from_str::<CrawlSettings>(r#"{"politeness": {"dealy": "1s"}}"#)
-            .unwrap();
-        assert_eq!(s.politeness.delay, CrawlSettings::default().politeness.delay);
+        let s =
+            serde_json::from_str::<CrawlSettings>(r#"{"politeness": {"dealy": "1s"}}"#).unwrap();
+        assert_eq!(
+            s.politeness.delay,
+            CrawlSettings::default().politeness.delay
+        );
         let err =
             serde_json::from_str::<CrawlSettings>(r#"{"fetch": {"timeout": "soon"}}"#).unwrap_err();
         assert!(err.to_string().contains("invalid duration"), "{err}");
