@@ -9,6 +9,8 @@
 //!
 //! - [`stats`] computes every figure into one [`Stats`]; [`detections`], [`top_sites`],
 //!   [`exposure`], [`funnel`], [`licensed`] and [`crawl_health`] compute one each.
+//! - `Stats`' `Display` ([`text`]) writes every figure as plain text, as `copyhound stats`
+//!   prints them.
 //! - [`Window`] says which time the time-based figures cover (`--since DATE`) and what
 //!   "today" is, so tests and the UI get the same numbers for the same clock.
 //!
@@ -23,6 +25,8 @@
 //! }
 //! # Ok(()) }
 //! ```
+
+pub mod text;
 
 use std::collections::BTreeMap;
 

@@ -4,9 +4,6 @@
 //! line, sets up logging and dispatches.
 
 mod cmd;
-#[cfg(test)]
-mod deploy_tests;
-mod settings;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,7 +23,7 @@ struct Cli {
     #[arg(
         long,
         global = true,
-        env = cmd::DATABASE_URL_VAR,
+        env = settings::DATABASE_URL_VAR,
         hide_env_values = true,
         help_heading = GLOBAL
     )]
@@ -126,7 +123,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cmd::logs::init(cli.log_format);
-    let result = cmd::database_url(cli.database).and_then(|database| {
+    let result = settings::database_url(cli.database).and_then(|database| {
         cmd::set_store_settings(store::StoreSettings {
             sqlite_busy_timeout: std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout),
             ..store::StoreSettings::default()

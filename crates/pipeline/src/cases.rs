@@ -231,3 +231,51 @@ mod tests {
         assert_eq!(combined_coverage(&[]), 0.0);
     }
 }
+
+/// Everything a reviewer reads of one case: the case with its chapters and pages, its
+/// history, its re-checks, its snapshots' timestamps. Read at once by `cases show` and the
+/// case's page.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseDossier {
+    /// The case, its chapters, pages and matches.
+    #[serde(flatten)]
+    pub view: CaseView,
+    /// What happened to it, oldest first.
+    pub history: Vec<store::AuditRecord>,
+    /// The re-checks since its notice, if one was sent.
+    pub recheck: Option<store::RecheckRecord>,
+    /// The trusted timestamps of its snapshots, verified against `trust` where given.
+    pub timestamps: Vec<crate::SnapshotTimestamp>,
+}
+
+/// Reads case `id`'s dossier, its parts concurrently.
+///
+/// # Errors
+/// An unknown case ([`crate::Error::is_not_found`]), a database failure.
+pub async fn case_dossier(
+    store: &Store,
+    id: CaseId,
+    trust: Option<&timestamp::Trust>,
+) -> Result<CaseDossier> {
+    let (view, history, recheck, timestamps) = tokio::try_join!(
+        case_view(store, id),
+        async {
+            store
+                .case_history(id)
+                .await
+                .map_err(store_err("reading the case's history"))
+        },
+        async {
+            store::Rechecks::case_recheck(store, id)
+                .await
+                .map_err(store_err("reading the case's re-checks"))
+        },
+        crate::case_timestamps(store, id, trust),
+    )?;
+    Ok(CaseDossier {
+        view,
+        history,
+        recheck,
+        timestamps,
+    })
+}

@@ -4,7 +4,8 @@
 //! time budget) and matched on a blocking thread, a bounded number at once; results come
 //! back in input order whatever order they finish in. Printing is the caller's.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,10 +14,11 @@ use crawler::{
     ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind, TextSource,
 };
 use matcher::{Match, Matcher};
-use store::Store;
+use serde::Serialize;
+use store::{Store, WorkReads};
 use url::Url;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, store_err};
 use crate::texts::{StoreTexts, TextCache, find};
 
 /// A checked page: its main text, what kind of page it is, the matches, and the matched
@@ -271,4 +273,201 @@ pub fn collect_pages(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One match of a checked page as `check --json` prints it, one line each.
+#[derive(Debug, Serialize)]
+pub struct CheckedMatch<'a> {
+    /// The input as given (a path or a URL).
+    pub input: &'a str,
+    /// The work copied.
+    pub work_id: i64,
+    /// Its title.
+    pub work_title: &'a str,
+    /// The chapter copied.
+    pub chapter_id: i64,
+    /// Its 1-based position in the work.
+    pub chapter_index: u32,
+    /// Its title.
+    pub chapter_title: &'a str,
+    /// The match's score.
+    pub score: f64,
+    /// Share of the chapter found on the page.
+    pub coverage: f64,
+    /// Share of the page that is the chapter.
+    pub page_share: f64,
+    /// Characters of the chapter matched.
+    pub matched_chars: usize,
+    /// Characters of the chapter.
+    pub chapter_chars: usize,
+    /// Characters of the page's text.
+    pub page_chars: usize,
+    /// Where the page's text came from: `markup`, `script` or `endpoint`.
+    pub text_source: &'static str,
+    /// The aligned passages, byte ranges in both texts.
+    pub spans: &'a [matcher::AlignedSpan],
+}
+
+impl Checked {
+    /// The report of this page checked as `input`: one JSON line per match with `json`,
+    /// else each match with its passages (highlighted when `color`), or what the page is when
+    /// nothing matched. Work titles are read once per work into `titles`.
+    ///
+    /// # Errors
+    /// A matched work cannot be read.
+    pub async fn report(
+        &self,
+        store: &Store,
+        input: &str,
+        titles: &mut HashMap<i64, String>,
+        json: bool,
+        color: bool,
+    ) -> Result<String> {
+        let mut out = String::new();
+        if self.matches.is_empty() && !json {
+            let _ = writeln!(out, "{input}: {}", nothing_found(self.kind));
+        }
+        for m in &self.matches {
+            let Some(chapter) = self.texts.chapter(m.chapter) else {
+                continue;
+            };
+            let work_title = match titles.get(&m.work.0) {
+                Some(t) => t.clone(),
+                None => {
+                    let work = store
+                        .work(store::WorkId(m.work.0))
+                        .await
+                        .map_err(store_err("reading a matched work"))?;
+                    titles.insert(m.work.0, work.title.clone());
+                    work.title
+                }
+            };
+            let reported = CheckedMatch {
+                input,
+                work_id: m.work.0,
+                work_title: &work_title,
+                chapter_id: m.chapter.0,
+                chapter_index: chapter.info.ordinal,
+                chapter_title: &chapter.info.title,
+                score: m.score,
+                coverage: m.coverage,
+                page_share: m.page_share,
+                matched_chars: m.matched_chars,
+                chapter_chars: m.chapter_chars,
+                page_chars: m.page_chars,
+                text_source: self.source.as_str(),
+                spans: &m.spans,
+            };
+            if json {
+                let line = serde_json::to_string(&reported).map_err(|source| Error::Encode {
+                    what: "a match",
+                    source,
+                })?;
+                let _ = writeln!(out, "{line}");
+            } else {
+                let _ = write_match(&mut out, &reported, m, &self.text, &chapter.body, color);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What to say of a page's text that was not in its markup (`None` for markup).
+pub fn source_note(text_source: &str) -> Option<&'static str> {
+    match text_source {
+        "script" => Some("text written into the page by an inline script"),
+        "endpoint" => Some("text fetched by the page's script from a content endpoint of the site"),
+        _ => None,
+    }
+}
+
+/// What a page with no match is: a chapter of no registered work, or no chapter at all.
+fn nothing_found(kind: PageKind) -> &'static str {
+    match kind {
+        PageKind::Challenge => {
+            "an anti-bot challenge page, not the chapter: no text to match (the site showed a \
+             \"checking your browser\" page; fetch it in a browser and save it, or crawl it later)"
+        }
+        PageKind::Redirect => "a redirect stub with no text of its own: check the page it leads to",
+        PageKind::Empty => "no text found on the page",
+        PageKind::Index => {
+            "a table of contents, not a chapter: no registered work found in its text"
+        }
+        PageKind::Content => "no registered work found",
+    }
+}
+
+/// Characters of context shown around a passage, and of a long passage shown at each end.
+const CONTEXT_CHARS: usize = 12;
+const PASSAGE_END_CHARS: usize = 40;
+
+fn write_match(
+    out: &mut String,
+    r: &CheckedMatch<'_>,
+    m: &Match,
+    page: &str,
+    chapter: &str,
+    color: bool,
+) -> std::fmt::Result {
+    writeln!(
+        out,
+        "{}: work {} «{}», chapter {} «{}»: score {:.2}, coverage {:.2}, {} of {} chars matched",
+        r.input,
+        r.work_id,
+        r.work_title,
+        r.chapter_index,
+        r.chapter_title,
+        r.score,
+        r.coverage,
+        m.matched_chars,
+        m.chapter_chars
+    )?;
+    if let Some(said) = source_note(r.text_source) {
+        writeln!(out, "  {said}")?;
+    }
+    for span in &m.spans {
+        writeln!(
+            out,
+            "  page bytes {}..{} = chapter bytes {}..{} ({} chars)",
+            span.page.start, span.page.end, span.chapter.start, span.chapter.end, span.chars
+        )?;
+        writeln!(out, "    page:    {}", excerpt(page, &span.page, color))?;
+        writeln!(
+            out,
+            "    chapter: {}",
+            excerpt(chapter, &span.chapter, color)
+        )?;
+    }
+    Ok(())
+}
+
+/// The passage `range` of `text` on one line with a little context, its middle elided when
+/// long, highlighted on a terminal.
+fn excerpt(text: &str, range: &std::ops::Range<usize>, color: bool) -> String {
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let before: String = {
+        let head = &text[..range.start];
+        let skip = head.chars().count().saturating_sub(CONTEXT_CHARS);
+        head.chars().skip(skip).collect()
+    };
+    let after: String = text[range.end..].chars().take(CONTEXT_CHARS).collect();
+    let passage = &text[range.clone()];
+    let count = passage.chars().count();
+    let passage = if count > 2 * PASSAGE_END_CHARS + 1 {
+        let start: String = passage.chars().take(PASSAGE_END_CHARS).collect();
+        let end: String = passage.chars().skip(count - PASSAGE_END_CHARS).collect();
+        format!("{} … {}", one_line(&start), one_line(&end))
+    } else {
+        one_line(passage)
+    };
+    let (on, off) = if color {
+        ("\x1b[1;31m", "\x1b[0m")
+    } else {
+        ("[", "]")
+    };
+    format!(
+        "{}{on}{passage}{off}{}",
+        one_line(&before),
+        one_line(&after)
+    )
 }

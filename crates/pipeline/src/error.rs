@@ -66,6 +66,10 @@ pub enum Error {
     /// says what is allowed.
     #[error("{0}")]
     Account(String),
+    /// An input given by hand was refused as given (a seed URL, a crawl's settings); the
+    /// message says what to give instead.
+    #[error("{0}")]
+    Refused(String),
     /// A notice template failed to render.
     #[error("while rendering a notice")]
     Render(#[source] askama::Error),

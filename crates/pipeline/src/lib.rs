@@ -9,6 +9,9 @@
 //!   workers alike; its pages queue their match jobs ([`match_follow_up`]).
 //! - [`Analyser`]: the match stage over a [`LiveIndex`] kept current through the work change
 //!   log.
+//! - [`crawls`]: stored crawls as people read them (a listing, one crawl's sheet).
+//! - [`launch`]: crawls started by hand, new or resumed, queued or run here with their
+//!   pages matched ([`LocalCrawl`]).
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
 //! - [`notices`]: takedown notices drafted from a confirmed case; [`Rechecker`]: the
 //!   re-checks after a notice is sent, until every copy is gone.
@@ -18,6 +21,8 @@
 //!   admin UI.
 //! - [`demo`]: `copyhound demo`'s sample works, its pirate site and licensed mirror, and
 //!   their set-up.
+//! - [`Workers`]: the worker loops of `copyhound worker`, `serve` and `demo`, with the
+//!   matcher index loaded at start and kept current.
 //! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
 //!   timestamp tokens, manifest).
 
@@ -26,12 +31,14 @@ mod analyse;
 pub mod cases;
 pub mod check;
 mod crawl;
+pub mod crawls;
 pub mod demo;
 pub mod doctor;
 mod error;
 pub mod evidence;
 mod index;
 mod jobs;
+pub mod launch;
 pub mod metrics;
 pub mod notices;
 pub mod rechecks;
@@ -40,9 +47,10 @@ mod serve;
 pub mod sites;
 mod texts;
 pub mod timestamps;
+pub mod workers;
 
 pub use analyse::{Analysed, Analyser};
-pub use cases::{CaseChapter, CasePage, CaseView, case_view};
+pub use cases::{CaseChapter, CaseDossier, CasePage, CaseView, case_dossier, case_view};
 pub use check::{Checked, Checker};
 pub use crawl::{
     CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,
@@ -51,6 +59,7 @@ pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, write_package};
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use jobs::{Handler, Job, chain};
+pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
 pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
 pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
 pub use reports::{ReportFormat, export_reports};
@@ -63,3 +72,4 @@ pub use texts::{StoreTexts, TextCache, chapters, find};
 pub use timestamps::{
     EvidenceSettings, SnapshotTimestamp, Verification, case_timestamps, stamp_case, stamp_job,
 };
+pub use workers::{WorkerOptions, Workers, all_queues, load_index_now};

@@ -318,3 +318,123 @@ mod tests {
         assert!(format!("{job:?}").contains("schedule:site:42"));
     }
 }
+
+/// Changes to a site's crawl settings, each `None` keeping the value it changes: what the
+/// command line's and the forms' fields give.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteSettingsChange {
+    /// Pages fetched per crawl at most.
+    pub max_pages: Option<u32>,
+    /// Link hops followed from the start URL at most.
+    pub max_depth: Option<u32>,
+    /// Milliseconds between two fetches from the site.
+    pub delay_ms: Option<u32>,
+    /// Fetches from the site at once.
+    pub concurrency: Option<u32>,
+    /// New include patterns (an empty list removes them).
+    pub include: Option<Vec<String>>,
+    /// New exclude patterns (an empty list removes them).
+    pub exclude: Option<Vec<String>>,
+}
+
+impl SiteSettingsChange {
+    /// `settings` with these changes.
+    #[must_use]
+    pub fn applied_to(&self, settings: &SiteSettings) -> SiteSettings {
+        SiteSettings {
+            max_pages: self.max_pages.unwrap_or(settings.max_pages),
+            max_depth: self.max_depth.unwrap_or(settings.max_depth),
+            delay_ms: self.delay_ms.unwrap_or(settings.delay_ms),
+            concurrency: self.concurrency.unwrap_or(settings.concurrency),
+            include: self
+                .include
+                .clone()
+                .unwrap_or_else(|| settings.include.clone()),
+            exclude: self
+                .exclude
+                .clone()
+                .unwrap_or_else(|| settings.exclude.clone()),
+        }
+    }
+
+    /// A new site's settings: these changes over [`default_site_settings`].
+    #[must_use]
+    pub fn new_site(&self, base: &CrawlSettings) -> SiteSettings {
+        self.applied_to(&default_site_settings(base))
+    }
+}
+
+/// What to change of a watched site; `None` keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteEdit {
+    /// A new name.
+    pub name: Option<String>,
+    /// A new start URL, on the same origin.
+    pub start_url: Option<String>,
+    /// Its crawl settings.
+    pub settings: SiteSettingsChange,
+    /// A new schedule (cron, UTC); `Some(None)` removes it.
+    pub schedule: Option<Option<String>>,
+}
+
+/// Changes watched site `id`, the new settings checked over `base` as a crawl would check
+/// them before anything is stored.
+///
+/// # Errors
+/// An unknown site ([`Error::is_not_found`]), settings a crawl would refuse (as
+/// [`check_site`]), the store's refusals (a start URL on another origin, a bad schedule).
+pub async fn edit_site(
+    store: &Store,
+    base: &CrawlSettings,
+    id: i64,
+    edit: &SiteEdit,
+) -> Result<Site> {
+    let site = store
+        .site(id)
+        .await
+        .map_err(store_err("reading the site"))?;
+    let settings = edit.settings.applied_to(&site.settings);
+    let start_url = edit.start_url.as_deref().unwrap_or(&site.start_url);
+    check_site(base, start_url, &settings)?;
+    let changes = store::SiteChanges {
+        name: edit.name.clone(),
+        start_url: edit.start_url.clone(),
+        settings: Some(settings),
+        schedule: edit
+            .schedule
+            .as_ref()
+            .map(|cron| cron.as_deref().map(site_schedule)),
+    };
+    store
+        .update_site(id, &changes)
+        .await
+        .map_err(store_err("changing the site"))
+}
+
+#[cfg(test)]
+mod edit_tests {
+    use super::*;
+
+    #[test]
+    fn a_change_keeps_what_it_does_not_name() {
+        let base = SiteSettings {
+            max_pages: 10,
+            max_depth: 2,
+            delay_ms: 500,
+            concurrency: 1,
+            include: vec!["/book/".to_owned()],
+            exclude: vec!["/ads/".to_owned()],
+        };
+        assert_eq!(SiteSettingsChange::default().applied_to(&base), base);
+        let change = SiteSettingsChange {
+            max_pages: Some(20),
+            include: Some(Vec::new()),
+            ..SiteSettingsChange::default()
+        };
+        let changed = change.applied_to(&base);
+        assert_eq!(changed.max_pages, 20);
+        assert!(changed.include.is_empty());
+        assert_eq!(changed.exclude, base.exclude);
+        assert_eq!(changed.delay_ms, 500);
+    }
+}

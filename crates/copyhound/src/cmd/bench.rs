@@ -26,7 +26,7 @@ use fingerprint::Fingerprinter;
 use serde::Serialize;
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// What to measure.
 #[derive(Debug, Subcommand)]

@@ -24,7 +24,7 @@ use store::{
 };
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// Options of `bench load`.
 #[derive(Debug, Args)]

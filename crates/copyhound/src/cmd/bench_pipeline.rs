@@ -20,7 +20,7 @@ use serde::Serialize;
 use store::{EvidenceReads, MatchReads, Page, Store, StoreSettings, WorkFilter, WorkReads};
 
 use super::{outln, write_stdout};
-use crate::settings::Settings;
+use settings::Settings;
 
 /// Options of `bench pipeline`.
 #[derive(Debug, Args)]
@@ -165,7 +165,7 @@ async fn bench(
     crawl.politeness.global_concurrency = args.fetches;
     let seed = url::Url::parse(&format!("http://{addr}/"))?;
     // Loaded before the clock starts, as a running worker has it.
-    let handler = super::worker::handler(store, settings)?;
+    let handler = settings.handler(store)?;
     handler.analyser().index().await?;
     let id = crawler::StoreCrawl::create(store, &crawl, std::slice::from_ref(&seed)).await?;
     let runner = CrawlRunner::open(store, id, Some(crawl)).await?;

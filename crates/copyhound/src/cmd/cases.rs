@@ -10,7 +10,7 @@ use store::{
 };
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// `cases` subcommands.
 #[derive(Debug, Subcommand)]
@@ -191,25 +191,24 @@ async fn evidence(store: &Store, args: EvidenceArgs) -> Result<()> {
 }
 
 async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -> Result<()> {
-    let view = pipeline::case_view(store, args.id).await.with_context(|| {
-        format!(
-            "while reading case {} (see `copyhound cases list`)",
-            args.id
-        )
-    })?;
-    let history = store.case_history(args.id).await?;
-    let recheck = store::Rechecks::case_recheck(store, args.id).await?;
-    let stamps = pipeline::case_timestamps(store, args.id, trust)
+    let dossier = pipeline::case_dossier(store, args.id, trust)
         .await
-        .context("while reading the case's timestamps")?;
+        .with_context(|| {
+            format!(
+                "while reading case {} (see `copyhound cases list`)",
+                args.id
+            )
+        })?;
     if args.json {
-        let mut value = serde_json::to_value(&view)?;
-        value["history"] = serde_json::to_value(&history)?;
-        value["recheck"] = serde_json::to_value(&recheck)?;
-        value["timestamps"] = serde_json::to_value(&stamps)?;
-        outln!("{value}");
+        outln!("{}", serde_json::to_string(&dossier)?);
         return Ok(());
     }
+    let pipeline::CaseDossier {
+        view,
+        history,
+        recheck,
+        timestamps: stamps,
+    } = &dossier;
     let c = &view.case;
     outln!(
         "case {}: {} copies work {} «{}» — {}",
@@ -252,7 +251,7 @@ async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -
             p.last_seen.format("%Y-%m-%d")
         );
     }
-    if let Some(r) = &recheck {
+    if let Some(r) = recheck {
         print_recheck(r)?;
     }
     outln!("\npassages (page bytes = chapter bytes):");
@@ -272,7 +271,7 @@ async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -
             Err(e) => return Err(e).context("while reading a page text"),
         };
         if let Some(text) = text
-            && let Some(said) = super::check::source_note(&text.text_source)
+            && let Some(said) = pipeline::check::source_note(&text.text_source)
         {
             match text.text_snapshot {
                 Some(endpoint) => outln!("    {said} (snapshot {endpoint})"),
@@ -281,9 +280,9 @@ async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -
         }
     }
     outln!("\ntimestamps (RFC 3161):");
-    print_timestamps(&view, &stamps)?;
+    print_timestamps(view, stamps)?;
     outln!("\nhistory:");
-    for h in &history {
+    for h in history {
         outln!(
             "  {} {} {}{}",
             h.at.to_rfc3339(),

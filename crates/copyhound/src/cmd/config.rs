@@ -4,14 +4,14 @@
 
 use anyhow::Result;
 
-use crate::settings::Settings;
+use settings::Settings;
 
 /// Prints the settings and the database they would be used with.
 pub fn run(settings: &Settings, database: &str) -> Result<()> {
     let text = format!(
         "# database = {:?} (--database / {})\n{}",
         super::masked(database),
-        super::DATABASE_URL_VAR,
+        settings::DATABASE_URL_VAR,
         toml::to_string(settings)?
     );
     super::write_stdout(&text)

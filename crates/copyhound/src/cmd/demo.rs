@@ -12,8 +12,8 @@ use clap::Args;
 use pipeline::demo;
 
 use super::serve::{ServeOptions, serve};
-use super::worker::{handler, shutdown_signal};
-use crate::settings::Settings;
+use super::worker::shutdown_signal;
+use settings::Settings;
 
 /// Options of `demo`.
 #[derive(Debug, Args)]
@@ -58,7 +58,7 @@ async fn demo(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let handler = handler(store, settings)?;
+    let handler = settings.handler(store)?;
     let works = demo::register_sample(store, handler.importer())
         .await
         .context("while registering the sample works")?;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use pipeline::doctor::{self, Finding, Level};
+use pipeline::doctor::Level;
 
 use super::outln;
 
@@ -21,56 +21,16 @@ pub struct DoctorArgs {
     json: bool,
 }
 
-/// Runs every check, loading the settings itself so that broken settings are a finding too.
+/// Runs every check ([`settings::diagnose`]) and prints the findings.
 pub async fn run(args: DoctorArgs, config: Option<&Path>, database: &str) -> Result<()> {
-    let mut findings = Vec::new();
-    let settings = match crate::settings::load(config, std::env::vars()) {
-        Ok(loaded) => {
-            findings.push(Finding {
-                check: "settings",
-                level: if loaded.unknown_keys.is_empty() {
-                    Level::Ok
-                } else {
-                    Level::Warn
-                },
-                detail: if loaded.unknown_keys.is_empty() {
-                    "loaded".to_owned()
-                } else {
-                    format!("unknown keys ignored: {}", loaded.unknown_keys.join(", "))
-                },
-                fix: (!loaded.unknown_keys.is_empty()).then(|| {
-                    "remove or correct them (config/default.toml lists every key)".to_owned()
-                }),
-            });
-            Some(loaded.settings)
-        }
-        Err(e) => {
-            findings.push(Finding {
-                check: "settings",
-                level: Level::Fail,
-                detail: format!("{e:#}"),
-                fix: Some(
-                    "correct the value named; the checks that need settings are skipped".to_owned(),
-                ),
-            });
-            None
-        }
-    };
-    let (found, store) = doctor::database(database, &super::store_settings()).await;
-    findings.extend(found);
-    if let Some(store) = store {
-        store.close().await;
-    }
-    if let Some(settings) = &settings {
-        findings.extend(doctor::outbound(&settings.crawler, |var| {
-            std::env::var(var).ok()
-        }));
-        if let Some(url) = &args.probe {
-            findings.push(doctor::probe(&settings.crawler, url).await);
-        }
-        findings.push(doctor::time_stamping(&settings.evidence.timestamp).await);
-        findings.push(doctor::notices(&settings.notices));
-    }
+    let findings = settings::diagnose(
+        config,
+        std::env::vars(),
+        database,
+        &super::store_settings(),
+        args.probe.as_deref(),
+    )
+    .await;
     for f in &findings {
         if args.json {
             outln!("{}", serde_json::to_string(f)?);

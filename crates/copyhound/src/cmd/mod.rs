@@ -33,43 +33,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use store::{Store, StoreSettings};
 
-/// The variable `--database` reads; with `_FILE` appended, the one naming a file that holds
-/// it (a Docker or Kubernetes secret).
-pub const DATABASE_URL_VAR: &str = "COPYHOUND_DATABASE_URL";
-
-/// Where the database is when neither `--database` nor a variable says.
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/copyhound.db";
-
-/// The database URL: `--database` (or `COPYHOUND_DATABASE_URL`), else the contents of the
-/// file `COPYHOUND_DATABASE_URL_FILE` names, else [`DEFAULT_DATABASE_URL`].
-///
-/// # Errors
-/// The file cannot be read, or holds nothing.
-pub fn database_url(given: Option<String>) -> Result<String> {
-    if let Some(url) = given.filter(|u| !u.trim().is_empty()) {
-        return Ok(url);
-    }
-    let file_var = format!("{DATABASE_URL_VAR}_FILE");
-    match std::env::var_os(&file_var) {
-        Some(path) if !path.is_empty() => {
-            let text = std::fs::read_to_string(&path).with_context(|| {
-                format!(
-                    "reading {file_var}={}",
-                    std::path::Path::new(&path).display()
-                )
-            })?;
-            let url = text.trim();
-            anyhow::ensure!(
-                !url.is_empty(),
-                "{file_var}={} names an empty file: write the database URL in it",
-                std::path::Path::new(&path).display()
-            );
-            Ok(url.to_owned())
-        }
-        _ => Ok(DEFAULT_DATABASE_URL.to_owned()),
-    }
-}
-
 /// Set once Ctrl-C stopped a command that shuts down cleanly on it.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

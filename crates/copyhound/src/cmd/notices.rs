@@ -11,7 +11,7 @@ use pipeline::rechecks::{RecheckReport, Rechecker};
 use store::{CaseId, NoticeId, NoticeRecord, Notices, Rechecks, Store};
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// `notices` subcommands.
 #[derive(Debug, Subcommand)]

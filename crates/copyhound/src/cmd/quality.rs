@@ -40,7 +40,7 @@ use serde::Serialize;
 use store::{NewChapter, NewWork, SourceFormat, Store, StoreSettings, WorkReads, WorkWrites};
 
 use super::{outln, write_stdout};
-use crate::settings::Settings;
+use settings::Settings;
 
 /// Options of `bench quality`.
 #[derive(Debug, Args)]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use store::TextFilter;
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// Options of `rematch`.
 #[derive(Debug, Args)]
@@ -89,7 +89,7 @@ async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -
         if !args.json {
             eprintln!("matching {} pages…", summary.left);
         }
-        let handler = super::worker::handler(store, settings)?;
+        let handler = settings.handler(store)?;
         let drain = MatchWorkers::start(store, handler, MatchWorkers::default_concurrency())
             .finish(Duration::from_secs(30))
             .await?;

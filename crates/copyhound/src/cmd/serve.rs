@@ -2,12 +2,14 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use pipeline::WorkerOptions;
 
-use super::worker::{WorkerArgs, Workers, all_queues, handler, shutdown_signal};
-use crate::settings::Settings;
+use super::worker::{shutdown_signal, start_workers};
+use settings::Settings;
 
 /// Options of `serve`.
 #[derive(Debug, Args)]
@@ -33,14 +35,6 @@ pub struct ServeArgs {
     /// Seconds running jobs get to finish after Ctrl-C.
     #[arg(long, default_value_t = 30)]
     grace: u64,
-}
-
-#[cfg(test)]
-impl ServeArgs {
-    /// The address given with `--listen`, if any.
-    pub fn listen(&self) -> Option<SocketAddr> {
-        self.listen
-    }
 }
 
 /// Runs until Ctrl-C or SIGTERM.
@@ -75,7 +69,7 @@ async fn serve_store(
     let workers = if args.no_workers {
         None
     } else {
-        Some(handler(store, settings)?)
+        Some(settings.handler(store)?)
     };
     let options = ServeOptions {
         secure_cookies: args.secure_cookies.unwrap_or(!listen.ip().is_loopback()),
@@ -115,37 +109,24 @@ pub async fn serve(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let mut admin_settings = admin::AdminSettings {
-        secure_cookies: options.secure_cookies,
-        upload_dir: options.upload_dir.clone(),
-        crawler: settings.crawler.clone(),
-        notices: settings.notices.clone(),
-        rechecks: settings.rechecks.clone(),
-        ops: admin::OpsSettings {
-            metrics_token: settings.server.metrics_token.clone(),
-            analyser: None,
-        },
-        ..admin::AdminSettings::default()
-    };
+    let mut admin_settings = settings.admin(options.secure_cookies, options.upload_dir.clone());
     let workers = match workers {
         None => None,
         Some(handler) => {
-            admin_settings.ops.analyser = Some(super::worker::load_index_now(&handler));
+            admin_settings.ops.analyser = Some(pipeline::load_index_now(&handler));
             pipeline::rechecks::ensure_recheck_schedule(store, &settings.rechecks)
                 .await
                 .context("while creating the re-check schedule")?;
-            let worker_args = WorkerArgs {
-                queues: all_queues(),
+            let worker_options = WorkerOptions {
                 concurrency: options.concurrency,
-                grace: options.grace,
-                lease: 60,
-                metrics_listen: None,
+                grace: Duration::from_secs(options.grace),
+                ..WorkerOptions::default()
             };
-            Some(Workers::start(
+            Some(start_workers(
                 store,
                 &handler,
-                &worker_args.queues,
-                &worker_args,
+                &pipeline::all_queues(),
+                &worker_options,
                 database,
             ))
         }

@@ -3,11 +3,12 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use pipeline::sites::{SiteEdit, SiteSettingsChange};
 use serde::Serialize;
-use store::{Enqueued, NewSite, Site, SiteChanges, SiteSettings, Store, SuspectSites};
+use store::{Enqueued, NewSite, Site, Store, SuspectSites};
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// `sites` subcommands.
 #[derive(Debug, Subcommand)]
@@ -184,16 +185,21 @@ fn next_crawl(site: &Site) -> String {
     }
 }
 
-/// The settings of a new site: the flags over the configured crawler settings.
-fn new_settings(flags: &SettingsFlags, settings: &Settings) -> SiteSettings {
-    let base = pipeline::sites::default_site_settings(&settings.crawler);
-    SiteSettings {
-        max_pages: flags.max_pages.unwrap_or(base.max_pages),
-        max_depth: flags.max_depth.unwrap_or(base.max_depth),
-        delay_ms: flags.delay.unwrap_or(base.delay_ms),
-        concurrency: flags.concurrency.unwrap_or(base.concurrency),
-        include: flags.include.clone(),
-        exclude: flags.exclude.clone(),
+impl SettingsFlags {
+    /// The settings these flags change; `replace_empty` makes an empty pattern list a
+    /// change (`--no-include`) rather than nothing given.
+    fn change(&self, no_include: bool, no_exclude: bool) -> SiteSettingsChange {
+        let patterns = |given: &Vec<String>, remove: bool| {
+            (!given.is_empty() || remove).then(|| given.clone())
+        };
+        SiteSettingsChange {
+            max_pages: self.max_pages,
+            max_depth: self.max_depth,
+            delay_ms: self.delay,
+            concurrency: self.concurrency,
+            include: patterns(&self.include, no_include),
+            exclude: patterns(&self.exclude, no_exclude),
+        }
     }
 }
 
@@ -201,7 +207,10 @@ async fn add(store: &Store, args: AddArgs, settings: &Settings) -> Result<()> {
     let site = NewSite {
         start_url: args.url.clone(),
         name: args.name,
-        settings: new_settings(&args.settings, settings),
+        settings: args
+            .settings
+            .change(false, false)
+            .new_site(&settings.crawler),
         schedule: args.schedule.as_deref().map(pipeline::site_schedule),
     };
     let site = pipeline::watch_site(store, &settings.crawler, &site)
@@ -218,37 +227,19 @@ async fn add(store: &Store, args: AddArgs, settings: &Settings) -> Result<()> {
 }
 
 async fn set(store: &Store, args: SetArgs, settings: &Settings) -> Result<()> {
-    let site = store.site(args.id).await.map_err(unknown(args.id))?;
-    let f = &args.settings;
-    let mut s = site.settings.clone();
-    s.max_pages = f.max_pages.unwrap_or(s.max_pages);
-    s.max_depth = f.max_depth.unwrap_or(s.max_depth);
-    s.delay_ms = f.delay.unwrap_or(s.delay_ms);
-    s.concurrency = f.concurrency.unwrap_or(s.concurrency);
-    if !f.include.is_empty() || args.no_include {
-        s.include.clone_from(&f.include);
-    }
-    if !f.exclude.is_empty() || args.no_exclude {
-        s.exclude.clone_from(&f.exclude);
-    }
-    let start_url = args.start_url.clone().unwrap_or(site.start_url.clone());
-    pipeline::check_site(&settings.crawler, &start_url, &s)
-        .with_context(|| format!("while changing site {}", site.id))?;
-    let schedule = match (&args.schedule, args.no_schedule) {
-        (Some(cron), _) => Some(Some(pipeline::site_schedule(cron))),
-        (None, true) => Some(None),
-        (None, false) => None,
-    };
-    let changes = SiteChanges {
+    let edit = SiteEdit {
         name: args.name,
         start_url: args.start_url,
-        settings: Some(s),
-        schedule,
+        settings: args.settings.change(args.no_include, args.no_exclude),
+        schedule: match (args.schedule, args.no_schedule) {
+            (Some(cron), _) => Some(Some(cron)),
+            (None, true) => Some(None),
+            (None, false) => None,
+        },
     };
-    let site = store
-        .update_site(site.id, &changes)
+    let site = pipeline::sites::edit_site(store, &settings.crawler, args.id, &edit)
         .await
-        .map_err(unknown(site.id))?;
+        .map_err(|e| site_error(args.id, e))?;
     outln!(
         "site {} ({}) changed{}",
         site.id,
@@ -256,6 +247,15 @@ async fn set(store: &Store, args: SetArgs, settings: &Settings) -> Result<()> {
         next_crawl(&site)
     );
     Ok(())
+}
+
+/// A pipeline error on site `id`, with a hint when the site does not exist.
+fn site_error(id: i64, e: pipeline::Error) -> anyhow::Error {
+    if e.is_not_found() {
+        anyhow::anyhow!("there is no watched site {id}: see `copyhound sites list`")
+    } else {
+        anyhow::Error::new(e).context(format!("while changing site {id}"))
+    }
 }
 
 async fn list(store: &Store, json: bool) -> Result<()> {
@@ -380,13 +380,9 @@ async fn crawl(
     settings: &Settings,
 ) -> Result<()> {
     if enqueue {
-        let queued = pipeline::crawl_site_now(store, id).await.map_err(|e| {
-            if e.is_not_found() {
-                anyhow::anyhow!("there is no watched site {id}: see `copyhound sites list`")
-            } else {
-                anyhow::Error::new(e)
-            }
-        })?;
+        let queued = pipeline::crawl_site_now(store, id)
+            .await
+            .map_err(|e| site_error(id, e))?;
         let (job, new) = match queued {
             Enqueued::New(job) => (job, true),
             Enqueued::Duplicate(job) => (job, false),

@@ -5,14 +5,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use import::{ImportSettings, Importer};
-use pipeline::{Analyser, Handler};
-use store::WorkerSettings;
-
-use crate::settings::Settings;
-
-/// How often a loaded matcher index applies the work change log between jobs.
-const REFRESH_EVERY: Duration = Duration::from_secs(30);
+use pipeline::{WorkerOptions, Workers};
+use settings::Settings;
 
 /// Options of `worker`.
 #[derive(Debug, Clone, Args)]
@@ -43,17 +37,15 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     // stops the worker cleanly instead of killing it.
     let shutdown = shutdown_signal();
     let store = super::open_store(database).await?;
-    let handler = handler(&store, settings)?;
+    let handler = settings.handler(&store)?;
     let queues = if args.queues.is_empty() {
-        all_queues()
+        pipeline::all_queues()
     } else {
         args.queues.clone()
     };
-    let workers = Workers::start(&store, &handler, &queues, &args, database);
-    let analyser = queues
-        .iter()
-        .any(|q| q == pipeline::MATCH_QUEUE)
-        .then(|| load_index_now(&handler));
+    let workers = start_workers(&store, &handler, &queues, &args.options(), database);
+    let analyser =
+        pipeline::workers::serves_matches(&queues).then(|| pipeline::load_index_now(&handler));
     let (stop_ops, ops_stopped) = tokio::sync::oneshot::channel::<()>();
     let ops = match args.metrics_listen {
         Some(address) => {
@@ -64,14 +56,10 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
                 "worker metrics on http://{}/metrics",
                 listener.local_addr().context("reading the bound address")?
             );
-            let ops = admin::OpsSettings {
-                metrics_token: settings.server.metrics_token.clone(),
-                analyser,
-            };
             Some(tokio::spawn(admin::serve_ops(
                 listener,
                 store.clone(),
-                ops,
+                settings.ops(analyser),
                 async move {
                     let _ = ops_stopped.await;
                 },
@@ -95,121 +83,35 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     Ok(())
 }
 
-/// Worker loops over some queues, with the matcher index kept current, in this process
-/// (`worker`, and `serve` beside the web UI).
-pub struct Workers {
-    stop: tokio::sync::watch::Sender<bool>,
-    loops: Vec<tokio::task::JoinHandle<store::WorkerReport>>,
-    refresher: tokio::task::JoinHandle<()>,
-}
-
-impl Workers {
-    /// Starts serving `queues` with `args`' concurrency, grace and lease.
-    pub fn start(
-        store: &store::Store,
-        handler: &Handler,
-        queues: &[String],
-        args: &WorkerArgs,
-        database: &str,
-    ) -> Workers {
-        let refresher = pipeline::keep_index_current(store.clone(), handler, REFRESH_EVERY);
-        let (stop, stop_rx) = tokio::sync::watch::channel(false);
-        let mut loops = Vec::new();
-        for queue in queues {
-            let worker_settings = WorkerSettings {
-                queue: queue.clone(),
-                concurrency: args.concurrency,
-                shutdown_grace: Duration::from_secs(args.grace),
-                lease: Duration::from_secs(args.lease),
-                heartbeat: Duration::from_secs(args.lease) / 3,
-                ..WorkerSettings::default()
-            };
-            eprintln!(
-                "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
-                worker_settings.name,
-                worker_settings.queue,
-                super::masked(database)
-            );
-            loops.push(pipeline::serve(
-                store,
-                handler.clone(),
-                worker_settings,
-                stop_rx.clone(),
-            ));
-        }
-        Workers {
-            stop,
-            loops,
-            refresher,
+impl WorkerArgs {
+    /// The worker loops' options these flags set.
+    pub fn options(&self) -> WorkerOptions {
+        WorkerOptions {
+            concurrency: self.concurrency,
+            grace: Duration::from_secs(self.grace),
+            lease: Duration::from_secs(self.lease),
         }
     }
+}
 
-    /// Stops the loops: running jobs get the grace period, the rest go back to the queue.
-    ///
-    /// # Errors
-    /// A worker loop panicked.
-    pub async fn stop(self) -> Result<store::WorkerReport> {
-        let _ = self.stop.send(true);
-        let mut report = store::WorkerReport::default();
-        for done in self.loops {
-            let r = done.await.context("a worker loop failed")?;
-            report.completed += r.completed;
-            report.retried += r.retried;
-            report.dead += r.dead;
-            report.released += r.released;
-        }
-        self.refresher.abort();
-        Ok(report)
+/// Starts the worker loops over `queues`, saying which worker serves which queue.
+pub fn start_workers(
+    store: &store::Store,
+    handler: &pipeline::Handler,
+    queues: &[String],
+    options: &WorkerOptions,
+    database: &str,
+) -> Workers {
+    let workers = Workers::start(store, handler, queues, options);
+    for w in workers.serving() {
+        eprintln!(
+            "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
+            w.name,
+            w.queue,
+            super::masked(database)
+        );
     }
-}
-
-/// Starts loading the handler's matcher index now, in the background, rather than at the
-/// first match job: `/readyz` reports ready once it is in, and the first page does not wait.
-/// Returns the analyser, for `/readyz` and `/metrics`.
-pub fn load_index_now(handler: &Handler) -> std::sync::Arc<pipeline::Analyser> {
-    let analyser = std::sync::Arc::clone(handler.analyser());
-    let loading = std::sync::Arc::clone(&analyser);
-    tokio::spawn(async move {
-        if let Err(e) = loading.index().await {
-            // The first match job tries again and fails visibly.
-            tracing::error!(error = %pipeline::chain(&e), "cannot load the matcher index");
-        }
-    });
-    analyser
-}
-
-/// Every queue: `default` (crawls, imports, re-checks, stamps) and `match`.
-pub fn all_queues() -> Vec<String> {
-    vec![
-        store::queue::DEFAULT_QUEUE.to_owned(),
-        pipeline::MATCH_QUEUE.to_owned(),
-    ]
-}
-
-/// The job handler with the configured settings: the importer's fingerprint parameters are
-/// the matcher's too, so pages are compared with the works as they were fingerprinted.
-pub fn handler(store: &store::Store, settings: &Settings) -> Result<Handler> {
-    let importer = Importer::new(ImportSettings {
-        fingerprint: settings.fingerprint.clone(),
-        limits: settings.import.clone(),
-        ..ImportSettings::default()
-    })
-    .context("while setting up the importer")?;
-    let tsa = timestamp::Tsa::from_settings(&settings.evidence.timestamp)
-        .context("while setting up the time-stamping authority")?;
-    let analyser = Analyser::new(
-        store.clone(),
-        settings.fingerprint.clone(),
-        settings.matcher.clone(),
-    )
-    .with_stamping(tsa.is_some());
-    let handler = Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
-        .with_crawler(settings.crawler.clone())
-        .with_rechecks(settings.rechecks.clone());
-    Ok(match tsa {
-        Some(tsa) => handler.with_tsa(tsa),
-        None => handler,
-    })
+    workers
 }
 
 /// [`shutdown_signal_quiet`], saying so when it comes.

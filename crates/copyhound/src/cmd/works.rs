@@ -11,7 +11,7 @@ use serde::Serialize;
 use store::{Page, Store, WorkDeletion, WorkFilter, WorkId, WorkReads, WorkUpdate, WorkWrites};
 
 use super::outln;
-use crate::settings::Settings;
+use settings::Settings;
 
 /// What to do with works.
 #[derive(Debug, Subcommand)]

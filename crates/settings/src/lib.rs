@@ -15,6 +15,19 @@
 //! default it replaces (an integer key takes only a whole number, a switch only true or
 //! false, a list a TOML array), and the merged tree is deserialized strictly, so a file's
 //! `max_pages = 2.5` is an error too.
+//!
+//! Every process kind (`serve`, `worker`, the one-shot commands, `doctor`) starts here: the
+//! crate sits on top of the stages and `pipeline`, whose `…Settings` sections it stacks, and
+//! below the binary, which only adds its command-line flags. Main types: [`Settings`] (one
+//! section per crate), [`ServerSettings`] (`[server]`), [`Loaded`] (the settings and the
+//! keys nobody knows); [`load`] builds them.
+//!
+//! ```
+//! let vars = [("COPYHOUND_CRAWLER__MAX_PAGES".to_owned(), "50".to_owned())];
+//! let loaded = settings::load(None, vars).unwrap();
+//! assert_eq!(loaded.settings.crawler.max_pages, Some(50));
+//! assert!(loaded.unknown_keys.is_empty());
+//! ```
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -142,6 +155,163 @@ impl Settings {
             .map_err(|e| e.in_section("evidence"))?;
         self.server.validate().map_err(|e| e.in_section("server"))
     }
+}
+
+impl Settings {
+    /// The job handler with these settings: the importer's fingerprint parameters are the
+    /// matcher's too, so pages are compared with the works as they were fingerprinted.
+    ///
+    /// # Errors
+    /// The importer or the time-stamping authority cannot be set up with these settings.
+    pub fn handler(&self, store: &store::Store) -> Result<pipeline::Handler> {
+        let importer = import::Importer::new(import::ImportSettings {
+            fingerprint: self.fingerprint.clone(),
+            limits: self.import.clone(),
+            ..import::ImportSettings::default()
+        })
+        .context("while setting up the importer")?;
+        let tsa = timestamp::Tsa::from_settings(&self.evidence.timestamp)
+            .context("while setting up the time-stamping authority")?;
+        let analyser = pipeline::Analyser::new(
+            store.clone(),
+            self.fingerprint.clone(),
+            self.matcher.clone(),
+        )
+        .with_stamping(tsa.is_some());
+        let handler =
+            pipeline::Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
+                .with_crawler(self.crawler.clone())
+                .with_rechecks(self.rechecks.clone());
+        Ok(match tsa {
+            Some(tsa) => handler.with_tsa(tsa),
+            None => handler,
+        })
+    }
+
+    /// The admin UI's settings: these sections, with the cookie and upload folder that
+    /// `serve`'s flags (or the demo) chose.
+    #[must_use]
+    pub fn admin(
+        &self,
+        secure_cookies: bool,
+        upload_dir: std::path::PathBuf,
+    ) -> admin::AdminSettings {
+        admin::AdminSettings {
+            secure_cookies,
+            upload_dir,
+            crawler: self.crawler.clone(),
+            notices: self.notices.clone(),
+            rechecks: self.rechecks.clone(),
+            ops: self.ops(None),
+            ..admin::AdminSettings::default()
+        }
+    }
+
+    /// `/healthz`, `/readyz` and `/metrics`: the metrics token, and the index to report on.
+    #[must_use]
+    pub fn ops(&self, analyser: Option<std::sync::Arc<pipeline::Analyser>>) -> admin::OpsSettings {
+        admin::OpsSettings {
+            metrics_token: self.server.metrics_token.clone(),
+            analyser,
+        }
+    }
+}
+
+/// The variable `--database` reads; with `_FILE` appended, the one naming a file that holds
+/// it (a Docker or Kubernetes secret).
+pub const DATABASE_URL_VAR: &str = "COPYHOUND_DATABASE_URL";
+
+/// Where the database is when neither `--database` nor a variable says.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/copyhound.db";
+
+/// The database URL: `--database` (or `COPYHOUND_DATABASE_URL`), else the contents of the
+/// file `COPYHOUND_DATABASE_URL_FILE` names, else [`DEFAULT_DATABASE_URL`].
+///
+/// # Errors
+/// The file cannot be read, or holds nothing.
+pub fn database_url(given: Option<String>) -> Result<String> {
+    if let Some(url) = given.filter(|u| !u.trim().is_empty()) {
+        return Ok(url);
+    }
+    let file_var = format!("{DATABASE_URL_VAR}_FILE");
+    match std::env::var_os(&file_var) {
+        Some(path) if !path.is_empty() => {
+            let text = std::fs::read_to_string(&path).with_context(|| {
+                format!(
+                    "reading {file_var}={}",
+                    std::path::Path::new(&path).display()
+                )
+            })?;
+            let url = text.trim();
+            anyhow::ensure!(
+                !url.is_empty(),
+                "{file_var}={} names an empty file: write the database URL in it",
+                std::path::Path::new(&path).display()
+            );
+            Ok(url.to_owned())
+        }
+        _ => Ok(DEFAULT_DATABASE_URL.to_owned()),
+    }
+}
+
+/// Everything `copyhound doctor` checks, in order: the settings (loaded from `file` and
+/// `vars`, so that broken settings are a finding too), the database at `database`, and with
+/// settings that load, the outbound (crawling) settings, a fetch of `probe` if given, the
+/// time-stamping authority and the notices' rights holder.
+pub async fn diagnose(
+    file: Option<&Path>,
+    vars: impl IntoIterator<Item = (String, String)>,
+    database: &str,
+    store_settings: &store::StoreSettings,
+    probe: Option<&str>,
+) -> Vec<pipeline::doctor::Finding> {
+    use pipeline::doctor::{self, Finding, Level};
+    let mut findings = Vec::new();
+    let settings = match load(file, vars) {
+        Ok(loaded) => {
+            let clean = loaded.unknown_keys.is_empty();
+            findings.push(Finding {
+                check: "settings",
+                level: if clean { Level::Ok } else { Level::Warn },
+                detail: if clean {
+                    "loaded".to_owned()
+                } else {
+                    format!("unknown keys ignored: {}", loaded.unknown_keys.join(", "))
+                },
+                fix: (!clean).then(|| {
+                    "remove or correct them (config/default.toml lists every key)".to_owned()
+                }),
+            });
+            Some(loaded.settings)
+        }
+        Err(e) => {
+            findings.push(Finding {
+                check: "settings",
+                level: Level::Fail,
+                detail: format!("{e:#}"),
+                fix: Some(
+                    "correct the value named; the checks that need settings are skipped".to_owned(),
+                ),
+            });
+            None
+        }
+    };
+    let (found, store) = doctor::database(database, store_settings).await;
+    findings.extend(found);
+    if let Some(store) = store {
+        store.close().await;
+    }
+    if let Some(settings) = &settings {
+        findings.extend(doctor::outbound(&settings.crawler, |var| {
+            std::env::var(var).ok()
+        }));
+        if let Some(url) = probe {
+            findings.push(doctor::probe(&settings.crawler, url).await);
+        }
+        findings.push(doctor::time_stamping(&settings.evidence.timestamp).await);
+        findings.push(doctor::notices(&settings.notices));
+    }
+    findings
 }
 
 /// Settings together with what was odd about them.

@@ -2,16 +2,14 @@
 //! health checks, ports, secrets and every `COPYHOUND_*` variable, loaded as settings),
 //! the `Dockerfile` (stages, user, command) and `config/production.example.toml` (every key
 //! of the settings with its variable). `docker compose config` validates the compose file
-//! too where the tool is installed.
+//! too where the tool is installed. The commands the files run are checked by the binary
+//! itself: `copyhound <the command> --help` parses them with the real command line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use clap::{CommandFactory, Parser};
 use serde_json::Value;
-
-use crate::Cli;
-use crate::settings::{self, Settings};
+use settings::Settings;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -63,16 +61,58 @@ fn env_var(key: &str) -> String {
     format!("COPYHOUND_{}", key.to_uppercase().replace('.', "__"))
 }
 
-/// The variables the command line reads (global flags), and the log's.
+/// The variables the command line reads (global flags, the log's, the database's file):
+/// every `COPYHOUND_*` name its `--help` documents.
 fn cli_vars() -> BTreeSet<String> {
-    let mut vars: BTreeSet<String> = Cli::command()
-        .get_arguments()
-        .filter_map(|a| a.get_env())
-        .map(|v| v.to_string_lossy().into_owned())
+    let help = copyhound(&["--help"]);
+    let vars: BTreeSet<String> = help
+        .split(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .filter(|w| w.starts_with("COPYHOUND_") && w.len() > "COPYHOUND_".len())
+        .map(str::to_owned)
         .collect();
-    vars.insert(crate::cmd::logs::LOG_VAR.to_owned());
-    vars.insert(format!("{}_FILE", crate::cmd::DATABASE_URL_VAR));
+    for var in [
+        "COPYHOUND_CONFIG",
+        "COPYHOUND_LOG",
+        settings::DATABASE_URL_VAR,
+        &format!("{}_FILE", settings::DATABASE_URL_VAR),
+    ] {
+        assert!(vars.contains(var), "--help names {var}: {vars:?}");
+    }
     vars
+}
+
+/// What `copyhound ARGS` prints on standard output; panics when it fails.
+fn copyhound(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_copyhound"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "copyhound {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A command line the binary accepts: `copyhound ARGS --help` parses every option before
+/// the help, so an unknown option or a bad value fails it.
+fn check_command_line(args: &[String]) {
+    let mut with_help: Vec<&str> = args.iter().map(String::as_str).collect();
+    with_help.push("--help");
+    copyhound(&with_help);
+}
+
+/// The value of `--flag VALUE` (or `--flag=VALUE`) in a command line.
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    let inline = format!("{flag}=");
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == flag {
+            args.get(i + 1).cloned()
+        } else {
+            a.strip_prefix(&inline).map(str::to_owned)
+        }
+    })
 }
 
 fn strings(value: &Value) -> Vec<String> {
@@ -84,11 +124,11 @@ fn strings(value: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A service's command, parsed by the real command line.
-fn parse_command(service: &Value) -> Cli {
-    let mut args = vec!["copyhound".to_owned()];
-    args.extend(strings(&service["command"]));
-    Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+/// A service's command, checked by the real command line.
+fn parse_command(service: &Value) -> Vec<String> {
+    let args = strings(&service["command"]);
+    check_command_line(&args);
+    args
 }
 
 /// The port a `bash /dev/tcp` health check asks, and the path.
@@ -211,10 +251,12 @@ fn compose_services_ports_and_variables_match_the_settings() {
             "{name}: uploads go to {uploads}"
         );
         assert!(settings.server.metrics_token.is_some(), "{name}");
-        match parse_command(service).command {
-            crate::Command::Serve(args) => {
+        let args = parse_command(service);
+        match args.first().map(String::as_str) {
+            Some("serve") => {
                 assert_eq!(name, "serve");
-                let listen = args.listen().unwrap_or(settings.server.listen);
+                let listen: std::net::SocketAddr = flag_value(&args, "--listen")
+                    .map_or(settings.server.listen, |l| l.parse().unwrap());
                 assert!(listen.ip().is_unspecified(), "{listen}");
                 let ports = strings(&service["ports"]);
                 assert_eq!(ports.len(), 1);
@@ -223,11 +265,14 @@ fn compose_services_ports_and_variables_match_the_settings() {
                 assert!(ports[0].starts_with("127.0.0.1:"), "{}", ports[0]);
                 assert_eq!(health_port(service), listen.port());
             }
-            crate::Command::Worker(args) => {
+            Some("worker") => {
                 assert_eq!(name, "worker");
                 // `--scale worker=N`: no host port to collide on.
                 assert!(service.get("ports").is_none());
-                let metrics = args.metrics_listen.expect("workers serve /metrics");
+                let metrics: std::net::SocketAddr = flag_value(&args, "--metrics-listen")
+                    .expect("workers serve /metrics")
+                    .parse()
+                    .unwrap();
                 assert_eq!(strings(&service["expose"]), [metrics.port().to_string()]);
                 assert_eq!(health_port(service), metrics.port());
             }
@@ -265,13 +310,14 @@ fn the_dockerfile_builds_in_stages_and_runs_unprivileged() {
     };
     let entrypoint = json_list("ENTRYPOINT ");
     assert_eq!(entrypoint.last().map(String::as_str), Some("copyhound"));
-    let mut args = vec!["copyhound".to_owned()];
-    args.extend(json_list("CMD "));
-    let cli = Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    let crate::Command::Serve(serve) = cli.command else {
-        panic!("the image serves by default: {args:?}")
-    };
-    let listen = serve.listen().unwrap();
+    let args = json_list("CMD ");
+    check_command_line(&args);
+    assert_eq!(
+        args.first().map(String::as_str),
+        Some("serve"),
+        "the image serves by default: {args:?}"
+    );
+    let listen: std::net::SocketAddr = flag_value(&args, "--listen").unwrap().parse().unwrap();
     let expose = runtime
         .lines()
         .find_map(|l| l.strip_prefix("EXPOSE "))
@@ -283,7 +329,7 @@ fn the_dockerfile_builds_in_stages_and_runs_unprivileged() {
         .find_map(|l| l.strip_prefix("VOLUME "))
         .unwrap();
     let volume: Vec<String> = serde_json::from_str(volume).unwrap();
-    let data = crate::cmd::DEFAULT_DATABASE_URL
+    let data = settings::DEFAULT_DATABASE_URL
         .strip_prefix("sqlite://")
         .unwrap();
     assert!(

@@ -1,0 +1,142 @@
+//! Worker loops over the queues in this process, with the matcher index kept current:
+//! what `copyhound worker`, `serve` (beside the web UI) and `demo` run. The binary parses
+//! its flags into [`WorkerOptions`] and prints; everything else is here.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use store::{Store, WorkerReport, WorkerSettings};
+
+use crate::analyse::Analyser;
+use crate::crawl::MATCH_QUEUE;
+use crate::jobs::Handler;
+
+/// How often a loaded matcher index applies the work change log between jobs.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
+
+/// How the worker loops run: what `worker`'s flags set, and `serve` and `demo` choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerOptions {
+    /// Jobs run at once, per queue.
+    pub concurrency: usize,
+    /// How long running jobs get to finish after the stop before they are released.
+    pub grace: Duration,
+    /// How long a claimed job stays this worker's without a heartbeat (renewed every third
+    /// of it): after a crash, other workers run its jobs again once it has passed.
+    pub lease: Duration,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            concurrency: 4,
+            grace: Duration::from_secs(30),
+            lease: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Worker loops over some queues, with the matcher index kept current, in this process.
+#[derive(Debug)]
+pub struct Workers {
+    stop: tokio::sync::watch::Sender<bool>,
+    loops: Vec<tokio::task::JoinHandle<WorkerReport>>,
+    refresher: tokio::task::JoinHandle<()>,
+    serving: Vec<WorkerSettings>,
+}
+
+impl Workers {
+    /// Starts serving `queues` with `options`; the index is refreshed every
+    /// [`REFRESH_EVERY`].
+    pub fn start(
+        store: &Store,
+        handler: &Handler,
+        queues: &[String],
+        options: &WorkerOptions,
+    ) -> Workers {
+        let refresher = crate::serve::keep_index_current(store.clone(), handler, REFRESH_EVERY);
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let mut loops = Vec::new();
+        let mut serving = Vec::new();
+        for queue in queues {
+            let settings = WorkerSettings {
+                queue: queue.clone(),
+                concurrency: options.concurrency,
+                shutdown_grace: options.grace,
+                lease: options.lease,
+                heartbeat: options.lease / 3,
+                ..WorkerSettings::default()
+            };
+            loops.push(crate::serve::serve(
+                store,
+                handler.clone(),
+                settings.clone(),
+                stop_rx.clone(),
+            ));
+            serving.push(settings);
+        }
+        Workers {
+            stop,
+            loops,
+            refresher,
+            serving,
+        }
+    }
+
+    /// The settings of each loop started (its worker name and queue, for the log).
+    #[must_use]
+    pub fn serving(&self) -> &[WorkerSettings] {
+        &self.serving
+    }
+
+    /// Stops the loops: running jobs get the grace period, the rest go back to the queue.
+    /// The reports of every loop, added up.
+    ///
+    /// # Errors
+    /// A worker loop panicked.
+    pub async fn stop(self) -> crate::Result<WorkerReport> {
+        let _ = self.stop.send(true);
+        let mut report = WorkerReport::default();
+        for done in self.loops {
+            let r = done
+                .await
+                .map_err(|e| crate::Error::task("a worker loop", e))?;
+            report.completed += r.completed;
+            report.retried += r.retried;
+            report.dead += r.dead;
+            report.released += r.released;
+        }
+        self.refresher.abort();
+        Ok(report)
+    }
+}
+
+/// Starts loading the handler's matcher index now, in the background, rather than at the
+/// first match job: `/readyz` reports ready once it is in, and the first page does not wait.
+/// Returns the analyser, for `/readyz` and `/metrics`.
+pub fn load_index_now(handler: &Handler) -> Arc<Analyser> {
+    let analyser = Arc::clone(handler.analyser());
+    let loading = Arc::clone(&analyser);
+    tokio::spawn(async move {
+        if let Err(e) = loading.index().await {
+            // The first match job tries again and fails visibly.
+            tracing::error!(error = %crate::chain(&e), "cannot load the matcher index");
+        }
+    });
+    analyser
+}
+
+/// Every queue: `default` (crawls, imports, re-checks, stamps) and `match`.
+#[must_use]
+pub fn all_queues() -> Vec<String> {
+    vec![
+        store::queue::DEFAULT_QUEUE.to_owned(),
+        MATCH_QUEUE.to_owned(),
+    ]
+}
+
+/// Whether `queues` include the match queue, so that this process needs the index.
+#[must_use]
+pub fn serves_matches(queues: &[String]) -> bool {
+    queues.iter().any(|q| q == MATCH_QUEUE)
+}
