@@ -30,8 +30,9 @@ pub mod demo;
 pub mod doctor;
 mod error;
 pub mod evidence;
+mod handler;
 mod index;
-mod jobs;
+mod job;
 pub mod metrics;
 pub mod notices;
 pub mod rechecks;
@@ -44,13 +45,12 @@ pub mod timestamps;
 pub use analyse::{Analysed, Analyser};
 pub use cases::{CaseChapter, CasePage, CaseView, case_view};
 pub use check::{Checked, Checker};
-pub use crawl::{
-    CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,
-};
+pub use crawl::{CrawlFinish, CrawlRunner, Requeued, match_follow_up, match_job, queue_rematch};
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, write_package};
+pub use handler::Handler;
 pub use index::{LiveIndex, LoadReport, load_matcher};
-pub use jobs::{Handler, Job, chain};
+pub use job::{Job, MATCH_QUEUE, chain};
 pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
 pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
 pub use reports::{ReportFormat, export_reports};
