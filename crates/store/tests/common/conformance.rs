@@ -21,7 +21,7 @@ use store::{
 };
 use tokio::sync::watch;
 
-use store::testing::TestDb;
+use store::testing::{ImportBatch, TestDb};
 
 // Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
 pub use super::accounts::*;
@@ -401,14 +401,27 @@ pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
     };
     let s = db.reopen(&settings).await;
     let long = long_work("半途", 9, 96, 256 * 1024);
-    // The importing process dies between two batches.
+    // The importing process dies between two batches: its store holds the import after the
+    // first batch until the task is aborted.
+    let (batch_written, mut written) = tokio::sync::mpsc::unbounded_channel();
+    let dying = s
+        .clone()
+        .with_import_batch_hook(Arc::new(move |batch: ImportBatch| {
+            let _ = batch_written.send(batch);
+            Box::pin(std::future::pending())
+        }));
     let import = {
-        let (s, long) = (s.clone(), long.clone());
-        tokio::spawn(async move { s.insert_work(&long).await })
+        let long = long.clone();
+        tokio::spawn(async move { dying.insert_work(&long).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = written.recv().await.unwrap();
     import.abort();
     assert!(import.await.unwrap_err().is_cancelled());
+    assert_eq!(first.number, 1);
+    assert!(first.of > 1, "{first:?}: one batch, nothing to die between");
+    let dead = first.work;
+    // Its first batch is stored, and nothing reads it.
+    assert!(!s.chapters(dead).await.unwrap().is_empty());
     assert!(
         s.works(&WorkFilter::All, Page::all())
             .await
@@ -416,6 +429,7 @@ pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
             .is_empty()
     );
     assert!(s.index_entries(Page::all()).await.unwrap().is_empty());
+    assert!(matches!(s.work(dead).await, Err(Error::NotFound { .. })));
     assert_eq!(
         s.work_by_content_hash(&long.content_hash).await.unwrap(),
         None
@@ -423,6 +437,11 @@ pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
     // The same text again: once the dead import is old enough it is removed, and the work
     // is stored whole, once.
     let id = created(s.insert_work(&long).await.unwrap());
+    assert_ne!(id, dead);
+    assert!(
+        s.chapters(dead).await.unwrap().is_empty(),
+        "the dead import is left"
+    );
     assert_eq!(s.chapters(id).await.unwrap().len(), 96);
     assert_eq!(s.index_entries(Page::all()).await.unwrap().len(), 96);
     assert_eq!(
