@@ -368,17 +368,17 @@ async fn a_stopped_crawl_resumes_from_its_frontier() {
         .unwrap()
     };
     let first = start(s.clone());
-    let watcher = {
+    // Stopped while the server holds the book's pages after the first three, so the crawl
+    // cannot have run out of work before the stop, however fast it goes.
+    server.hold_book_after(3);
+    let running = tokio::spawn({
         let first = first.clone();
-        tokio::spawn(async move {
-            while first.progress().pages < 3 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            first.stop();
-        })
-    };
-    let stopped = first.run().await.unwrap();
-    watcher.await.unwrap();
+        async move { first.run().await }
+    });
+    server.book_request_held().await;
+    first.stop();
+    server.release();
+    let stopped = running.await.unwrap().unwrap();
     assert!(stopped.frontier.queued > 0, "stopped with work left");
     let resumed = start(s).run().await.unwrap();
     assert_eq!(resumed.frontier.queued + resumed.frontier.in_flight, 0);

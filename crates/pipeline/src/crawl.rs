@@ -14,12 +14,7 @@ use store::{
 };
 
 use crate::error::{Error, Result, store_err};
-use crate::jobs::Job;
-
-/// The queue of match jobs. Apart from crawls and imports (the default queue): matching is
-/// CPU work, served by as many jobs at once as there are cores, while a crawl waits on the
-/// network; and `copyhound crawl` serves it alone while it crawls.
-pub const MATCH_QUEUE: &str = "match";
+use crate::job::{Job, MATCH_QUEUE};
 
 /// The job that analyses a stored page: queued in the transaction that stores its text,
 /// once per snapshot (its key de-duplicates it while it waits).

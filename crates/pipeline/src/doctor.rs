@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use store::{OpsReads, Store, StoreSettings};
 
+use crate::job::chain;
+use crate::notices::NoticeSettings;
+
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -296,7 +299,7 @@ pub async fn probe(crawler: &crawler::CrawlSettings, url: &str) -> Finding {
         }
         Err(e) => Finding::fail(
             "probe",
-            format!("{url}: {}", crate::chain(&e)),
+            format!("{url}: {}", chain(&e)),
             "check DNS and the route out (a proxy: HTTPS_PROXY), the timeouts in \
              [crawler.fetch], and crawler.fetch.safety for private addresses",
         ),
@@ -350,7 +353,7 @@ pub async fn time_stamping(settings: &timestamp::TimestampSettings) -> Finding {
         ),
         Err(e) => Finding::fail(
             "tsa",
-            format!("{}: {}", tsa.url(), crate::chain(&e)),
+            format!("{}: {}", tsa.url(), chain(&e)),
             "check evidence.timestamp.url (COPYHOUND_EVIDENCE__TIMESTAMP__URL), that the TSA \
              is reachable from here (a proxy: HTTPS_PROXY), evidence.timestamp.timeout, and \
              that its certificate chains to evidence.timestamp.ca_certificates",
@@ -359,7 +362,7 @@ pub async fn time_stamping(settings: &timestamp::TimestampSettings) -> Finding {
 }
 
 /// The rights holder's profile.
-pub fn notices(settings: &crate::NoticeSettings) -> Finding {
+pub fn notices(settings: &NoticeSettings) -> Finding {
     let missing = settings.rights_holder.missing();
     if missing.is_empty() {
         Finding::ok(

@@ -15,7 +15,8 @@ use url::Url;
 
 use crate::crawl::{CrawlFinish, CrawlRunner};
 use crate::error::store_err;
-use crate::jobs::{Handler, Job};
+use crate::handler::Handler;
+use crate::job::Job;
 use crate::serve::{MatchDrain, MatchWorkers};
 use crate::{Error, Result};
 

@@ -36,8 +36,9 @@ pub mod demo;
 pub mod doctor;
 mod error;
 pub mod evidence;
+mod handler;
 mod index;
-mod jobs;
+mod job;
 pub mod launch;
 pub mod metrics;
 pub mod notices;
@@ -52,13 +53,12 @@ pub mod workers;
 pub use analyse::{Analysed, Analyser};
 pub use cases::{CaseChapter, CaseDossier, CasePage, CaseView, case_dossier, case_view};
 pub use check::{Checked, Checker};
-pub use crawl::{
-    CrawlFinish, CrawlRunner, MATCH_QUEUE, Requeued, match_follow_up, match_job, queue_rematch,
-};
+pub use crawl::{CrawlFinish, CrawlRunner, Requeued, match_follow_up, match_job, queue_rematch};
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, write_package};
+pub use handler::Handler;
 pub use index::{LiveIndex, LoadReport, load_matcher};
-pub use jobs::{Handler, Job, chain};
+pub use job::{Job, MATCH_QUEUE, chain};
 pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
 pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
 pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};

@@ -29,7 +29,7 @@ use url::Url;
 
 use crate::analyse::Analyser;
 use crate::error::{Error, Result, store_err};
-use crate::jobs::Job;
+use crate::job::Job;
 
 /// Who the audit log names for what re-checks do.
 pub const ACTOR: &str = "recheck";

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use store::{JobContext, JobQueue, Store, Worker, WorkerReport, WorkerSettings};
 
-use crate::crawl::MATCH_QUEUE;
-use crate::jobs::{Handler, Job};
+use crate::handler::Handler;
+use crate::job::{Job, MATCH_QUEUE, chain};
 use crate::metrics::{JobOutcome, job_metrics};
 
 /// Match jobs served in this process until [`MatchWorkers::finish`].
@@ -170,7 +170,7 @@ pub fn keep_index_current(
                     "matcher index refreshed"
                 ),
                 Err(e) => {
-                    tracing::warn!(error = %crate::chain(&e), "matcher index refresh failed");
+                    tracing::warn!(error = %chain(&e), "matcher index refresh failed");
                 }
             }
         }

@@ -16,7 +16,7 @@ use store::{
 use url::Url;
 
 use crate::error::{Error, Result, store_err};
-use crate::jobs::Job;
+use crate::job::Job;
 
 /// The job that crawls site `site`: queued by its schedule and by [`crawl_site_now`], with one
 /// de-duplication key for both (`schedule:site:ID`).

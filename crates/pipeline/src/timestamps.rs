@@ -14,7 +14,7 @@ use store::{
 use timestamp::{Trust, Tsa};
 
 use crate::error::{Error, Result, store_err};
-use crate::jobs::Job;
+use crate::job::{Job, chain};
 
 /// `[evidence]` settings: how evidence is kept beyond the snapshot itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
@@ -135,7 +135,7 @@ pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseSt
         match stamp_hash(store, tsa, snapshot, &sha256).await {
             Ok(Stamped::New(at)) => out.stamped.push((snapshot, at)),
             Ok(Stamped::Already) => {}
-            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, crate::chain(&e))),
+            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
             Err(e) => return Err(e),
         }
     }

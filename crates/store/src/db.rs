@@ -80,6 +80,9 @@ pub struct Store {
     busy_retries: u32,
     pub(crate) abandoned_import_after: Duration,
     pub(crate) memo: std::sync::Arc<Memo>,
+    /// Called between an import's batches: a test stops an import where it chooses.
+    #[cfg(feature = "testing")]
+    pub(crate) import_batch_hook: Option<crate::testing::ImportBatchHook>,
 }
 
 /// What this process has learnt from the database and may rely on for a while, to spare the
@@ -284,6 +287,8 @@ impl Store {
             busy_retries: settings.sqlite_busy_retries,
             abandoned_import_after: settings.abandoned_import_after,
             memo: std::sync::Arc::default(),
+            #[cfg(feature = "testing")]
+            import_batch_hook: None,
         })
     }
 

@@ -8,12 +8,15 @@
 
 #![allow(clippy::missing_panics_doc)] // test fixtures panic on setup failure by design
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::{Connection, Executor};
 
-use crate::{BackendKind, DatabaseUrl, Store, StoreSettings};
+use crate::{BackendKind, DatabaseUrl, Store, StoreSettings, WorkId};
 
 /// Where the Postgres half of the suite connects; one env var, with the CI default.
 pub const POSTGRES_URL_VAR: &str = "COPYHOUND_TEST_POSTGRES_URL";
@@ -23,6 +26,36 @@ const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 /// Test schemas are named `cht_<unix seconds>_<pid>_<n>`; ones older than this are left
 /// over from a crashed run and dropped.
 const STALE_SCHEMA_SECS: u64 = 3600;
+
+/// A batch of an import, committed: the work is still hidden (its chapters so far are
+/// stored, nothing reads it as a work) until the last batch is followed by the transaction
+/// that shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportBatch {
+    /// The work being imported.
+    pub work: WorkId,
+    /// Which batch, from 1.
+    pub number: usize,
+    /// How many batches the import writes.
+    pub of: usize,
+}
+
+/// What [`Store::with_import_batch_hook`] runs after each batch of an import commits and
+/// before the import goes on. The import waits for the returned future: a hook that never
+/// finishes holds the import there, to be aborted as a killed process would stop it.
+pub type ImportBatchHook =
+    Arc<dyn Fn(ImportBatch) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+impl Store {
+    /// This handle with `hook` run between the batches of each import it writes (clones
+    /// made before keep none), so a test stops an import at a point it chooses instead of
+    /// racing it with a timer.
+    #[must_use]
+    pub fn with_import_batch_hook(mut self, hook: ImportBatchHook) -> Self {
+        self.import_batch_hook = Some(hook);
+        self
+    }
+}
 
 /// A store on a database of its own, removed when dropped.
 pub struct TestDb {

@@ -930,7 +930,9 @@ impl Store {
     /// Writes a pending work's chapters, fingerprints and postings in batches of
     /// [`IMPORT_BATCH_BYTES`], then makes it visible and logs it, in one last transaction.
     async fn insert_batches(&self, work_id: i64, work: &NewWork, lengths: &[i32]) -> Result<()> {
-        for range in chunks_by_bytes(&work.chapters, IMPORT_BATCH_BYTES) {
+        let batches = chunks_by_bytes(&work.chapters, IMPORT_BATCH_BYTES);
+        let of = batches.len();
+        for (number, range) in (1..).zip(batches) {
             let chapters = &work.chapters[range.clone()];
             let first_ordinal = range.start as i32 + 1;
             write_tx!(self, |tx| {
@@ -946,6 +948,7 @@ impl Store {
                     .await?;
                 Ok::<_, Error>(())
             })?;
+            self.import_batch_written(work_id, number, of).await;
             // SQLite does not queue writers: one waiting for the lock polls it (every 100 ms
             // at most), and would lose every race to the next batch without this pause.
             if matches!(self.backend, crate::db::Backend::Sqlite { .. }) {
@@ -970,6 +973,20 @@ impl Store {
             Ok(())
         })
     }
+
+    /// Runs the test's hook after batch `number` of `of` of an import is committed (feature
+    /// `testing`, [`crate::testing::ImportBatchHook`]).
+    #[cfg(feature = "testing")]
+    async fn import_batch_written(&self, work_id: i64, number: usize, of: usize) {
+        if let Some(hook) = &self.import_batch_hook {
+            let work = WorkId(work_id);
+            hook(crate::testing::ImportBatch { work, number, of }).await;
+        }
+    }
+
+    /// Without the `testing` feature there is no hook.
+    #[cfg(not(feature = "testing"))]
+    async fn import_batch_written(&self, _work_id: i64, _number: usize, _of: usize) {}
 
     /// Waits, reading only (the write lock stays with the import), until the pending import
     /// of the text with `hash` is complete, gone, or old enough to count as abandoned.

@@ -180,6 +180,7 @@ async fn a_sqlite_backup_is_consistent_while_another_connection_writes() {
     // transaction as fast as it can: a consistent copy holds an even number of rows.
     let url = db.url.clone();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (committed, mut commits_seen) = tokio::sync::watch::channel(0u64);
     let writer = {
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -196,15 +197,24 @@ async fn a_sqlite_backup_is_consistent_while_another_connection_writes() {
                 }
                 tx.commit().await.unwrap();
                 commits += 1;
+                committed.send_replace(commits);
             }
             commits
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The copy starts once the writer has committed, and the writer is seen to commit after
+    // it: by its count, not by a guess at how fast it goes.
+    commits_seen.wait_for(|&n| n >= 1).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("backup.db");
     let bytes = db.store.backup_to(&target).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // One commit may be in the database but not yet counted when the copy ends; the one
+    // after it began after the copy.
+    let counted_at_copy = *commits_seen.borrow_and_update();
+    commits_seen
+        .wait_for(|&n| n >= counted_at_copy + 2)
+        .await
+        .unwrap();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let commits = writer.await.unwrap();
 

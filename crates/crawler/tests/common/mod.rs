@@ -391,6 +391,8 @@ struct ServerState {
     bench_pages: usize,
     /// The benchmark server keeps no request log, so its memory stays flat.
     record_hits: bool,
+    /// Holds book requests (see [`FixtureServer::hold_book_after`]).
+    hold: testkit::hold::Hold,
 }
 
 /// A real HTTP server on 127.0.0.1 with an ephemeral port. It stops when dropped, and in any
@@ -469,6 +471,23 @@ impl FixtureServer {
 
     pub fn hit_paths(&self) -> HashSet<String> {
         self.hits().into_iter().map(|h| h.path).collect()
+    }
+
+    /// Answers `n` more requests for book pages (`/book/...`) and holds the ones after them
+    /// until [`release`](Self::release): a test stops a crawl part-way at a point it
+    /// chooses, however fast the crawl goes.
+    pub fn hold_book_after(&self, n: usize) {
+        self.state.hold.after(n);
+    }
+
+    /// Waits until a book request is held.
+    pub async fn book_request_held(&self) {
+        self.state.hold.held().await;
+    }
+
+    /// Answers the held requests and every later one.
+    pub fn release(&self) {
+        self.state.hold.release();
     }
 }
 
@@ -570,6 +589,9 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
         *n += 1;
         *n
     };
+    if path.starts_with("/book/") {
+        state.hold.pass().await;
+    }
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match segs.as_slice() {
         ["robots.txt"] => respond(

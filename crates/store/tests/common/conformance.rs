@@ -21,7 +21,7 @@ use store::{
 };
 use tokio::sync::watch;
 
-use store::testing::TestDb;
+use store::testing::{ImportBatch, TestDb};
 
 // Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
 pub use super::accounts::*;
@@ -401,14 +401,27 @@ pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
     };
     let s = db.reopen(&settings).await;
     let long = long_work("半途", 9, 96, 256 * 1024);
-    // The importing process dies between two batches.
+    // The importing process dies between two batches: its store holds the import after the
+    // first batch until the task is aborted.
+    let (batch_written, mut written) = tokio::sync::mpsc::unbounded_channel();
+    let dying = s
+        .clone()
+        .with_import_batch_hook(Arc::new(move |batch: ImportBatch| {
+            let _ = batch_written.send(batch);
+            Box::pin(std::future::pending())
+        }));
     let import = {
-        let (s, long) = (s.clone(), long.clone());
-        tokio::spawn(async move { s.insert_work(&long).await })
+        let long = long.clone();
+        tokio::spawn(async move { dying.insert_work(&long).await })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = written.recv().await.unwrap();
     import.abort();
     assert!(import.await.unwrap_err().is_cancelled());
+    assert_eq!(first.number, 1);
+    assert!(first.of > 1, "{first:?}: one batch, nothing to die between");
+    let dead = first.work;
+    // Its first batch is stored, and nothing reads it.
+    assert!(!s.chapters(dead).await.unwrap().is_empty());
     assert!(
         s.works(&WorkFilter::All, Page::all())
             .await
@@ -416,6 +429,7 @@ pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
             .is_empty()
     );
     assert!(s.index_entries(Page::all()).await.unwrap().is_empty());
+    assert!(matches!(s.work(dead).await, Err(Error::NotFound { .. })));
     assert_eq!(
         s.work_by_content_hash(&long.content_hash).await.unwrap(),
         None
@@ -423,6 +437,11 @@ pub async fn an_abandoned_import_is_hidden_then_removed(db: &TestDb) {
     // The same text again: once the dead import is old enough it is removed, and the work
     // is stored whole, once.
     let id = created(s.insert_work(&long).await.unwrap());
+    assert_ne!(id, dead);
+    assert!(
+        s.chapters(dead).await.unwrap().is_empty(),
+        "the dead import is left"
+    );
     assert_eq!(s.chapters(id).await.unwrap().len(), 96);
     assert_eq!(s.index_entries(Page::all()).await.unwrap().len(), 96);
     assert_eq!(
@@ -1424,17 +1443,15 @@ pub async fn schedules_enqueue_each_fire_time_once(db: &TestDb) {
     assert!(sched.enabled && sched.last_run_at.is_none());
     assert!(sched.next_run_at > Utc::now() - chrono::Duration::seconds(1));
 
-    let sleep_past = |t: chrono::DateTime<Utc>| async move {
-        let wait = (t - Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(50);
-        tokio::time::sleep(wait).await;
-    };
-    sleep_past(sched.next_run_at).await;
+    // The callers' clock stands at each fire time in turn (`enqueue_due_at`): one second
+    // apart, fire times on the wall clock would let a slow caller see the next one.
     // Six callers over two pools race for the same fire time.
     let pools = two_pools(db).await;
+    let fire = sched.next_run_at;
     let racers: Vec<_> = (0..6)
         .map(|i| {
             let s = pools[i % 2].clone();
-            tokio::spawn(async move { s.enqueue_due().await.unwrap() })
+            tokio::spawn(async move { s.enqueue_due_at(fire).await.unwrap() })
         })
         .collect();
     let mut fired = Vec::new();
@@ -1453,8 +1470,8 @@ pub async fn schedules_enqueue_each_fire_time_once(db: &TestDb) {
     // Its previous job still queued, the next fire time adds none.
     let sched = &s.schedules().await.unwrap()[0];
     assert!(sched.last_run_at.is_some());
-    sleep_past(sched.next_run_at).await;
-    let due = s.enqueue_due().await.unwrap();
+    assert!(sched.next_run_at > fire);
+    let due = s.enqueue_due_at(sched.next_run_at).await.unwrap();
     assert!(
         matches!(due[..], [Enqueued::Duplicate(id)] if id == jobs[0].id),
         "{due:?}"
@@ -1464,7 +1481,12 @@ pub async fn schedules_enqueue_each_fire_time_once(db: &TestDb) {
     s.set_schedule_enabled("ping", false).await.unwrap();
     let sched = &s.schedules().await.unwrap()[0];
     assert!(!sched.enabled);
-    sleep_past(sched.next_run_at).await;
+    assert!(
+        s.enqueue_due_at(sched.next_run_at + chrono::Duration::hours(1))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(s.enqueue_due().await.unwrap().is_empty());
 
     s.delete_schedule("ping").await.unwrap();
@@ -1561,6 +1583,25 @@ pub(crate) async fn claim_entry(
     match s.claim_frontier(crawl, None, lease).await.unwrap() {
         FrontierClaim::Entry(e) => Some(e),
         _ => None,
+    }
+}
+
+/// Claims an entry of `crawl`, waiting as long as each claim says (a retry not yet due), as
+/// a crawler does; within 30 s.
+async fn claim_when_due(s: &Store, crawl: CrawlId, lease: Duration) -> store::FrontierRecord {
+    let start = Instant::now();
+    loop {
+        match s.claim_frontier(crawl, None, lease).await.unwrap() {
+            FrontierClaim::Entry(e) => return e,
+            FrontierClaim::Wait(d) => {
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "no entry came due"
+                );
+                tokio::time::sleep(d).await;
+            }
+            FrontierClaim::Done => panic!("the frontier is done, with a retry left"),
+        }
     }
 }
 
@@ -1696,28 +1737,26 @@ pub async fn frontier_dedups_orders_retries_and_finishes(db: &TestDb) {
             .unwrap_err(),
         Error::Conflict(_)
     ));
-    // A retry comes back when due, with its attempt counted, before fresh entries.
+    // A retry comes back when due, with its attempt counted, before fresh entries. Due in
+    // seconds, not milliseconds: the claims before it must see it not yet due on a machine
+    // shared with builds.
+    let retry_in = Duration::from_secs(2);
     s.push_frontier(crawl, &[entry("http://例子.example/3", 1, 3)])
         .await
         .unwrap();
-    s.retry_frontier(
-        c.lease,
-        Utc::now() + chrono::Duration::milliseconds(300),
-        true,
-    )
-    .await
-    .unwrap();
+    s.retry_frontier(c.lease, Utc::now() + retry_in, true)
+        .await
+        .unwrap();
     let fresh = claim_entry(s, crawl, lease).await.unwrap();
     assert_eq!(fresh.url, "http://例子.example/3");
     s.complete_frontier(fresh.lease, &FrontierOutcome::Failed("http_404".into()))
         .await
         .unwrap();
     match s.claim_frontier(crawl, None, lease).await.unwrap() {
-        FrontierClaim::Wait(d) => assert!(d <= Duration::from_millis(300), "{d:?}"),
+        FrontierClaim::Wait(d) => assert!(d <= retry_in, "{d:?}"),
         other => panic!("expected a wait for the retry, got {other:?}"),
     }
-    tokio::time::sleep(Duration::from_millis(320)).await;
-    let again = claim_entry(s, crawl, lease).await.unwrap();
+    let again = claim_when_due(s, crawl, lease).await;
     assert_eq!(
         (again.url.as_str(), again.attempts),
         ("http://例子.example/2", 1)

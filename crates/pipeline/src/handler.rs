@@ -1,7 +1,8 @@
-//! The jobs where the stages meet, and the one handler that runs them. The store keeps the
-//! queue's mechanics (claims, leases, retries); what a job means is decided here.
+//! The one handler that runs the jobs, above the stages it dispatches to. The store keeps the
+//! queue's mechanics (claims, leases, retries); what a [`Job`] means is decided here. Only the
+//! serving code imports this module: the stages queue jobs through `job`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use import::{ImportOptions, Importer};
@@ -9,74 +10,11 @@ use store::{CrawlId, JobContext, JobError, SnapshotId, Store};
 
 use crate::analyse::Analyser;
 use crate::crawl::CrawlRunner;
-
-/// The jobs copyhound runs, named by what they do (the variant name is the job's `kind` in
-/// the queue). Every handler is idempotent: a job whose worker died runs again.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[non_exhaustive]
-pub enum Job {
-    /// Import a work from a file the server can read (an admin UI upload).
-    ImportWork {
-        /// The file.
-        path: PathBuf,
-        /// Title; the file stem when absent.
-        title: Option<String>,
-        /// Author.
-        author: Option<String>,
-    },
-    /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
-    /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
-    /// once; a job that runs again resumes the crawl where it stopped.
-    Crawl {
-        /// The crawl.
-        crawl_id: CrawlId,
-        /// Which of the crawl's parallel runners this is (0-based); part of the job's
-        /// de-duplication key, so each runner is queued once.
-        #[serde(default)]
-        runner: u32,
-    },
-    /// Crawl a watched site (`sites` row): its unfinished crawl if one is left, else a new
-    /// crawl from its start URL with its settings ([`crate::sites::site_crawl`]). Queued by
-    /// the site's schedule and by "crawl now", one at a time per site.
-    CrawlSite {
-        /// The site.
-        site: i64,
-    },
-    /// Match a stored page's main text (its `page_texts` row) against the registered works
-    /// and store the result as the snapshot's matches (replacing an earlier result).
-    MatchSnapshot {
-        /// The fetched page.
-        snapshot: SnapshotId,
-    },
-    /// Queue a [`Job::Recheck`] for every case whose re-check is due (the `rechecks`
-    /// schedule's job).
-    RechecksDue,
-    /// Fetch a case's copies again after its notice was sent and record which are gone
-    /// ([`crate::Rechecker::recheck`]).
-    Recheck {
-        /// The case.
-        case: store::CaseId,
-    },
-    /// Stamp a snapshot's SHA-256 at the configured time-stamping authority (RFC 3161) and
-    /// store the token; nothing is asked when the snapshot already has a token from it.
-    /// Queued by the match stage for each snapshot that becomes evidence of a case.
-    StampSnapshot {
-        /// The snapshot.
-        snapshot: SnapshotId,
-    },
-}
-
-impl Job {
-    /// The job `copyhound crawl --enqueue` queues for runner `runner` of crawl `crawl_id`.
-    ///
-    /// # Errors
-    /// Never in practice (the job serialises).
-    pub fn crawl_runner(crawl_id: CrawlId, runner: u32) -> store::Result<store::NewJob> {
-        Ok(store::NewJob::new(&Job::Crawl { crawl_id, runner })?
-            .dedupe_key(format!("crawl:{crawl_id}:{runner}"))
-            .max_attempts(3))
-    }
-}
+use crate::error::Error;
+use crate::job::{Job, chain};
+use crate::rechecks::{RecheckSettings, Rechecker, enqueue_due_rechecks};
+use crate::sites::site_crawl;
+use crate::timestamps::stamp_snapshot;
 
 /// What the handler runs jobs with: the store, the importer (its fingerprint settings are
 /// the matcher's too) and the analyser with its live index. One per worker process.
@@ -88,9 +26,9 @@ pub struct Handler {
     /// The configured crawler settings, which a site's crawl starts from.
     crawler: Option<Arc<crawler::CrawlSettings>>,
     /// When re-checks run.
-    rechecks: crate::RecheckSettings,
+    rechecks: RecheckSettings,
     /// Built by the first re-check from `crawler` and `rechecks`.
-    rechecker: Arc<std::sync::OnceLock<crate::Rechecker>>,
+    rechecker: Arc<std::sync::OnceLock<Rechecker>>,
     /// The configured time-stamping authority, if any.
     tsa: Option<Arc<timestamp::Tsa>>,
 }
@@ -103,7 +41,7 @@ impl Handler {
             importer,
             analyser,
             crawler: None,
-            rechecks: crate::RecheckSettings::default(),
+            rechecks: RecheckSettings::default(),
             rechecker: Arc::default(),
             tsa: None,
         }
@@ -111,7 +49,7 @@ impl Handler {
 
     /// The handler with the configured re-check intervals (the defaults otherwise).
     #[must_use]
-    pub fn with_rechecks(mut self, settings: crate::RecheckSettings) -> Self {
+    pub fn with_rechecks(mut self, settings: RecheckSettings) -> Self {
         self.rechecks = settings;
         self.rechecker = Arc::default();
         self
@@ -186,12 +124,10 @@ impl Handler {
             }
             Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
             Job::CrawlSite { site } => self.crawl_site(site, ctx).await,
-            Job::RechecksDue => {
-                match crate::rechecks::enqueue_due_rechecks(&self.store, chrono::Utc::now()).await {
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(JobError::retry(chain(&e))),
-                }
-            }
+            Job::RechecksDue => match enqueue_due_rechecks(&self.store, chrono::Utc::now()).await {
+                Ok(_) => Ok(()),
+                Err(e) => Err(JobError::retry(chain(&e))),
+            },
             Job::Recheck { case } => self.recheck(case).await,
             Job::StampSnapshot { snapshot } => self.stamp(snapshot).await,
         }
@@ -209,7 +145,7 @@ impl Handler {
         let rechecker = match self.rechecker.get() {
             Some(r) => r,
             None => {
-                let built = crate::Rechecker::new(
+                let built = Rechecker::new(
                     self.store.clone(),
                     Arc::clone(&self.analyser),
                     crawl,
@@ -235,11 +171,11 @@ impl Handler {
                  COPYHOUND_EVIDENCE__TIMESTAMP__URL), so it cannot stamp",
             ));
         };
-        match crate::timestamps::stamp_snapshot(&self.store, tsa, snapshot).await {
+        match stamp_snapshot(&self.store, tsa, snapshot).await {
             Ok(_) => Ok(()),
             Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
-            Err(e @ crate::Error::Timestamp { .. }) => match &e {
-                crate::Error::Timestamp { source, .. } if source.is_transient() => {
+            Err(e @ Error::Timestamp { .. }) => match &e {
+                Error::Timestamp { source, .. } if source.is_transient() => {
                     Err(JobError::retry(chain(&e)))
                 }
                 _ => Err(JobError::permanent(chain(&e))),
@@ -256,15 +192,12 @@ impl Handler {
                 "this worker was started without crawler settings, so it cannot crawl a site",
             ));
         };
-        let (id, _, resumed) = match crate::sites::site_crawl(&self.store, base, site).await {
+        let (id, _, resumed) = match site_crawl(&self.store, base, site).await {
             Ok(c) => c,
             Err(e) if e.is_not_found() => {
                 return Err(JobError::permanent(format!("site {site} is not watched")));
             }
-            Err(
-                e @ (crate::Error::Store { .. }
-                | crate::Error::Crawler(crawler::Error::Store { .. })),
-            ) => {
+            Err(e @ (Error::Store { .. } | Error::Crawler(crawler::Error::Store { .. }))) => {
                 return Err(JobError::retry(chain(&e)));
             }
             Err(e) => {
@@ -288,7 +221,7 @@ impl Handler {
             Err(e) if e.is_not_found() => {
                 return Err(JobError::permanent(format!("crawl {id} does not exist")));
             }
-            Err(e @ crate::Error::Crawler(crawler::Error::Store { .. })) => {
+            Err(e @ Error::Crawler(crawler::Error::Store { .. })) => {
                 return Err(JobError::retry(chain(&e)));
             }
             Err(e) => {
@@ -322,16 +255,4 @@ impl Handler {
             Err(e) => Err(JobError::retry(chain(&e))),
         }
     }
-}
-
-/// An error with its causes, on one line (what a job's `last_error` shows).
-pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }

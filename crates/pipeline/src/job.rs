@@ -1,0 +1,181 @@
+//! The jobs where the stages meet, at the bottom of the crate: the serde [`Job`] enum (its
+//! JSON is what the queue stores, so jobs queued by an older build still decode), the match
+//! queue's name, and how a job's error is written. The stages import this module to queue
+//! their jobs; what a job does is `handler`'s, above them, so no stage imports back.
+
+use std::path::PathBuf;
+
+use store::{CrawlId, SnapshotId};
+
+/// The queue of match jobs. Apart from crawls and imports (the default queue): matching is
+/// CPU work, served by as many jobs at once as there are cores, while a crawl waits on the
+/// network; and `copyhound crawl` serves it alone while it crawls.
+pub const MATCH_QUEUE: &str = "match";
+
+/// The jobs copyhound runs, named by what they do (the variant name is the job's `kind` in
+/// the queue). Every handler is idempotent: a job whose worker died runs again.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum Job {
+    /// Import a work from a file the server can read (an admin UI upload).
+    ImportWork {
+        /// The file.
+        path: PathBuf,
+        /// Title; the file stem when absent.
+        title: Option<String>,
+        /// Author.
+        author: Option<String>,
+    },
+    /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
+    /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
+    /// once; a job that runs again resumes the crawl where it stopped.
+    Crawl {
+        /// The crawl.
+        crawl_id: CrawlId,
+        /// Which of the crawl's parallel runners this is (0-based); part of the job's
+        /// de-duplication key, so each runner is queued once.
+        #[serde(default)]
+        runner: u32,
+    },
+    /// Crawl a watched site (`sites` row): its unfinished crawl if one is left, else a new
+    /// crawl from its start URL with its settings ([`crate::sites::site_crawl`]). Queued by
+    /// the site's schedule and by "crawl now", one at a time per site.
+    CrawlSite {
+        /// The site.
+        site: i64,
+    },
+    /// Match a stored page's main text (its `page_texts` row) against the registered works
+    /// and store the result as the snapshot's matches (replacing an earlier result).
+    MatchSnapshot {
+        /// The fetched page.
+        snapshot: SnapshotId,
+    },
+    /// Queue a [`Job::Recheck`] for every case whose re-check is due (the `rechecks`
+    /// schedule's job).
+    RechecksDue,
+    /// Fetch a case's copies again after its notice was sent and record which are gone
+    /// ([`crate::Rechecker::recheck`]).
+    Recheck {
+        /// The case.
+        case: store::CaseId,
+    },
+    /// Stamp a snapshot's SHA-256 at the configured time-stamping authority (RFC 3161) and
+    /// store the token; nothing is asked when the snapshot already has a token from it.
+    /// Queued by the match stage for each snapshot that becomes evidence of a case.
+    StampSnapshot {
+        /// The snapshot.
+        snapshot: SnapshotId,
+    },
+}
+
+impl Job {
+    /// The job `copyhound crawl --enqueue` queues for runner `runner` of crawl `crawl_id`.
+    ///
+    /// # Errors
+    /// Never in practice (the job serialises).
+    pub fn crawl_runner(crawl_id: CrawlId, runner: u32) -> store::Result<store::NewJob> {
+        Ok(store::NewJob::new(&Job::Crawl { crawl_id, runner })?
+            .dedupe_key(format!("crawl:{crawl_id}:{runner}"))
+            .max_attempts(3))
+    }
+}
+
+/// An error with its causes, on one line (what a job's `last_error` shows).
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use store::CaseId;
+
+    use super::*;
+
+    /// The variant's name, which the queue stores as the job's kind. A match, so that a new
+    /// variant does not compile here until its JSON is pinned below.
+    fn kind(job: &Job) -> &'static str {
+        match job {
+            Job::ImportWork { .. } => "ImportWork",
+            Job::Crawl { .. } => "Crawl",
+            Job::CrawlSite { .. } => "CrawlSite",
+            Job::MatchSnapshot { .. } => "MatchSnapshot",
+            Job::RechecksDue => "RechecksDue",
+            Job::Recheck { .. } => "Recheck",
+            Job::StampSnapshot { .. } => "StampSnapshot",
+        }
+    }
+
+    /// Each variant with the payload the queue holds for it. Jobs queued by an older build
+    /// must still decode: a change here changes what is stored, so it needs a migration of
+    /// the `jobs` table, not just a new test.
+    fn pinned() -> Vec<(Job, &'static str)> {
+        vec![
+            (
+                Job::ImportWork {
+                    path: PathBuf::from("/srv/uploads/三国演义.txt"),
+                    title: Some("三国演义".to_owned()),
+                    author: None,
+                },
+                r#"{"ImportWork":{"path":"/srv/uploads/三国演义.txt","title":"三国演义","author":null}}"#,
+            ),
+            (
+                Job::Crawl {
+                    crawl_id: CrawlId(7),
+                    runner: 2,
+                },
+                r#"{"Crawl":{"crawl_id":7,"runner":2}}"#,
+            ),
+            (Job::CrawlSite { site: 3 }, r#"{"CrawlSite":{"site":3}}"#),
+            (
+                Job::MatchSnapshot {
+                    snapshot: SnapshotId(11),
+                },
+                r#"{"MatchSnapshot":{"snapshot":11}}"#,
+            ),
+            (Job::RechecksDue, r#""RechecksDue""#),
+            (
+                Job::Recheck { case: CaseId(5) },
+                r#"{"Recheck":{"case":5}}"#,
+            ),
+            (
+                Job::StampSnapshot {
+                    snapshot: SnapshotId(13),
+                },
+                r#"{"StampSnapshot":{"snapshot":13}}"#,
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_job_keeps_its_stored_json_and_kind() {
+        let pinned = pinned();
+        for (job, json) in &pinned {
+            assert_eq!(serde_json::to_string(job).unwrap(), *json, "{job:?}");
+            assert_eq!(&serde_json::from_str::<Job>(json).unwrap(), job, "{json}");
+            assert_eq!(store::NewJob::new(job).unwrap().kind(), kind(job));
+        }
+        let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
+        assert_eq!(kinds.len(), 7, "every variant is pinned once: {kinds:?}");
+    }
+
+    #[test]
+    fn a_crawl_job_queued_before_runners_decodes_as_runner_0() {
+        let job: Job = serde_json::from_str(r#"{"Crawl":{"crawl_id":7}}"#).unwrap();
+        assert_eq!(
+            job,
+            Job::Crawl {
+                crawl_id: CrawlId(7),
+                runner: 0
+            }
+        );
+    }
+}
