@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use bounds::text::escape_controls;
 use clap::Args;
 use crawler::PageKind;
 use fingerprint::Fingerprinter;
@@ -149,7 +150,12 @@ async fn print_checked(
 ) -> Result<()> {
     let mut out = String::new();
     if checked.matches.is_empty() && !json {
-        writeln!(out, "{input}: {}", nothing_found(checked.kind))?;
+        writeln!(
+            out,
+            "{}: {}",
+            escape_controls(input),
+            nothing_found(checked.kind)
+        )?;
     }
     for m in &checked.matches {
         let Some(chapter) = checked.texts.chapter(m.chapter) else {
@@ -188,7 +194,13 @@ async fn print_checked(
             write_match(&mut out, &reported, m, &checked.text, &chapter.body, color)?;
         }
     }
-    super::write_stdout(&out)
+    if json {
+        super::write_stdout(&out)
+    } else {
+        // Its colours are ours; what came from the page or the store is escaped in
+        // `write_match`.
+        super::write_stdout_styled(&out)
+    }
 }
 
 /// A checker of local pages (benchmarks): default fetch settings, the configured extraction.
@@ -257,11 +269,11 @@ fn write_match(
     writeln!(
         out,
         "{}: work {} «{}», chapter {} «{}»: score {:.2}, coverage {:.2}, {} of {} chars matched",
-        r.input,
+        escape_controls(r.input),
         r.work_id,
-        r.work_title,
+        escape_controls(r.work_title),
         r.chapter_index,
-        r.chapter_title,
+        escape_controls(r.chapter_title),
         r.score,
         r.coverage,
         m.matched_chars,
@@ -289,7 +301,8 @@ fn write_match(
 /// The passage `range` of `text` on one line with a little context, its middle elided when
 /// long, highlighted on a terminal.
 fn excerpt(text: &str, range: &std::ops::Range<usize>, color: bool) -> String {
-    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line =
+        |s: &str| escape_controls(&s.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned();
     let before: String = {
         let head = &text[..range.start];
         let skip = head.chars().count().saturating_sub(CONTEXT_CHARS);
