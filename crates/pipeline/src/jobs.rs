@@ -23,6 +23,11 @@ pub enum Job {
         title: Option<String>,
         /// Author.
         author: Option<String>,
+        /// The file is an upload kept for this job alone: it is deleted when the job ends,
+        /// imported or refused for good (a bomb too), so the upload folder does not grow.
+        /// Absent (false) in jobs queued before uploads were deleted.
+        #[serde(default)]
+        delete_file: bool,
     },
     /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
     /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
@@ -162,9 +167,10 @@ impl Handler {
                 path,
                 title,
                 author,
+                delete_file,
             } => {
                 let options = ImportOptions { title, author };
-                match self
+                let result = match self
                     .importer
                     .import_file(&self.store, Path::new(&path), &options, &())
                     .await
@@ -182,7 +188,15 @@ impl Handler {
                     }
                     // The file is not a work: retrying will not change that.
                     Err(e) => Err(JobError::permanent(e.to_string())),
+                };
+                let ended = match &result {
+                    Ok(()) => true,
+                    Err(e) => e.is_permanent() || ctx.lease.attempt >= ctx.max_attempts,
+                };
+                if delete_file && ended {
+                    delete_upload(&path).await;
                 }
+                result
             }
             Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
             Job::CrawlSite { site } => self.crawl_site(site, ctx).await,
@@ -334,4 +348,14 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     out
+}
+
+/// Deletes an uploaded file whose import job has ended. One already gone is fine (the job ran
+/// again after a worker died); any other failure is logged, since the job's outcome stands.
+async fn delete_upload(path: &Path) {
+    match tokio::fs::remove_file(path).await {
+        Ok(()) => tracing::debug!(path = %path.display(), "upload deleted"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot delete an upload"),
+    }
 }
