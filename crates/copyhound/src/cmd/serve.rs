@@ -125,7 +125,7 @@ pub async fn serve(
             metrics_token: settings.server.metrics_token.clone(),
             analyser: None,
         },
-        ..admin::AdminSettings::default()
+        ..settings.server.admin()
     };
     let workers = match workers {
         None => None,
