@@ -1,16 +1,20 @@
 //! Who is asking: the session cookie (server-side sessions in the store), the role a route
-//! needs, the CSRF token every form carries, and the limit on failed logins.
+//! needs, the CSRF token every form carries (the login form's before any session), the
+//! client's address behind trusted proxies, and the limit on login attempts with its device
+//! cookies.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{FromRequest, FromRequestParts, Request, State};
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{Method, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
+use hmac::{Hmac, KeyInit, Mac};
 use serde::de::DeserializeOwned;
 use store::{Role, UserRecord};
 
@@ -28,20 +32,95 @@ pub(crate) fn cookie_name(secure: bool) -> &'static str {
     }
 }
 
-/// The `Set-Cookie` value that starts (or, with `max_age` 0, ends) a session.
-pub(crate) fn session_cookie(state: &AdminState, value: &str, max_age: Duration) -> String {
+/// The device cookie's name (see [`LoginLimiter`]).
+fn device_cookie_name(secure: bool) -> &'static str {
+    if secure {
+        "__Host-copyhound_device"
+    } else {
+        "copyhound_device"
+    }
+}
+
+/// The login form's token cookie's name (see [`LoginLimiter::login_token`]).
+fn login_cookie_name(secure: bool) -> &'static str {
+    if secure {
+        "__Host-copyhound_login"
+    } else {
+        "copyhound_login"
+    }
+}
+
+/// A `Set-Cookie` value: HttpOnly, SameSite=Strict, path `/`, `Secure` when configured.
+fn set_cookie(state: &AdminState, name: &str, value: &str, max_age: Duration) -> String {
     let secure = state.settings().secure_cookies;
     format!(
-        "{}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
-        cookie_name(secure),
+        "{name}={value}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
         max_age.as_secs(),
         if secure { "; Secure" } else { "" }
     )
 }
 
-fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
-    parts
-        .headers
+/// The `Set-Cookie` value that starts (or, with `max_age` 0, ends) a session.
+pub(crate) fn session_cookie(state: &AdminState, value: &str, max_age: Duration) -> String {
+    let name = cookie_name(state.settings().secure_cookies);
+    set_cookie(state, name, value, max_age)
+}
+
+/// How long a browser keeps its device cookie: it only ever widens its owner's login budget.
+const DEVICE_COOKIE_AGE: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// The `Set-Cookie` value of a device cookie for `username`.
+pub(crate) fn device_cookie(state: &AdminState, username: &str) -> String {
+    let name = device_cookie_name(state.settings().secure_cookies);
+    let value = state.limiter().device_token(username);
+    set_cookie(state, name, &value, DEVICE_COOKIE_AGE)
+}
+
+/// How long a login form's token is good for: the time a person may leave the form open.
+const LOGIN_TOKEN_AGE: Duration = Duration::from_secs(24 * 3600);
+
+/// The token the login form carries, and the `Set-Cookie` value that holds the same: the
+/// browser's own when it has a good one (two tabs keep working), else a new one.
+pub(crate) fn login_token(state: &AdminState, headers: &HeaderMap) -> (String, Option<String>) {
+    let name = login_cookie_name(state.settings().secure_cookies);
+    let limiter = state.limiter();
+    match cookie(headers, name).filter(|t| limiter.verify_login_token(t)) {
+        Some(token) => (token.to_owned(), None),
+        None => {
+            let token = limiter.login_token();
+            let set = set_cookie(state, name, &token, LOGIN_TOKEN_AGE);
+            (token, Some(set))
+        }
+    }
+}
+
+/// Refuses a login whose form does not carry the token its cookie holds, signed by this
+/// server (a signed double-submit cookie, OWASP's defence against login CSRF: another site
+/// cannot read the cookie to copy it into its form, nor plant one it made up).
+pub(crate) fn check_login_token(
+    state: &AdminState,
+    headers: &HeaderMap,
+    sent: &str,
+) -> WebResult<()> {
+    let name = login_cookie_name(state.settings().secure_cookies);
+    match cookie(headers, name) {
+        Some(held)
+            if !sent.is_empty()
+                && constant_time_eq(held.as_bytes(), sent.as_bytes())
+                && state.limiter().verify_login_token(held) =>
+        {
+            Ok(())
+        }
+        _ => Err(WebError::Forbidden(
+            "the login form's security token is missing or stale: open the login page again \
+             and sign in from it"
+                .into(),
+        )),
+    }
+}
+
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -49,6 +128,14 @@ fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v)
+}
+
+/// The session cookie's value in `headers`, if any.
+pub(crate) fn session_cookie_value<'a>(
+    state: &AdminState,
+    headers: &'a HeaderMap,
+) -> Option<&'a str> {
+    cookie(headers, cookie_name(state.settings().secure_cookies))
 }
 
 /// The logged-in person behind a page request, with the language their pages speak in.
@@ -93,11 +180,11 @@ impl FromRequestParts<AdminState> for CurrentUser {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
-        let name = cookie_name(state.settings().secure_cookies);
-        let Some(value) = cookie(parts, name) else {
+        let Some(value) = session_cookie_value(state, &parts.headers) else {
             return Err(WebError::Unauthenticated { next });
         };
-        let Some(session) = pipeline::accounts::session(state.store(), value).await? else {
+        let idle = state.settings().session_idle_timeout;
+        let Some(session) = pipeline::accounts::session(state.store(), value, idle).await? else {
             return Err(WebError::Unauthenticated { next });
         };
         let lang = Lang::choose(session.user.locale.as_deref(), &parts.headers);
@@ -108,6 +195,50 @@ impl FromRequestParts<AdminState> for CurrentUser {
         };
         parts.extensions.insert(current.clone());
         Ok(current)
+    }
+}
+
+/// A request body within the route's limit (`max_form_bytes`, or `max_upload_bytes` on the
+/// upload route); a longer one is refused 413 before more of it is read.
+pub(crate) async fn body_bytes(request: Request, state: &AdminState) -> WebResult<Bytes> {
+    Bytes::from_request(request, state).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            too_large(state.settings().max_form_bytes, "a form")
+        } else {
+            WebError::bad(format!("cannot read the form: {}", e.body_text()))
+        }
+    })
+}
+
+/// The refusal of a body over `limit` bytes, naming what it was (`"a form"` or
+/// `"an upload"`) and the setting that allows more.
+pub(crate) fn too_large(limit: usize, what: &str) -> WebError {
+    let key = if what == "an upload" {
+        "max_upload_bytes"
+    } else {
+        "max_form_bytes"
+    };
+    let amount = if limit.is_multiple_of(1 << 20) {
+        format!("{} MiB", limit >> 20)
+    } else if limit.is_multiple_of(1 << 10) {
+        format!("{} KiB", limit >> 10)
+    } else {
+        format!("{limit} bytes")
+    };
+    WebError::TooLarge(format!(
+        "{what} may be at most {amount} ([server] {key}); this one is larger"
+    ))
+}
+
+/// A form posted without a session (the login form), read within the form limit.
+pub struct PlainForm<T>(pub T);
+
+impl<T: DeserializeOwned + Send> FromRequest<AdminState> for PlainForm<T> {
+    type Rejection = WebError;
+
+    async fn from_request(request: Request, state: &AdminState) -> WebResult<Self> {
+        let bytes = body_bytes(request, state).await?;
+        Ok(PlainForm(serde_urlencoded_form(&bytes)?))
     }
 }
 
@@ -127,9 +258,7 @@ impl<T: DeserializeOwned + Send> FromRequest<AdminState> for CsrfForm<T> {
     async fn from_request(request: Request, state: &AdminState) -> WebResult<Self> {
         let (mut parts, body) = request.into_parts();
         let user = CurrentUser::from_request_parts(&mut parts, state).await?;
-        let bytes = axum::body::to_bytes(body, state.settings().max_upload_bytes)
-            .await
-            .map_err(|e| WebError::bad(format!("cannot read the form: {e}")))?;
+        let bytes = body_bytes(Request::from_parts(parts, body), state).await?;
         let token: CsrfField = serde_urlencoded_form(&bytes)?;
         check_csrf(&user, &token.csrf)?;
         let form = serde_urlencoded_form(&bytes)?;
@@ -159,9 +288,12 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Refuses a state-changing request another site's page made the browser send
-/// (`Sec-Fetch-Site: cross-site`, or an `Origin` that is not this host): a second wall
-/// behind the CSRF tokens and the `SameSite=Strict` cookie.
+/// Refuses a state-changing request another site's page made the browser send: a second
+/// wall behind the CSRF tokens and the `SameSite=Strict` cookies. Refused are
+/// `Sec-Fetch-Site: cross-site`, an `Origin` that is not this host (the `Host` header, or on
+/// HTTP/2 the `:authority`, which arrives as the URI's), `Origin: null` (what a sandboxed
+/// frame, a `data:` page or a redirect across sites sends), and an `Origin` when the request
+/// names no host at all to compare it with (HTTP/1.0).
 pub(crate) async fn reject_cross_site(
     State(_state): State<AdminState>,
     request: Request,
@@ -175,43 +307,152 @@ pub(crate) async fn reject_cross_site(
         return next.run(request).await;
     }
     let headers = request.headers();
-    let cross = headers
-        .get("sec-fetch-site")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v == "cross-site");
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let foreign_origin = headers
-        .get(header::ORIGIN)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|o| url::Url::parse(o).ok())
-        .zip(host)
-        .is_some_and(|(origin, host)| {
-            let origin_host = match origin.port() {
-                Some(port) => format!("{}:{port}", origin.host_str().unwrap_or_default()),
-                None => origin.host_str().unwrap_or_default().to_owned(),
-            };
-            !origin_host.eq_ignore_ascii_case(host)
-        });
     // An API call with a bearer token carries no ambient credential: another site cannot
     // make a browser send one.
     let bearer = headers
         .get(header::AUTHORIZATION)
         .is_some_and(|v| v.as_bytes().starts_with(b"Bearer "));
-    if (cross || foreign_origin) && !bearer {
+    if !bearer && is_cross_site(headers, request.uri()) {
         return WebError::Forbidden("cross-site request refused".into()).into_response();
     }
     next.run(request).await
 }
 
-/// How many failed logins are let through before the next must wait.
+fn is_cross_site(headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
+    let cross = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == "cross-site");
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return cross;
+    };
+    let Some(origin) = origin
+        .to_str()
+        .ok()
+        .filter(|o| !o.eq_ignore_ascii_case("null"))
+        .and_then(|o| url::Url::parse(o).ok())
+    else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| uri.authority().map(|a| a.as_str().to_owned()));
+    let Some(host) = host else {
+        return true;
+    };
+    let origin_host = match origin.port() {
+        Some(port) => format!("{}:{port}", origin.host_str().unwrap_or_default()),
+        None => origin.host_str().unwrap_or_default().to_owned(),
+    };
+    cross || !origin_host.eq_ignore_ascii_case(&host)
+}
+
+/// The client's address: the peer's, or, when the peer is one of the trusted proxies, the
+/// address the proxies' `X-Forwarded-For` (else `Forwarded`) says they served: read from the
+/// right, the first that is not itself a trusted proxy. Entries to its left were written by
+/// the client and are never believed.
+pub(crate) struct ClientAddr(pub Option<IpAddr>);
+
+impl FromRequestParts<AdminState> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AdminState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0.ip());
+        Ok(ClientAddr(peer.map(|peer| {
+            client_ip(peer, &parts.headers, &state.settings().trusted_proxies)
+        })))
+    }
+}
+
+fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &[ipnet::IpNet]) -> IpAddr {
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(ip));
+    if !is_trusted(&peer) {
+        return peer;
+    }
+    let hops = forwarded_hops(headers);
+    let mut client = peer;
+    for hop in hops.iter().rev() {
+        match hop {
+            Some(ip) if is_trusted(ip) => client = *ip,
+            Some(ip) => return *ip,
+            // An entry that is no address ("unknown", an obfuscated name): nothing to its
+            // left can be told apart, so the last proxy stands for the client.
+            None => return client,
+        }
+    }
+    client
+}
+
+/// The addresses a proxy chain reports, leftmost (the client's claim) first: from
+/// `X-Forwarded-For`, the header proxies write most, else from the `for=` of `Forwarded`
+/// (RFC 7239). `None` for an entry that is no address.
+fn forwarded_hops(headers: &HeaderMap) -> Vec<Option<IpAddr>> {
+    let values = |name| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let xff = values(header::HeaderName::from_static("x-forwarded-for"));
+    if !xff.is_empty() {
+        return xff.iter().map(|v| parse_node(v)).collect();
+    }
+    values(header::FORWARDED)
+        .iter()
+        .filter_map(|element| {
+            element.split(';').find_map(|pair| {
+                let (key, value) = pair.trim().split_once('=')?;
+                key.trim()
+                    .eq_ignore_ascii_case("for")
+                    .then(|| parse_node(value.trim().trim_matches('"')))
+            })
+        })
+        .collect()
+}
+
+/// An address as proxies write it: `192.0.2.1`, `192.0.2.1:4711`, `2001:db8::1`,
+/// `[2001:db8::1]:4711`.
+fn parse_node(node: &str) -> Option<IpAddr> {
+    node.parse::<IpAddr>()
+        .ok()
+        .or_else(|| node.parse::<SocketAddr>().ok().map(|s| s.ip()))
+        .or_else(|| {
+            node.strip_prefix('[')
+                .and_then(|rest| rest.split_once(']'))
+                .and_then(|(ip, _)| ip.parse().ok())
+        })
+}
+
+/// How many login attempts may fail before the next must wait.
 #[derive(Debug, Clone)]
 pub struct LoginLimits {
-    /// Failures allowed per user name within `window`.
+    /// Failed attempts per user name within `window`, from browsers that have not signed in
+    /// as that user before.
     pub per_user: u32,
-    /// Failures allowed per client address within `window` (over all names).
+    /// Failed attempts per client address within `window` (over all names), from such
+    /// browsers.
     pub per_address: u32,
+    /// Failed attempts within `window` from a browser holding a device cookie of that user:
+    /// its own budget, which strangers' failures do not use up.
+    pub per_device: u32,
     /// The window the failures are counted over.
     pub window: Duration,
+    /// Password checks run at once; the rest wait their turn. Each argon2 check takes
+    /// about 19 MiB and tens of milliseconds of a core.
+    pub concurrent_checks: usize,
 }
 
 impl Default for LoginLimits {
@@ -219,111 +460,403 @@ impl Default for LoginLimits {
         LoginLimits {
             per_user: 5,
             per_address: 20,
+            per_device: 5,
             window: Duration::from_secs(15 * 60),
+            concurrent_checks: 4,
         }
     }
 }
 
-/// Failed logins counted per user name and per address, in memory: an attacker cannot grow
-/// it past `MAX_KEYS` (old entries go first), and a restart forgives, which a lock-out in the
-/// database would not (a locked admin could not log in to undo it).
+/// Login attempts counted per budget, in memory: an attacker cannot grow it past `MAX_KEYS`
+/// (old entries go first), and a restart forgives, which a lock-out in the database would
+/// not (a locked admin could not log in to undo it).
+///
+/// An attempt is counted before its password is checked ([`LoginLimiter::reserve`]) and
+/// forgiven when it succeeds, so of any number of simultaneous guesses no more than the
+/// limit are checked. Which budget an attempt draws on follows OWASP's device cookies
+/// ("Slow Down Online Guessing Attacks with Device Cookies"): a browser that signed in as a
+/// user holds a cookie, signed by this server, naming that user, and its attempts for that
+/// user draw on a budget of that cookie's own; everyone else's draw on the user name's and
+/// the address's. So strangers who use up a name's budget lock out strangers, not the
+/// user's own browser.
 #[derive(Debug)]
 pub(crate) struct LoginLimiter {
     limits: LoginLimits,
-    failures: Mutex<HashMap<String, (u32, Instant)>>,
+    attempts: Mutex<HashMap<String, (u32, Instant)>>,
+    checks: tokio::sync::Semaphore,
+    /// Signs device cookies and login-form tokens; new on each start, like the counts.
+    key: [u8; 32],
 }
 
 const MAX_KEYS: usize = 100_000;
 
+/// An attempt counted against its budgets; forgiven by [`Reserved::succeeded`], kept as a
+/// failure otherwise.
+#[must_use]
+pub(crate) struct Reserved<'a> {
+    limiter: &'a LoginLimiter,
+    keys: Vec<String>,
+}
+
+impl Reserved<'_> {
+    /// The password was right: the attempt does not count.
+    pub(crate) fn succeeded(self) {
+        let mut attempts = self.limiter.lock();
+        for key in &self.keys {
+            if let Some((count, _)) = attempts.get_mut(key) {
+                *count = count.saturating_sub(1);
+            }
+        }
+    }
+}
+
 impl LoginLimiter {
     pub(crate) fn new(limits: LoginLimits) -> Self {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the operating system's random number generator failed");
         LoginLimiter {
+            checks: tokio::sync::Semaphore::new(limits.concurrent_checks.max(1)),
             limits,
-            failures: Mutex::new(HashMap::new()),
+            attempts: Mutex::new(HashMap::new()),
+            key,
         }
     }
 
-    fn keys(username: &str, address: Option<IpAddr>) -> [(String, bool); 2] {
-        [
-            (format!("user:{}", username.to_lowercase()), true),
-            (
-                format!("addr:{}", address.map_or("-".into(), |a| a.to_string())),
-                false,
-            ),
-        ]
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u32, Instant)>> {
+        self.attempts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `Err` with the seconds to wait when either limit is reached.
-    pub(crate) fn check(&self, username: &str, address: Option<IpAddr>) -> WebResult<()> {
-        let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        for (key, per_user) in Self::keys(username, address) {
-            let limit = if per_user {
-                self.limits.per_user
-            } else {
-                self.limits.per_address
-            };
-            if let Some((count, since)) = failures.get(&key) {
+    /// The budgets an attempt at `username` draws on: its device cookie's when the browser
+    /// holds a good one for that name, else the name's and the address's.
+    fn budgets(
+        &self,
+        username: &str,
+        address: Option<IpAddr>,
+        device: Option<&str>,
+    ) -> Vec<(String, u32)> {
+        match device.and_then(|d| self.verify_device(username, d)) {
+            Some(nonce) => vec![(format!("device:{nonce}"), self.limits.per_device)],
+            None => vec![
+                (
+                    format!("user:{}", username.to_lowercase()),
+                    self.limits.per_user,
+                ),
+                (
+                    format!("addr:{}", address.map_or("-".into(), |a| a.to_string())),
+                    self.limits.per_address,
+                ),
+            ],
+        }
+    }
+
+    /// Counts an attempt at `username` before its password is checked; `Err` with the
+    /// seconds to wait when a budget it draws on is used up (pending attempts included).
+    pub(crate) fn reserve(
+        &self,
+        username: &str,
+        address: Option<IpAddr>,
+        device: Option<&str>,
+    ) -> WebResult<Reserved<'_>> {
+        let budgets = self.budgets(username, address, device);
+        let window = self.limits.window;
+        let mut attempts = self.lock();
+        if attempts.len() >= MAX_KEYS {
+            attempts.retain(|_, (_, since)| since.elapsed() < window);
+            if attempts.len() >= MAX_KEYS {
+                attempts.clear();
+            }
+        }
+        for (key, limit) in &budgets {
+            if let Some((count, since)) = attempts.get(key) {
                 let elapsed = since.elapsed();
-                if *count >= limit && elapsed < self.limits.window {
+                if *count >= *limit && elapsed < window {
                     return Err(WebError::TooManyRequests(
-                        (self.limits.window - elapsed).as_secs().max(1),
+                        (window - elapsed).as_secs().max(1),
                     ));
                 }
             }
         }
-        Ok(())
-    }
-
-    pub(crate) fn failed(&self, username: &str, address: Option<IpAddr>) {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        if failures.len() >= MAX_KEYS {
-            let window = self.limits.window;
-            failures.retain(|_, (_, since)| since.elapsed() < window);
-            if failures.len() >= MAX_KEYS {
-                failures.clear();
-            }
-        }
-        for (key, _) in Self::keys(username, address) {
-            let entry = failures.entry(key).or_insert((0, Instant::now()));
-            if entry.1.elapsed() >= self.limits.window {
+        for (key, _) in &budgets {
+            let entry = attempts.entry(key.clone()).or_insert((0, Instant::now()));
+            if entry.1.elapsed() >= window {
                 *entry = (0, Instant::now());
             }
             entry.0 += 1;
         }
+        Ok(Reserved {
+            limiter: self,
+            keys: budgets.into_iter().map(|(k, _)| k).collect(),
+        })
     }
 
-    pub(crate) fn succeeded(&self, username: &str) {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        failures.remove(&format!("user:{}", username.to_lowercase()));
+    /// A turn to check a password: waits while `concurrent_checks` are running.
+    pub(crate) async fn check_turn(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.checks
+            .acquire()
+            .await
+            .expect("the semaphore is never closed")
     }
+
+    fn mac(&self, parts: &[&[u8]]) -> Hmac<sha2::Sha256> {
+        let mut mac =
+            Hmac::<sha2::Sha256>::new_from_slice(&self.key).expect("HMAC takes a key of any size");
+        for part in parts {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part);
+        }
+        mac
+    }
+
+    fn signed(&self, purpose: &str, subject: &str) -> String {
+        let nonce = pipeline::accounts::random_token(16);
+        let tag = self
+            .mac(&[purpose.as_bytes(), subject.as_bytes(), nonce.as_bytes()])
+            .finalize()
+            .into_bytes();
+        format!("{nonce}.{}", hex(&tag))
+    }
+
+    /// The nonce of `token` when this server signed it for `purpose` and `subject`.
+    fn verify<'t>(&self, purpose: &str, subject: &str, token: &'t str) -> Option<&'t str> {
+        let (nonce, tag) = token.split_once('.')?;
+        let tag = unhex(tag)?;
+        self.mac(&[purpose.as_bytes(), subject.as_bytes(), nonce.as_bytes()])
+            .verify_slice(&tag)
+            .ok()
+            .map(|()| nonce)
+    }
+
+    /// A device cookie's value for `username`: a random nonce and its signature.
+    pub(crate) fn device_token(&self, username: &str) -> String {
+        self.signed("device", &username.to_lowercase())
+    }
+
+    fn verify_device<'t>(&self, username: &str, token: &'t str) -> Option<&'t str> {
+        self.verify("device", &username.to_lowercase(), token)
+    }
+
+    /// A login form's token: a random nonce and its signature.
+    pub(crate) fn login_token(&self) -> String {
+        self.signed("login", "")
+    }
+
+    pub(crate) fn verify_login_token(&self, token: &str) -> bool {
+        self.verify("login", "", token).is_some()
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The device cookie in `headers`, if any (checked against the user name by the limiter).
+pub(crate) fn device_cookie_value<'a>(
+    state: &AdminState,
+    headers: &'a HeaderMap,
+) -> Option<&'a str> {
+    cookie(headers, device_cookie_name(state.settings().secure_cookies))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn failures_past_the_limit_wait_and_success_forgives_the_name() {
-        let limiter = LoginLimiter::new(LoginLimits {
-            per_user: 2,
-            per_address: 3,
+    fn limiter(per_user: u32, per_address: u32) -> LoginLimiter {
+        LoginLimiter::new(LoginLimits {
+            per_user,
+            per_address,
+            per_device: 2,
             window: Duration::from_secs(60),
-        });
+            concurrent_checks: 1,
+        })
+    }
+
+    #[test]
+    fn attempts_are_counted_before_the_check_and_forgiven_when_right() {
+        let limiter = limiter(2, 3);
         let a: IpAddr = "127.0.0.1".parse().unwrap();
         let b: IpAddr = "127.0.0.2".parse().unwrap();
-        limiter.failed("Admin", Some(a));
-        assert!(limiter.check("admin", Some(a)).is_ok());
-        limiter.failed("admin", Some(b));
+        // Two pending attempts use the name's budget up: a third is refused before either
+        // is checked.
+        let first = limiter.reserve("Admin", Some(a), None).unwrap();
+        let second = limiter.reserve("admin", Some(b), None).unwrap();
         assert!(matches!(
-            limiter.check("admin", Some(a)),
+            limiter.reserve("admin", Some(a), None),
             Err(WebError::TooManyRequests(s)) if s > 0
         ));
-        assert!(limiter.check("other", Some(a)).is_ok());
-        limiter.failed("x", Some(a));
-        limiter.failed("y", Some(a));
-        assert!(limiter.check("other", Some(a)).is_err(), "per address");
-        limiter.succeeded("ADMIN");
-        assert!(limiter.check("admin", Some(b)).is_ok());
+        assert!(
+            limiter.reserve("other", Some(a), None).is_ok(),
+            "another name"
+        );
+        // The right password gives its attempt back; a wrong one keeps it.
+        first.succeeded();
+        drop(second);
+        let third = limiter.reserve("ADMIN", Some(b), None).unwrap();
+        assert!(limiter.reserve("admin", Some(b), None).is_err());
+        drop(third);
+        // Per address, over all names.
+        let limiter = self::limiter(100, 2);
+        drop(limiter.reserve("x", Some(a), None).unwrap());
+        drop(limiter.reserve("y", Some(a), None).unwrap());
+        assert!(limiter.reserve("z", Some(a), None).is_err(), "per address");
+        assert!(limiter.reserve("z", Some(b), None).is_ok());
+    }
+
+    #[test]
+    fn a_device_cookie_has_a_budget_of_its_own_for_its_user_only() {
+        let limiter = limiter(1, 100);
+        let device = limiter.device_token("Alice");
+        let _stranger = limiter.reserve("alice", None, None).unwrap();
+        assert!(
+            limiter.reserve("alice", None, None).is_err(),
+            "locked for strangers"
+        );
+        let owner = limiter.reserve("alice", None, Some(&device)).unwrap();
+        drop(limiter.reserve("ALICE", None, Some(&device)).unwrap());
+        assert!(
+            limiter.reserve("alice", None, Some(&device)).is_err(),
+            "its own budget runs out too"
+        );
+        owner.succeeded();
+        // Another user's name, a forged or altered cookie: a stranger's budget.
+        assert!(limiter.reserve("alice", None, Some("00.00")).is_err());
+        let (nonce, tag) = device.split_once('.').unwrap();
+        let altered = format!("{nonce}0.{tag}");
+        assert!(limiter.reserve("alice", None, Some(&altered)).is_err());
+        assert!(limiter.verify_device("bob", &device).is_none());
+        // A cookie signed by another server (after a restart) is a stranger's too.
+        assert!(
+            super::LoginLimiter::new(LoginLimits::default())
+                .verify_device("alice", &device)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn login_tokens_are_this_servers() {
+        let limiter = limiter(1, 1);
+        let token = limiter.login_token();
+        assert!(limiter.verify_login_token(&token));
+        assert_ne!(token, limiter.login_token());
+        assert!(!limiter.verify_login_token("x.y"));
+        assert!(!limiter.verify_login_token(&token.replace('.', "")));
+        assert!(!limiter.verify_login_token(&limiter.device_token("")));
+    }
+
+    #[test]
+    fn the_client_is_the_first_untrusted_hop_from_the_right() {
+        let trusted: Vec<ipnet::IpNet> =
+            vec!["10.0.0.0/8".parse().unwrap(), "::1/128".parse().unwrap()];
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let headers = |pairs: &[(&'static str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.append(*k, v.parse().unwrap());
+            }
+            h
+        };
+        let spoofed = headers(&[("x-forwarded-for", "6.6.6.6, 203.0.113.9, 10.0.0.2")]);
+        // A peer that is no proxy: its headers are not believed.
+        assert_eq!(
+            client_ip(ip("198.51.100.1"), &spoofed, &trusted),
+            ip("198.51.100.1")
+        );
+        // Through two proxies: the client's own claim (6.6.6.6) is skipped.
+        assert_eq!(
+            client_ip(ip("10.0.0.1"), &spoofed, &trusted),
+            ip("203.0.113.9")
+        );
+        // Two headers are one list.
+        let split = headers(&[
+            ("x-forwarded-for", "6.6.6.6"),
+            ("x-forwarded-for", "203.0.113.9"),
+        ]);
+        assert_eq!(
+            client_ip(ip("10.0.0.1"), &split, &trusted),
+            ip("203.0.113.9")
+        );
+        // RFC 7239, with ports, quotes and IPv6.
+        let forwarded = headers(&[(
+            "forwarded",
+            "for=6.6.6.6;proto=https, For=\"[2001:db8::17]:4711\";by=10.0.0.1",
+        )]);
+        assert_eq!(
+            client_ip(ip("::1"), &forwarded, &trusted),
+            ip("2001:db8::17")
+        );
+        let with_port = headers(&[("forwarded", "for=\"192.0.2.60:8080\"")]);
+        assert_eq!(client_ip(ip("::1"), &with_port, &trusted), ip("192.0.2.60"));
+        // Nothing said, or nothing but proxies, or an entry that is no address: the last
+        // proxy stands for the client.
+        assert_eq!(
+            client_ip(ip("10.0.0.1"), &HeaderMap::new(), &trusted),
+            ip("10.0.0.1")
+        );
+        let proxies = headers(&[("x-forwarded-for", "10.1.1.1, 10.0.0.2")]);
+        assert_eq!(
+            client_ip(ip("10.0.0.1"), &proxies, &trusted),
+            ip("10.1.1.1")
+        );
+        let unknown = headers(&[("x-forwarded-for", "203.0.113.9, unknown, 10.0.0.2")]);
+        assert_eq!(
+            client_ip(ip("10.0.0.1"), &unknown, &trusted),
+            ip("10.0.0.2")
+        );
+    }
+
+    #[test]
+    fn origins_must_name_this_host() {
+        let check = |origin: Option<&str>, host: Option<&str>, uri: &str| {
+            let mut h = HeaderMap::new();
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, o.parse().unwrap());
+            }
+            if let Some(host) = host {
+                h.insert(header::HOST, host.parse().unwrap());
+            }
+            is_cross_site(&h, &uri.parse().unwrap())
+        };
+        assert!(!check(
+            Some("http://localhost:8080"),
+            Some("localhost:8080"),
+            "/login"
+        ));
+        assert!(
+            !check(None, Some("localhost"), "/login"),
+            "no Origin: the tokens decide"
+        );
+        assert!(check(
+            Some("https://evil.example"),
+            Some("localhost"),
+            "/login"
+        ));
+        assert!(
+            check(Some("null"), Some("localhost"), "/login"),
+            "Origin: null"
+        );
+        // HTTP/2: no Host, the :authority is the URI's.
+        assert!(!check(
+            Some("https://copyhound.example"),
+            None,
+            "https://copyhound.example/login"
+        ));
+        assert!(check(
+            Some("https://evil.example"),
+            None,
+            "https://copyhound.example/login"
+        ));
+        // HTTP/1.0 with no Host: nothing to compare an Origin with.
+        assert!(check(Some("https://copyhound.example"), None, "/login"));
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub enum WebError {
     /// already sent); the message says why.
     #[error("{0}")]
     Conflict(String),
+    /// The request's body is larger than its route takes; the message says the limit.
+    #[error("{0}")]
+    TooLarge(String),
     /// Too many failed logins; try again later.
     #[error("too many attempts; try again in {0} seconds")]
     TooManyRequests(u64),
@@ -43,6 +46,7 @@ impl WebError {
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
             WebError::Conflict(_) => StatusCode::CONFLICT,
+            WebError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             WebError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -56,6 +60,7 @@ impl WebError {
             WebError::NotFound(_) => "not_found",
             WebError::BadRequest(_) => "bad_request",
             WebError::Conflict(_) => "conflict",
+            WebError::TooLarge(_) => "too_large",
             WebError::TooManyRequests(_) => "rate_limited",
             WebError::Internal(_) => "internal",
         }
@@ -148,7 +153,14 @@ impl IntoResponse for WebError {
             return Redirect::to(&to).into_response();
         }
         let status = self.status();
-        crate::render::error_page(status, &self.to_string())
+        let mut response = crate::render::error_page(status, &self.to_string());
+        if let WebError::TooManyRequests(seconds) = self {
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(seconds),
+            );
+        }
+        response
     }
 }
 

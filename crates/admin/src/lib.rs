@@ -12,7 +12,8 @@
 //! - [`openapi_json`]: the API's OpenAPI 3.1 document, also served at
 //!   `/api/v1/openapi.json`.
 //! - [`serve`]: runs the router on a bound listener until a shutdown future resolves, so a
-//!   test binds `127.0.0.1:0` and polls for readiness.
+//!   test binds `127.0.0.1:0` and polls for readiness; slow and idle connections are closed
+//!   and their number capped.
 //!
 //! ```no_run
 //! # async fn demo(store: store::Store) -> std::io::Result<()> {
@@ -29,6 +30,7 @@ mod i18n;
 mod ops;
 mod pages;
 mod render;
+mod server;
 mod state;
 mod statics;
 
@@ -52,11 +54,14 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
      style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; \
      frame-ancestors 'none'; base-uri 'none'";
 
-/// Every route of the UI and the API.
+/// Every route of the UI and the API. Request bodies are limited to `max_form_bytes`, but
+/// for the two that upload a work (`POST /works`, `POST /api/v1/works`), which may carry
+/// `max_upload_bytes`.
 pub fn router(state: AdminState) -> Router {
-    let limit = state.settings().max_upload_bytes;
-    pages::routes()
-        .merge(api::routes())
+    let settings = state.settings();
+    let (form, upload) = (settings.max_form_bytes, settings.max_upload_bytes);
+    pages::routes(upload)
+        .merge(api::routes(upload))
         .merge(statics::routes())
         .merge(ops::routes())
         .layer(middleware::from_fn_with_state(
@@ -64,12 +69,13 @@ pub fn router(state: AdminState) -> Router {
             auth::reject_cross_site,
         ))
         .layer(middleware::from_fn(security_headers))
-        .layer(DefaultBodyLimit::max(limit))
+        .layer(DefaultBodyLimit::max(form))
         .with_state(state)
 }
 
 /// Serves [`router`] on `listener` until `shutdown` resolves; requests in flight finish
-/// first.
+/// first. Connections are held to the settings' `header_read_timeout`, `request_timeout`
+/// and `max_connections` ([`server`]).
 ///
 /// # Errors
 /// The listener failed.
@@ -78,10 +84,8 @@ pub async fn serve(
     state: AdminState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = server::ConnectionLimits::of(state.settings());
+    server::serve(listener, router(state), &limits, shutdown).await
 }
 
 async fn security_headers(

@@ -73,9 +73,8 @@ pub async fn serve_ops(
             ..AdminSettings::default()
         },
     );
-    axum::serve(listener, routes().with_state(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = crate::server::ConnectionLimits::of(state.settings());
+    crate::server::serve(listener, routes().with_state(state), &limits, shutdown).await
 }
 
 async fn healthz() -> &'static str {

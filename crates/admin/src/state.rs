@@ -9,20 +9,38 @@ use store::Store;
 
 use crate::auth::{LoginLimiter, LoginLimits};
 
-/// How the admin UI behaves; the binary fills it from its settings.
+/// How the admin UI behaves; the binary fills it from its settings (`[server]`: the keys
+/// named alike there).
 #[derive(Debug, Clone)]
 pub struct AdminSettings {
     /// Mark the session cookie `Secure` (and name it `__Host-…`). Off only for plain HTTP
     /// on a loopback address (tests, the demo); behind TLS always on.
     pub secure_cookies: bool,
-    /// How long a session lasts without use.
-    pub session_ttl: Duration,
+    /// How long a session lasts at most, used or not (`[server] session_lifetime`).
+    pub session_lifetime: Duration,
+    /// How long a session lasts without use (`[server] session_idle_timeout`).
+    pub session_idle_timeout: Duration,
     /// Where uploaded works are kept until their import job has read them.
     pub upload_dir: PathBuf,
-    /// The largest request body (an uploaded work), bytes.
+    /// The largest uploaded work, bytes (`[server] max_upload_bytes`): the body of the
+    /// upload form, and the file of an API upload (whose body holds it as base64).
     pub max_upload_bytes: usize,
+    /// The largest body of every other request (a form, an API call), bytes
+    /// (`[server] max_form_bytes`).
+    pub max_form_bytes: usize,
     /// Failed logins allowed before the next attempt must wait.
     pub login: LoginLimits,
+    /// The reverse proxies whose `X-Forwarded-For` (or `Forwarded`) names the client
+    /// (`[server] trusted_proxies`); anyone else's is ignored.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long a connection may take to send a request's headers, and may sit idle between
+    /// requests, before it is closed (`[server] header_read_timeout`).
+    pub header_read_timeout: Duration,
+    /// How long a request may take, its body included, before it is answered 408
+    /// (`[server] request_timeout`).
+    pub request_timeout: Duration,
+    /// Connections served at once; more wait to be accepted (`[server] max_connections`).
+    pub max_connections: usize,
     /// Rows per page of a listing.
     pub page_size: u32,
     /// The crawler's settings, the base a suspect site's own limits apply to.
@@ -43,11 +61,23 @@ impl Default for AdminSettings {
     fn default() -> Self {
         AdminSettings {
             secure_cookies: true,
-            session_ttl: Duration::from_secs(12 * 3600),
+            session_lifetime: Duration::from_secs(12 * 3600),
+            // OWASP's session guidance: an idle timeout of a few hours for a low-risk
+            // application, well under the absolute one.
+            session_idle_timeout: Duration::from_secs(2 * 3600),
             upload_dir: PathBuf::from("data/uploads"),
             // An EPUB of a long novel is a few MiB; the importer's own limits apply after.
             max_upload_bytes: 32 << 20,
+            // The largest form is a bulk case change of a page of ids: a few KiB.
+            max_form_bytes: 64 << 10,
             login: LoginLimits::default(),
+            trusted_proxies: Vec::new(),
+            // Browsers send a request's headers in one go; a client that has not within
+            // seconds holds a connection open on purpose (slowloris).
+            header_read_timeout: Duration::from_secs(15),
+            // An upload of max_upload_bytes at 1 Mbit/s takes about four and a half minutes.
+            request_timeout: Duration::from_secs(300),
+            max_connections: 1024,
             page_size: 50,
             figures_ttl: Duration::from_secs(10),
             crawler: crawler::CrawlSettings::default(),
@@ -55,6 +85,41 @@ impl Default for AdminSettings {
             rechecks: RecheckSettings::default(),
             ops: crate::OpsSettings::default(),
         }
+    }
+}
+
+impl AdminSettings {
+    /// Checks the limits a settings file sets; keys are those of `[server]`.
+    ///
+    /// # Errors
+    /// The first value out of range.
+    pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
+        let second = Duration::from_secs(1);
+        bounds::at_least("session_lifetime", self.session_lifetime, 60 * second)?;
+        bounds::between(
+            "session_idle_timeout",
+            self.session_idle_timeout,
+            60 * second,
+            self.session_lifetime,
+        )?;
+        bounds::at_least("max_upload_bytes", self.max_upload_bytes, 1024)?;
+        bounds::between(
+            "max_form_bytes",
+            self.max_form_bytes,
+            1024,
+            self.max_upload_bytes,
+        )?;
+        bounds::at_least(
+            "header_read_timeout",
+            self.header_read_timeout,
+            Duration::from_millis(1),
+        )?;
+        bounds::at_least(
+            "request_timeout",
+            self.request_timeout,
+            Duration::from_millis(1),
+        )?;
+        bounds::at_least("max_connections", self.max_connections, 1)
     }
 }
 

@@ -5,107 +5,13 @@
 
 mod common;
 
-use admin::{AdminSettings, AdminState, LoginLimits};
-use axum::Router;
+use admin::LoginLimits;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use store::Store;
 use store::testing::TestDb;
-use tower::ServiceExt;
 
+use common::ui::Ui;
 use common::{users, with_case};
-
-struct Ui {
-    app: Router,
-    dir: tempfile::TempDir,
-}
-
-struct Answer {
-    status: StatusCode,
-    headers: axum::http::HeaderMap,
-    body: String,
-}
-
-impl Ui {
-    fn new(store: &Store) -> Ui {
-        let dir = tempfile::tempdir().unwrap();
-        let settings = AdminSettings {
-            secure_cookies: false,
-            upload_dir: dir.path().join("uploads"),
-            login: LoginLimits {
-                per_user: 3,
-                ..LoginLimits::default()
-            },
-            ..AdminSettings::default()
-        };
-        Ui {
-            app: admin::router(AdminState::new(store.clone(), settings)),
-            dir,
-        }
-    }
-
-    async fn send(&self, request: Request<Body>) -> Answer {
-        let response = self.app.clone().oneshot(request).await.unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let bytes = axum::body::to_bytes(response.into_body(), 64 << 20)
-            .await
-            .unwrap();
-        Answer {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&bytes).into_owned(),
-        }
-    }
-
-    async fn get(&self, path: &str, cookie: Option<&str>) -> Answer {
-        let mut r = Request::get(path);
-        if let Some(c) = cookie {
-            r = r.header(header::COOKIE, c);
-        }
-        self.send(r.body(Body::empty()).unwrap()).await
-    }
-
-    async fn post(&self, path: &str, cookie: Option<&str>, form: &str) -> Answer {
-        let mut r = Request::post(path)
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::HOST, "localhost");
-        if let Some(c) = cookie {
-            r = r.header(header::COOKIE, c);
-        }
-        self.send(r.body(Body::from(form.to_owned())).unwrap())
-            .await
-    }
-
-    /// Logs in; returns the cookie and the session's CSRF token.
-    async fn login(&self, name: &str, password: &str) -> (String, String) {
-        let a = self
-            .post(
-                "/login",
-                None,
-                &format!("username={name}&password={password}&next=%2F"),
-            )
-            .await;
-        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
-        let set = a.headers[header::SET_COOKIE].to_str().unwrap().to_owned();
-        assert!(
-            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
-            "{set}"
-        );
-        let cookie = set.split(';').next().unwrap().to_owned();
-        let page = self.get("/cases", Some(&cookie)).await;
-        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-        (cookie, csrf_of(&page.body))
-    }
-}
-
-fn csrf_of(html: &str) -> String {
-    let at = html
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token")
-        + 19;
-    html[at..].split('"').next().unwrap().to_owned()
-}
 
 const PASSWORD: &str = "correct+horse+battery";
 
@@ -113,7 +19,12 @@ async fn pages_for_every_role(db: &TestDb) {
     let store = &db.store;
     users(store).await;
     let case = with_case(store).await;
-    let ui = Ui::new(store);
+    let ui = Ui::with(store, |s| {
+        s.login = LoginLimits {
+            per_user: 3,
+            ..LoginLimits::default()
+        }
+    });
 
     // Not logged in: every page sends the browser to the login form.
     let a = ui.get("/cases", None).await;
@@ -344,9 +255,7 @@ async fn pages_for_every_role(db: &TestDb) {
 
     // Failed logins past the limit wait, even with the right password next.
     for _ in 0..3 {
-        let a = ui
-            .post("/login", None, "username=rita&password=wrong")
-            .await;
+        let a = ui.post_login("username=rita&password=wrong").await;
         assert!(
             a.headers[header::LOCATION]
                 .to_str()
@@ -355,11 +264,7 @@ async fn pages_for_every_role(db: &TestDb) {
         );
     }
     let a = ui
-        .post(
-            "/login",
-            None,
-            &format!("username=rita&password={PASSWORD}"),
-        )
+        .post_login(&format!("username=rita&password={PASSWORD}"))
         .await;
     assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
     drop(ui.dir);

@@ -6,7 +6,9 @@
 //! allowed. A struct that holds another prefixes the inner key with
 //! [`OutOfRange::in_section`], so the binary ends up with full paths such as
 //! `crawler.fetch.timeout`. [`duration_serde`] reads and writes durations the way settings
-//! files write them, for every crate's settings; [`Secret`] is a setting that is never shown.
+//! files write them, for every crate's settings; [`Secret`] is a setting that is never shown,
+//! and [`mask_url_password`] a URL setting shown without its password. [`text`] makes
+//! stored text safe to store and to print: no control characters, no bidi overrides.
 //!
 //! ```
 //! use std::time::Duration;
@@ -22,8 +24,11 @@ use std::time::Duration;
 
 pub mod duration_serde;
 mod secret;
+pub mod text;
+mod url;
 
 pub use secret::{MASK, Secret};
+pub use url::mask_url_password;
 
 /// A setting whose value is not allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -186,9 +186,19 @@ fn config_masks_secrets_and_refuses_a_short_token_without_showing_it() {
     let out = copyhound("postgres://copyhound:hunter2@127.0.0.1:1/copyhound")
         .arg("config")
         .env("COPYHOUND_SERVER__METRICS_TOKEN_FILE", &token)
+        // Issue #23: any URL setting's password is masked too (the TSA's was shown).
+        .env(
+            "COPYHOUND_EVIDENCE__TIMESTAMP__URL",
+            "https://stamp:tsa-hunter3@tsa.example/tsr",
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("tsa-hunter3"), "{stdout}");
+    assert!(
+        stdout.contains("url = \"https://stamp:***@tsa.example/tsr\""),
+        "{stdout}"
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -106,7 +106,7 @@ async fn users_are_added_listed_and_changed() {
     )
     .await;
     assert!(
-        err.contains("use at least 10") && !err.contains("hunter2"),
+        err.contains("use at least 12") && !err.contains("hunter2"),
         "{err}"
     );
     let err = fails(
@@ -292,6 +292,23 @@ async fn api_tokens_are_shown_once_listed_and_revoked() {
     assert!(tokens[0]["revoked_at"].is_null());
     let err = fails(db, &["users", "revoke-token", "999"]).await;
     assert!(err.contains("api token 999 not found"), "{err}");
+
+    // Issue #23: a new password revokes the tokens still live, and says so.
+    let new_pw = env.file("new.txt", b"a brand new passphrase\n");
+    let out = ok(
+        db,
+        &[
+            "users",
+            "passwd",
+            "ci",
+            "--password-file",
+            new_pw.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.contains("1 API token(s) were revoked"), "{out}");
+    let tokens = json(db, &["users", "tokens", "--json"]).await;
+    assert!(tokens[0]["revoked_at"].is_string(), "{tokens}");
 
     let store = store::Store::open(db, &store::StoreSettings::default())
         .await

@@ -52,6 +52,59 @@ fn listings_end_quietly_when_their_reader_goes_away() {
     env.run_unread(&["config"]);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_text_never_drives_the_terminal() {
+    // Issue #23: a title stored before titles were cleaned (or written by another tool) with
+    // an ESC sequence and a bidi override prints as escapes, in text and in JSON alike.
+    let env = Env::new();
+    let file = env.file("老残游记.txt", SAMPLE.as_bytes());
+    ok(env.run(&["works", "import", arg(&file)]));
+    let store = Store::open(&env.db, &StoreSettings::default())
+        .await
+        .unwrap();
+    let hostile = "Red\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}txt.exe";
+    let update = store::WorkUpdate {
+        title: Some(hostile.into()),
+        author: Some(Some("A\rB".into())),
+    };
+    {
+        use store::WorkWrites;
+        store
+            .update_work(store::WorkId(1), &update, "test")
+            .await
+            .unwrap();
+    }
+    store.close().await;
+    for args in [
+        &["works", "list"][..],
+        &["works", "show", "1"],
+        &["works", "list", "--json"],
+    ] {
+        let (stdout, _) = ok(env.run(args));
+        assert!(
+            !stdout.contains(['\u{1b}', '\u{7}', '\u{9b}', '\u{202e}', '\r']),
+            "{args:?}: {stdout:?}"
+        );
+        assert!(stdout.contains("\\u001b[2J"), "{args:?}: {stdout}");
+        assert!(stdout.contains("\\u202etxt.exe"), "{args:?}: {stdout}");
+    }
+    // JSON stays JSON, the title the same characters.
+    let (stdout, _) = ok(env.run(&["works", "list", "--json"]));
+    let listed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed[0]["title"], hostile);
+    // `works set` cleans what it stores.
+    ok(env.run(&[
+        "works",
+        "set",
+        "1",
+        "--title",
+        "Clean\u{1b}[0m Title\u{202e}",
+    ]));
+    let (stdout, _) = ok(env.run(&["works", "list", "--json"]));
+    let listed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(listed[0]["title"], "Clean[0m Title");
+}
+
 #[test]
 fn import_list_and_show_a_gbk_novel() {
     let env = Env::new();
@@ -227,6 +280,7 @@ async fn the_worker_runs_an_import_job_and_stops_cleanly_on_ctrl_c() {
         path: file,
         title: Some("排队的书".to_owned()),
         author: None,
+        delete_file: false,
     };
     let id = store
         .enqueue(&NewJob::new(&job).unwrap())

@@ -566,7 +566,16 @@ impl Importer {
                 },
             });
         }
-        let title = options.title.clone().unwrap_or(stem);
+        // A title or author from a file name, the API or an EPUB's metadata is shown in the
+        // UI and printed by the CLI: kept without control characters or bidi overrides.
+        let clean =
+            |s: &str| Some(bounds::text::strip_controls(s).into_owned()).filter(|s| !s.is_empty());
+        let title = options
+            .title
+            .as_deref()
+            .and_then(clean)
+            .or_else(|| clean(&stem))
+            .unwrap_or_else(|| "untitled".to_owned());
         let mut split = self.splitter.split(&text);
         // An EPUB whose chapters carry no recognisable heading: one chapter per document.
         if documents.len() > 1 && split.chapters.len() == 1 && split.chapters[0].title.is_empty() {
@@ -601,9 +610,13 @@ impl Importer {
         }
         Ok(Prepared {
             title,
-            author: options.author.clone().or(author),
+            author: options
+                .author
+                .as_deref()
+                .or(author.as_deref())
+                .and_then(clean),
             content_hash: content_hash(&text),
-            source_name: Some(name.to_owned()).filter(|n| !n.is_empty()),
+            source_name: clean(name),
             format,
             encoding: encoding.map(str::to_owned),
             replaced,
@@ -904,6 +917,34 @@ mod tests {
         assert!(few.contains("whole work"), "{few}");
         let json = serde_json::to_value(ImportWarning::NoHeadings { chars: 5 }).unwrap();
         assert_eq!(json, serde_json::json!({"kind": "no_headings", "chars": 5}));
+    }
+
+    #[test]
+    fn titles_authors_and_file_names_are_kept_without_controls_or_bidi_overrides() {
+        // Issue #23: a title from a file name or the API could carry an ESC sequence that
+        // drives the terminal `works list` prints to, or an override that reverses it.
+        let importer = Importer::new(ImportSettings::default()).unwrap();
+        let text = "第一章 开始\n".to_owned() + &"字".repeat(300);
+        let options = ImportOptions {
+            title: Some("Red\u{1b}[2J Book\u{202e}".into()),
+            author: Some("\u{9b}31mAuthor\n".into()),
+        };
+        let prepared = importer
+            .prepare("evil\u{202e}txt.txt", text.as_bytes(), &options)
+            .unwrap();
+        assert_eq!(prepared.title, "Red[2J Book");
+        assert_eq!(prepared.author.as_deref(), Some("31mAuthor"));
+        assert_eq!(prepared.source_name.as_deref(), Some("eviltxt.txt"));
+        // The title from the file's name, when none is given, is cleaned the same way; one
+        // made of control characters alone is no title.
+        let prepared = importer
+            .prepare(
+                "\u{1b}\u{7}.txt",
+                text.as_bytes(),
+                &ImportOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(prepared.title, "untitled");
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! if let Some(user) = accounts::authenticate(store, "alice", "correct horse battery").await? {
 //!     let session = accounts::start_session(store, user.id, std::time::Duration::from_secs(3600)).await?;
 //!     // Set `session.cookie` as an HttpOnly cookie and put `session.csrf_token` in forms.
-//!     assert!(accounts::session(store, &session.cookie).await?.is_some());
+//!     let idle = std::time::Duration::from_secs(2 * 3600);
+//!     assert!(accounts::session(store, &session.cookie, idle).await?.is_some());
 //! }
 //! # Ok(()) }
 //! ```
@@ -25,16 +26,16 @@ use std::time::Duration;
 use chrono::{DateTime, SubsecRound as _, Utc};
 use sha2::Digest;
 use store::{
-    ApiTokenRecord, ApiTokens, NewUser, Role, SessionRecord, Sessions, Store, UserChanges, UserId,
-    UserRecord, Users,
+    ApiTokenRecord, ApiTokens, NewUser, PasswordReset, Role, SessionRecord, Sessions, Store,
+    UserId, UserRecord, Users,
 };
 use tracing::instrument;
 
 use crate::error::store_err;
 use crate::{Error, Result};
 
-/// The fewest characters (Unicode scalar values) a password may have.
-pub const MIN_PASSWORD_CHARS: usize = 10;
+/// The fewest characters (Unicode scalar values) a password may have (OWASP ASVS 2.1.1).
+pub const MIN_PASSWORD_CHARS: usize = 12;
 /// The most characters a password may have: argon2 hashes any length, but a request body
 /// of megabytes should not be hashed, and no password manager makes them this long.
 pub const MAX_PASSWORD_CHARS: usize = 1024;
@@ -52,8 +53,17 @@ pub const BOOTSTRAP_ADMIN: &str = "admin";
 /// verification as a known one. `dummy_hash_has_the_parameters_of_new_hashes` checks it.
 const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2lnbmluZ3Byb2JlMDAwMQ$vXp3WxjY3v8HvO9VdmV4YvXx8U1X0Qm7X0l6w8x3ZrA";
 
+/// Passwords people choose most often, of [`MIN_PASSWORD_CHARS`] characters or more,
+/// lower-case, one a line (sources and licences in `data/README.md`).
+const COMMON_PASSWORDS: &str = include_str!("../data/common-passwords.txt");
+
+/// How long a session's last use may be stale before a request records it again: a write
+/// per request would serialise every page view on SQLite's one writer.
+const TOUCH_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
+
 /// Checks a user name: 1 to 64 characters, each a letter (of any script), a digit, or one
-/// of `.` `_` `-` `@`. Names are compared exactly, case included.
+/// of `.` `_` `-` `@`. Signing in compares names exactly; [`add_user`] also refuses a name
+/// that looks like an existing user's ([`usernames_look_alike`]).
 ///
 /// # Errors
 /// [`Error::Account`] saying what is allowed.
@@ -75,11 +85,28 @@ pub fn check_username(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks a new password: 10 to 1024 characters. The message never repeats the password.
+/// Whether two user names could be taken for each other: their TR39 confusable skeletons
+/// (Unicode's `confusables.txt`) are equal, case ignored. Skeletons are compared twice, of
+/// the names lower-cased first (so `ALICE` and `аlice`, with a Cyrillic а, look like
+/// `alice`) and of the names as written, lower-cased after (so `aIice`, with a capital i,
+/// does too: lower-casing first would make its I an i). Two such users could be mixed up in
+/// the audit log and the users page.
+pub fn usernames_look_alike(a: &str, b: &str) -> bool {
+    let skeleton = |s: &str| {
+        unicode_security::skeleton(s)
+            .collect::<String>()
+            .to_lowercase()
+    };
+    skeleton(&a.to_lowercase()) == skeleton(&b.to_lowercase()) || skeleton(a) == skeleton(b)
+}
+
+/// Checks a new password for `username`: 12 to 1024 characters (ASVS 2.1.1), not one of the
+/// bundled common passwords and not the user name, case ignored (ASVS 2.1.7). The message
+/// never repeats the password.
 ///
 /// # Errors
-/// [`Error::Account`] saying how long a password must be.
-pub fn check_password(password: &str) -> Result<()> {
+/// [`Error::Account`] saying what a password must be.
+pub fn check_password(password: &str, username: &str) -> Result<()> {
     let chars = password.chars().count();
     if chars < MIN_PASSWORD_CHARS {
         return Err(Error::Account(format!(
@@ -91,16 +118,26 @@ pub fn check_password(password: &str) -> Result<()> {
             "the password has {chars} characters: use at most {MAX_PASSWORD_CHARS}"
         )));
     }
+    let folded = password.to_lowercase();
+    if folded == username.to_lowercase() {
+        return Err(Error::Account(
+            "the password is the user name: choose one nobody could guess from it".into(),
+        ));
+    }
+    if COMMON_PASSWORDS.lines().any(|common| common == folded) {
+        return Err(Error::Account(
+            "the password is on a list of the most common passwords, which attackers try \
+             first: choose another (a few unrelated words make a good one)"
+                .into(),
+        ));
+    }
     Ok(())
 }
 
 /// Hashes a password with argon2id (a PHC string with its own salt), on a blocking thread:
-/// a hash takes tens of milliseconds of CPU by design.
-///
-/// # Errors
-/// [`Error::Account`] when [`check_password`] refuses it.
-pub async fn hash_password(password: &str) -> Result<String> {
-    check_password(password)?;
+/// a hash takes tens of milliseconds of CPU by design. Checks nothing: callers check the
+/// password with [`check_password`] first.
+async fn hash_password(password: &str) -> Result<String> {
     let password = password.to_owned();
     tokio::task::spawn_blocking(move || password_auth::generate_hash(password))
         .await
@@ -124,11 +161,12 @@ async fn verify_password(password: &str, hash: &str, username: &str) -> Result<b
     }
 }
 
-/// Creates a user after checking the name and password; `actor` is audited.
+/// Creates a user after checking the name and password; `actor` is audited. A display name
+/// is kept without control characters or bidi overrides.
 ///
 /// # Errors
-/// [`Error::Account`] for a refused name or password; a store conflict when the name is
-/// taken.
+/// [`Error::Account`] for a refused name or password, or a name that looks like an existing
+/// user's ([`usernames_look_alike`]); a store conflict when the name is taken.
 #[instrument(skip_all, fields(username, role = %role))]
 pub async fn add_user(
     store: &Store,
@@ -139,12 +177,31 @@ pub async fn add_user(
     actor: &str,
 ) -> Result<UserRecord> {
     check_username(username)?;
+    check_password(password, username)?;
+    let users = store
+        .users()
+        .await
+        .map_err(store_err("reading the users a new name must not look like"))?;
+    // The same name exactly is the store's conflict ("is taken").
+    if let Some(like) = users
+        .iter()
+        .find(|u| u.username != username && usernames_look_alike(&u.username, username))
+    {
+        return Err(Error::Account(format!(
+            "user name {username:?} looks like the existing user {:?}: choose a name that \
+             cannot be taken for theirs",
+            like.username
+        )));
+    }
+    let display_name = display_name
+        .map(|d| bounds::text::strip_controls(d).into_owned())
+        .filter(|d| !d.is_empty());
     let password_hash = hash_password(password).await?;
     store
         .create_user(
             &NewUser {
                 username,
-                display_name,
+                display_name: display_name.as_deref(),
                 password_hash: &password_hash,
                 role,
             },
@@ -154,22 +211,29 @@ pub async fn add_user(
         .map_err(store_err("creating a user"))
 }
 
-/// Sets a user's password; their sessions end (they sign in again with it).
+/// Sets a user's password (a reset by an admin in the UI or `users passwd`): their sessions
+/// end and their API tokens are revoked, since whoever knew the old password may hold them;
+/// the audit log names the tokens. The user signs in again and issues new tokens.
 ///
 /// # Errors
 /// [`Error::Account`] for a refused password; a store error for an unknown user.
 #[instrument(skip_all, fields(user = %user))]
-pub async fn set_password(store: &Store, user: UserId, password: &str, actor: &str) -> Result<()> {
-    let password_hash = hash_password(password).await?;
-    let changes = UserChanges {
-        password_hash: Some(password_hash),
-        ..UserChanges::default()
-    };
-    store
-        .update_user(user, &changes, actor)
+pub async fn set_password(
+    store: &Store,
+    user: UserId,
+    password: &str,
+    actor: &str,
+) -> Result<PasswordReset> {
+    let record = store
+        .user(user)
         .await
-        .map_err(store_err("setting a password"))?;
-    Ok(())
+        .map_err(store_err("reading the user whose password is set"))?;
+    check_password(password, &record.username)?;
+    let password_hash = hash_password(password).await?;
+    store
+        .reset_password(user, &password_hash, actor)
+        .await
+        .map_err(store_err("setting a password"))
 }
 
 /// Signs a user in: `Some(user)` only for an enabled user with the right password, and
@@ -275,16 +339,41 @@ pub async fn start_session(store: &Store, user: UserId, ttl: Duration) -> Result
     })
 }
 
-/// The live session behind a cookie: `None` when unknown, expired or its user disabled.
+/// The live session behind a cookie: `None` when unknown, expired, unused for `idle` or
+/// longer (then it is ended), or its user disabled. A use is recorded at most once a minute.
 ///
 /// # Errors
 /// A store error.
 #[instrument(skip_all)]
-pub async fn session(store: &Store, cookie: &str) -> Result<Option<SessionRecord>> {
-    store
-        .session(&session_key(cookie), Utc::now())
+pub async fn session(store: &Store, cookie: &str, idle: Duration) -> Result<Option<SessionRecord>> {
+    let key = session_key(cookie);
+    let now = Utc::now();
+    let Some(mut session) = store
+        .session(&key, now)
         .await
-        .map_err(store_err("reading a session"))
+        .map_err(store_err("reading a session"))?
+    else {
+        return Ok(None);
+    };
+    let unused = now - session.last_seen_at;
+    if unused >= chrono::TimeDelta::from_std(idle).unwrap_or(chrono::TimeDelta::MAX) {
+        store
+            .delete_session(&key)
+            .await
+            .map_err(store_err("ending an idle session"))?;
+        return Ok(None);
+    }
+    if unused >= TOUCH_GRANULARITY {
+        // Postgres keeps microseconds: the time returned is the time stored.
+        let now = now.trunc_subsecs(6);
+        match store.touch_session(&key, now).await {
+            Ok(()) => session.last_seen_at = now,
+            // Ended by a logout or a password reset since it was read.
+            Err(store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(store_err("recording a session's use")(e)),
+        }
+    }
+    Ok(Some(session))
 }
 
 /// Ends the session behind a cookie (an unknown one is fine).
@@ -447,15 +536,56 @@ mod tests {
     }
 
     #[test]
-    fn passwords_have_10_to_1024_chars_and_are_never_echoed() {
-        check_password("0123456789").unwrap();
-        check_password("密码密码密码密码密码").unwrap();
-        check_password(&"p".repeat(1024)).unwrap();
-        let short = check_password("hunter2").unwrap_err().to_string();
-        assert_eq!(short, "the password has 7 characters: use at least 10");
-        assert!(check_password(&"p".repeat(1025)).is_err());
-        // Counted in characters, not bytes: nine CJK characters are 27 bytes.
-        assert!(check_password("密码密码密码密码密").is_err());
+    fn passwords_have_12_to_1024_chars_are_uncommon_and_never_echoed() {
+        check_password("012345678912", "u").unwrap();
+        check_password("密码密码密码密码密码密码", "u").unwrap();
+        check_password(&"p".repeat(1024), "u").unwrap();
+        let short = check_password("hunter2hunt", "u").unwrap_err().to_string();
+        assert_eq!(short, "the password has 11 characters: use at least 12");
+        assert!(check_password(&"p".repeat(1025), "u").is_err());
+        // Counted in characters, not bytes: eleven CJK characters are 33 bytes.
+        assert!(check_password("密码密码密码密码密码密", "u").is_err());
+        // ASVS 2.1.7: a common password, in any case, and the user's own name are refused.
+        for common in ["password1234", "QwertyQwerty", "1qaz2wsx3edc"] {
+            let err = check_password(common, "u").unwrap_err().to_string();
+            assert!(err.contains("most common passwords"), "{common}: {err}");
+            assert!(!err.contains(common), "{err}");
+        }
+        let err = check_password("Administrator.1", "administrator.1")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is the user name"), "{err}");
+        check_password("administrator.1 and more", "administrator.1").unwrap();
+    }
+
+    #[test]
+    fn the_common_list_is_lower_case_and_long_enough_to_matter() {
+        let entries: Vec<&str> = COMMON_PASSWORDS.lines().collect();
+        assert!(entries.len() > 300, "{}", entries.len());
+        for e in entries {
+            assert_eq!(e, e.to_lowercase(), "{e}");
+            assert!(e.chars().count() >= MIN_PASSWORD_CHARS, "{e}");
+        }
+    }
+
+    #[test]
+    fn look_alike_user_names_are_told() {
+        for like in [
+            "alice",
+            "Alice",
+            "ALICE",
+            "aIice",
+            "\u{430}lice",
+            "\u{410}LICE",
+            "al\u{131}ce",
+        ] {
+            assert!(usernames_look_alike(like, "alice"), "{like}");
+        }
+        assert!(!usernames_look_alike("alicia", "alice"));
+        assert!(!usernames_look_alike("bob", "alice"));
+        assert!(usernames_look_alike("rn0", "mo"));
+        assert!(usernames_look_alike("李雷", "李雷"));
+        assert!(!usernames_look_alike("李雷", "李云"));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crawler::{
     ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind, TextSource,
 };
 use matcher::{Match, Matcher};
+use bounds::text::escape_controls;
 use serde::Serialize;
 use store::{Store, WorkReads};
 use url::Url;
@@ -311,7 +312,9 @@ pub struct CheckedMatch<'a> {
 impl Checked {
     /// The report of this page checked as `input`: one JSON line per match with `json`,
     /// else each match with its passages (highlighted when `color`), or what the page is when
-    /// nothing matched. Work titles are read once per work into `titles`.
+    /// nothing matched; in the text, what came from the page or the store has its control
+    /// characters escaped ([`bounds::text::escape_controls`]), so the colours are the only
+    /// escape sequences in it. Work titles are read once per work into `titles`.
     ///
     /// # Errors
     /// A matched work cannot be read.
@@ -325,7 +328,12 @@ impl Checked {
     ) -> Result<String> {
         let mut out = String::new();
         if self.matches.is_empty() && !json {
-            let _ = writeln!(out, "{input}: {}", nothing_found(self.kind));
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                escape_controls(input),
+                nothing_found(self.kind)
+            );
         }
         for m in &self.matches {
             let Some(chapter) = self.texts.chapter(m.chapter) else {
@@ -412,11 +420,11 @@ fn write_match(
     writeln!(
         out,
         "{}: work {} «{}», chapter {} «{}»: score {:.2}, coverage {:.2}, {} of {} chars matched",
-        r.input,
+        escape_controls(r.input),
         r.work_id,
-        r.work_title,
+        escape_controls(r.work_title),
         r.chapter_index,
-        r.chapter_title,
+        escape_controls(r.chapter_title),
         r.score,
         r.coverage,
         m.matched_chars,
@@ -444,7 +452,8 @@ fn write_match(
 /// The passage `range` of `text` on one line with a little context, its middle elided when
 /// long, highlighted on a terminal.
 fn excerpt(text: &str, range: &std::ops::Range<usize>, color: bool) -> String {
-    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line =
+        |s: &str| escape_controls(&s.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned();
     let before: String = {
         let head = &text[..range.start];
         let skip = head.chars().count().saturating_sub(CONTEXT_CHARS);

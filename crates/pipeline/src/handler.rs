@@ -100,9 +100,10 @@ impl Handler {
                 path,
                 title,
                 author,
+                delete_file,
             } => {
                 let options = ImportOptions { title, author };
-                match self
+                let result = match self
                     .importer
                     .import_file(&self.store, Path::new(&path), &options, &())
                     .await
@@ -120,7 +121,15 @@ impl Handler {
                     }
                     // The file is not a work: retrying will not change that.
                     Err(e) => Err(JobError::permanent(e.to_string())),
+                };
+                let ended = match &result {
+                    Ok(()) => true,
+                    Err(e) => e.is_permanent() || ctx.lease.attempt >= ctx.max_attempts,
+                };
+                if delete_file && ended {
+                    delete_upload(&path).await;
                 }
+                result
             }
             Job::Crawl { crawl_id, runner } => self.crawl(crawl_id, runner, ctx).await,
             Job::CrawlSite { site } => self.crawl_site(site, ctx).await,
@@ -254,5 +263,15 @@ impl Handler {
             }
             Err(e) => Err(JobError::retry(chain(&e))),
         }
+    }
+}
+
+/// Deletes an uploaded file whose import job has ended. One already gone is fine (the job ran
+/// again after a worker died); any other failure is logged, since the job's outcome stands.
+async fn delete_upload(path: &Path) {
+    match tokio::fs::remove_file(path).await {
+        Ok(()) => tracing::debug!(path = %path.display(), "upload deleted"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot delete an upload"),
     }
 }

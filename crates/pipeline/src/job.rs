@@ -25,6 +25,11 @@ pub enum Job {
         title: Option<String>,
         /// Author.
         author: Option<String>,
+        /// The file is an upload kept for this job alone: it is deleted when the job ends,
+        /// imported or refused for good (a bomb too), so the upload folder does not grow.
+        /// Absent (false) in jobs queued before uploads were deleted.
+        #[serde(default)]
+        delete_file: bool,
     },
     /// Run a stored crawl (`crawls` row) over its shared frontier until the frontier is done.
     /// Several jobs of one crawl (different `runner`s) crawl it together, each page fetched
@@ -124,8 +129,9 @@ mod tests {
                     path: PathBuf::from("/srv/uploads/三国演义.txt"),
                     title: Some("三国演义".to_owned()),
                     author: None,
+                    delete_file: true,
                 },
-                r#"{"ImportWork":{"path":"/srv/uploads/三国演义.txt","title":"三国演义","author":null}}"#,
+                r#"{"ImportWork":{"path":"/srv/uploads/三国演义.txt","title":"三国演义","author":null,"delete_file":true}}"#,
             ),
             (
                 Job::Crawl {

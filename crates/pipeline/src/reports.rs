@@ -137,7 +137,14 @@ impl<W: Write> Sink<W> {
 
     fn write(&mut self, record: &Record<'_>) -> std::io::Result<()> {
         match self {
-            Sink::Csv(w) => w.write_record(record.csv_row()).map_err(csv_io),
+            Sink::Csv(w) => w
+                .write_record(
+                    record
+                        .csv_row()
+                        .iter()
+                        .map(|cell| inert_cell(cell).into_owned()),
+                )
+                .map_err(csv_io),
             Sink::Jsonl(out, line) => {
                 line.clear();
                 serde_json::to_writer(&mut *line, record).map_err(std::io::Error::other)?;
@@ -185,6 +192,18 @@ pub async fn export_reports<W: Write>(
     }
     sink.flush().map_err(Error::Write)?;
     Ok(count)
+}
+
+/// A cell a spreadsheet will not run: one that starts with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return is a formula to Excel and LibreOffice (`=HYPERLINK(...)` in a crawled
+/// page's title), so it gets a leading `'`, which they show as text (OWASP "CSV injection").
+/// No number this export writes is negative, so no number is changed.
+fn inert_cell(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
 }
 
 /// A CSV writer's error as the I/O error it wraps (a record of strings cannot fail to

@@ -82,6 +82,27 @@ pub struct ServerSettings {
     /// `/metrics` is open and its port must stay internal. A secret: set it with
     /// `COPYHOUND_SERVER__METRICS_TOKEN_FILE`.
     pub metrics_token: Option<bounds::Secret>,
+    /// The reverse proxies (CIDRs) whose `X-Forwarded-For`/`Forwarded` names the client;
+    /// see [`admin::AdminSettings`] for this and the keys below.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long a session lasts without use.
+    #[serde(with = "bounds::duration_serde")]
+    pub session_idle_timeout: std::time::Duration,
+    /// How long a session lasts at most.
+    #[serde(with = "bounds::duration_serde")]
+    pub session_lifetime: std::time::Duration,
+    /// The largest body of a form or an API call, bytes.
+    pub max_form_bytes: usize,
+    /// The largest uploaded work, bytes.
+    pub max_upload_bytes: usize,
+    /// How long a connection may take to send its request's headers, or sit idle.
+    #[serde(with = "bounds::duration_serde")]
+    pub header_read_timeout: std::time::Duration,
+    /// How long a request may take, its body included.
+    #[serde(with = "bounds::duration_serde")]
+    pub request_timeout: std::time::Duration,
+    /// Connections served at once.
+    pub max_connections: usize,
 }
 
 /// The shortest metrics token accepted: a bearer token is guessed online, one request a try.
@@ -89,20 +110,45 @@ pub const MIN_TOKEN_CHARS: usize = 16;
 
 impl Default for ServerSettings {
     fn default() -> Self {
+        let admin = admin::AdminSettings::default();
         ServerSettings {
             listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
             upload_dir: std::path::PathBuf::from("data/uploads"),
             metrics_token: None,
+            trusted_proxies: admin.trusted_proxies,
+            session_idle_timeout: admin.session_idle_timeout,
+            session_lifetime: admin.session_lifetime,
+            max_form_bytes: admin.max_form_bytes,
+            max_upload_bytes: admin.max_upload_bytes,
+            header_read_timeout: admin.header_read_timeout,
+            request_timeout: admin.request_timeout,
+            max_connections: admin.max_connections,
         }
     }
 }
 
 impl ServerSettings {
-    /// Checks the upload folder and the token's length.
+    /// The admin UI's settings these give; the rest are the admin crate's defaults.
+    pub fn admin(&self) -> admin::AdminSettings {
+        admin::AdminSettings {
+            upload_dir: self.upload_dir.clone(),
+            trusted_proxies: self.trusted_proxies.clone(),
+            session_idle_timeout: self.session_idle_timeout,
+            session_lifetime: self.session_lifetime,
+            max_form_bytes: self.max_form_bytes,
+            max_upload_bytes: self.max_upload_bytes,
+            header_read_timeout: self.header_read_timeout,
+            request_timeout: self.request_timeout,
+            max_connections: self.max_connections,
+            ..admin::AdminSettings::default()
+        }
+    }
+
+    /// Checks the upload folder, the token's length and the admin UI's limits.
     ///
     /// # Errors
-    /// An empty upload folder, or a token shorter than [`MIN_TOKEN_CHARS`] (its value is
-    /// masked in the message).
+    /// An empty upload folder, a token shorter than [`MIN_TOKEN_CHARS`] (its value is
+    /// masked in the message), or a limit out of its range.
     pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
         if self.upload_dir.as_os_str().is_empty() {
             return Err(bounds::OutOfRange::new(
@@ -123,7 +169,8 @@ impl ServerSettings {
                 ))
             }
             _ => Ok(()),
-        }
+        }?;
+        self.admin().validate()
     }
 }
 
@@ -203,7 +250,7 @@ impl Settings {
             notices: self.notices.clone(),
             rechecks: self.rechecks.clone(),
             ops: self.ops(None),
-            ..admin::AdminSettings::default()
+            ..self.server.admin()
         }
     }
 

@@ -3,8 +3,9 @@
 //!
 //! The store keeps what it is given: a password hash (hashing is the pipeline's), a hash of
 //! a session cookie and of a token (never the secrets themselves). A disabled user's
-//! sessions and tokens stop resolving at once; disabling a user or changing their password
-//! also deletes their sessions.
+//! sessions and tokens stop resolving at once; disabling a user also deletes their sessions,
+//! and a new password ([`Users::reset_password`]) ends their sessions and revokes their API
+//! tokens.
 
 use std::fmt;
 use std::future::Future;
@@ -110,8 +111,6 @@ pub struct UserChanges {
     pub role: Option<Role>,
     /// Disable (`Some(true)`) or enable (`Some(false)`).
     pub disabled: Option<bool>,
-    /// A new password hash.
-    pub password_hash: Option<String>,
     /// A new display name (`Some(None)` clears it).
     pub display_name: Option<Option<String>>,
     /// A new UI language (`Some(None)` follows the browser again).
@@ -157,9 +156,9 @@ pub trait Users {
     fn count_users(&self) -> impl Future<Output = Result<u64>> + Send;
 
     /// Applies the changes in one durable transaction, audited `user.update` with the
-    /// changed fields in its details (a new password as `"password": "changed"`, never the
-    /// hash). Disabling a user or changing their password deletes their sessions in the same
-    /// transaction. Changes that change nothing write nothing.
+    /// changed fields in its details. Disabling a user deletes their sessions in the same
+    /// transaction. Changes that change nothing write nothing. (A password is changed by
+    /// [`Users::reset_password`].)
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown id; [`Error::Conflict`] when the change would
@@ -170,6 +169,21 @@ pub trait Users {
         changes: &UserChanges,
         actor: &str,
     ) -> impl Future<Output = Result<UserRecord>> + Send;
+
+    /// Sets a user's password hash and ends what the old password let in, in one durable
+    /// transaction: every session of the user is deleted and every live API token revoked
+    /// (whoever learnt the old password may have issued one). Audited `user.update` with
+    /// `"password": "changed"` (never the hash), how many sessions ended and which tokens
+    /// were revoked, and `api_token.revoke` for each token.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown id.
+    fn reset_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        actor: &str,
+    ) -> impl Future<Output = Result<PasswordReset>> + Send;
 
     /// Records a successful sign-in at `at`.
     ///
@@ -182,6 +196,17 @@ pub trait Users {
     ) -> impl Future<Output = Result<()>> + Send;
 }
 
+/// What a new password ended ([`Users::reset_password`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PasswordReset {
+    /// The user, as stored now.
+    pub user: UserRecord,
+    /// How many of their sessions were deleted.
+    pub sessions_ended: u64,
+    /// Their API tokens that were live and are revoked now.
+    pub tokens_revoked: Vec<ApiTokenRecord>,
+}
+
 /// A live session and whose it is.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionRecord {
@@ -191,12 +216,15 @@ pub struct SessionRecord {
     pub csrf_token: String,
     /// When it ends unless extended.
     pub expires_at: DateTime<Utc>,
+    /// When it was last used, as [`Sessions::touch_session`] recorded it (its start at
+    /// first): the caller ends a session idle for too long.
+    pub last_seen_at: DateTime<Utc>,
 }
 
 /// Server-side sessions of the admin UI, keyed by a hash of the cookie value.
 pub trait Sessions {
-    /// Stores a session. `id_hash` is a hash of the cookie value (the store never sees the
-    /// cookie itself); the CSRF token is kept in the row's `data` as JSON.
+    /// Stores a session, last used now. `id_hash` is a hash of the cookie value (the store
+    /// never sees the cookie itself); the CSRF token is kept in the row's `data` as JSON.
     ///
     /// # Errors
     /// [`Error::Conflict`] when a session with this hash exists; a backend error for an
@@ -224,6 +252,16 @@ pub trait Sessions {
         &self,
         id_hash: &str,
         expires_at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Records that a session was used at `at`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when there is no such session (it ended meanwhile).
+    fn touch_session(
+        &self,
+        id_hash: &str,
+        at: DateTime<Utc>,
     ) -> impl Future<Output = Result<()>> + Send;
 
     /// Ends a session (a missing one is fine: logging out twice is not an error).
@@ -356,6 +394,7 @@ struct SessionRow {
     user: UserRow,
     data: Vec<u8>,
     expires_at: DateTime<Utc>,
+    last_seen_at: DateTime<Utc>,
 }
 
 /// What a session row's `data` holds.
@@ -441,9 +480,6 @@ fn changed_fields(
     }
     if let Some(disabled) = changes.disabled.filter(|d| *d != user.disabled) {
         details.insert("disabled".into(), disabled.into());
-    }
-    if changes.password_hash.is_some() {
-        details.insert("password".into(), "changed".into());
     }
     if let Some(name) = changes
         .display_name
@@ -599,18 +635,17 @@ impl Users for Store {
                 .clone()
                 .unwrap_or_else(|| user.locale.clone());
             sqlx::query(
-                "UPDATE users SET role = $2, disabled = $3, display_name = $4, locale = $5, \
-                 password_hash = COALESCE($6, password_hash) WHERE id = $1",
+                "UPDATE users SET role = $2, disabled = $3, display_name = $4, locale = $5 \
+                 WHERE id = $1",
             )
             .bind(id)
             .bind(role.as_str())
             .bind(disabled)
             .bind(display_name)
             .bind(locale)
-            .bind(changes.password_hash.as_deref())
             .execute(&mut *tx)
             .await?;
-            if (disabled && !user.disabled) || changes.password_hash.is_some() {
+            if disabled && !user.disabled {
                 sqlx::query("DELETE FROM sessions WHERE user_id = $1")
                     .bind(id)
                     .execute(&mut *tx)
@@ -628,6 +663,80 @@ impl Users for Store {
             user_in_tx!(tx, id).ok_or_else(|| Error::not_found("user", id))?
         });
         Ok(user)
+    }
+
+    #[instrument(skip_all, fields(user = %id))]
+    async fn reset_password(
+        &self,
+        id: UserId,
+        password_hash: &str,
+        actor: &str,
+    ) -> Result<PasswordReset> {
+        let now = Utc::now();
+        let reset = durable_tx!(self, |tx| {
+            let updated = sqlx::query("UPDATE users SET password_hash = $2 WHERE id = $1")
+                .bind(id)
+                .bind(password_hash)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if updated == 0 {
+                return Err(Error::not_found("user", id));
+            }
+            let sessions_ended = sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            let revoked: Vec<ApiTokenId> = sqlx::query_scalar(
+                "UPDATE api_tokens SET revoked_at = $2 WHERE user_id = $1 \
+                 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2) \
+                 RETURNING id",
+            )
+            .bind(id)
+            .bind(now)
+            .fetch_all(&mut *tx)
+            .await?;
+            let mut tokens_revoked = Vec::with_capacity(revoked.len());
+            for token in revoked {
+                insert_audit!(
+                    &mut *tx,
+                    actor,
+                    "api_token.revoke",
+                    Some("api_token"),
+                    Some(token.0),
+                    &serde_json::json!({"reason": "password reset"}),
+                    now
+                );
+                tokens_revoked.push(
+                    token_in_tx!(tx, token).ok_or_else(|| Error::not_found("api token", token))?,
+                );
+            }
+            tokens_revoked.sort_by_key(|t| t.id);
+            let details = serde_json::json!({
+                "password": "changed",
+                "sessions_ended": sessions_ended,
+                "api_tokens_revoked": tokens_revoked
+                    .iter()
+                    .map(|t| serde_json::json!({"id": t.id.0, "prefix": t.prefix, "name": t.name}))
+                    .collect::<Vec<_>>(),
+            });
+            insert_audit!(
+                &mut *tx,
+                actor,
+                "user.update",
+                Some("user"),
+                Some(id.0),
+                &details,
+                now
+            );
+            PasswordReset {
+                user: user_in_tx!(tx, id).ok_or_else(|| Error::not_found("user", id))?,
+                sessions_ended,
+                tokens_revoked,
+            }
+        });
+        Ok(reset)
     }
 
     #[instrument(skip_all, fields(user = %id))]
@@ -657,14 +766,17 @@ impl Sessions for Store {
             csrf: csrf_token.to_owned(),
         })
         .map_err(|e| Error::InvalidInput(format!("session data: {e}")))?;
+        let now = Utc::now();
         write_pool!(self, |pool| {
             sqlx::query(
-                "INSERT INTO sessions (id, user_id, data, expires_at) VALUES ($1, $2, $3, $4)",
+                "INSERT INTO sessions (id, user_id, data, expires_at, last_seen_at) \
+                 VALUES ($1, $2, $3, $4, $5)",
             )
             .bind(id_hash)
             .bind(user)
             .bind(&data)
             .bind(expires_at)
+            .bind(now)
             .execute(pool)
             .await?
             .rows_affected()
@@ -675,7 +787,8 @@ impl Sessions for Store {
     #[instrument(skip_all)]
     async fn session(&self, id_hash: &str, now: DateTime<Utc>) -> Result<Option<SessionRecord>> {
         let sql = sqlx::AssertSqlSafe(format!(
-            "SELECT {USER_COLUMNS}, s.data, s.expires_at FROM sessions s \
+            "SELECT {USER_COLUMNS}, s.data, s.expires_at, \
+             COALESCE(s.last_seen_at, s.expires_at) AS last_seen_at FROM sessions s \
              JOIN users u ON u.id = s.user_id \
              WHERE s.id = $1 AND s.expires_at > $2 AND NOT u.disabled"
         ));
@@ -698,7 +811,21 @@ impl Sessions for Store {
             user,
             csrf_token: data.csrf,
             expires_at: row.expires_at,
+            last_seen_at: row.last_seen_at,
         }))
+    }
+
+    #[instrument(skip_all)]
+    async fn touch_session(&self, id_hash: &str, at: DateTime<Utc>) -> Result<()> {
+        let rows = write_pool!(self, |pool| {
+            sqlx::query("UPDATE sessions SET last_seen_at = $2 WHERE id = $1")
+                .bind(id_hash)
+                .bind(at)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Error::found(rows, "session", "(hash withheld)")
     }
 
     #[instrument(skip_all)]

@@ -65,8 +65,8 @@ mod url;
 mod works;
 
 pub use accounts::{
-    ApiTokenRecord, ApiTokens, NewUser, Role, SessionRecord, Sessions, UnknownRole, UserChanges,
-    UserRecord, Users,
+    ApiTokenRecord, ApiTokens, NewUser, PasswordReset, Role, SessionRecord, Sessions, UnknownRole,
+    UserChanges, UserRecord, Users,
 };
 pub use audit::{AuditLog, AuditRecord};
 pub use cases::{

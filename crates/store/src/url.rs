@@ -93,31 +93,10 @@ impl fmt::Debug for DatabaseUrl {
 }
 
 /// Replaces the password in `scheme://user:password@host/...` and in a `password=` query
-/// parameter with `***`, whatever the scheme: for logs and messages about any URL.
+/// parameter with `***` ([`bounds::mask_url_password`]): for logs and messages about a
+/// database URL.
 pub fn mask_password(url: &str) -> String {
-    let mut out = url.to_owned();
-    if let Some(scheme_end) = out.find("://") {
-        let rest = scheme_end + 3;
-        let authority_end = out[rest..].find(['/', '?']).map_or(out.len(), |i| rest + i);
-        if let Some(at) = out[rest..authority_end].rfind('@') {
-            let userinfo = &out[rest..rest + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(rest + colon + 1..rest + at, "***");
-            }
-        }
-    }
-    if let Some(q) = out.find('?') {
-        let (head, query) = out.split_at(q + 1);
-        let masked: Vec<String> = query
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_owned(),
-            })
-            .collect();
-        out = format!("{head}{}", masked.join("&"));
-    }
-    out
+    bounds::mask_url_password(url)
 }
 
 #[cfg(test)]

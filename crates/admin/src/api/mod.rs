@@ -21,7 +21,7 @@ mod works;
 use std::sync::Arc;
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts};
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -74,9 +74,10 @@ impl Modify for BearerAuth {
     }
 }
 
-/// The API's routes and its OpenAPI document (served at `/api/v1/openapi.json`).
-pub(crate) fn routes() -> Router<AdminState> {
-    let (router, doc) = api_router().split_for_parts();
+/// The API's routes and its OpenAPI document (served at `/api/v1/openapi.json`); a work
+/// uploaded in a call's body may have `upload_limit` bytes.
+pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
+    let (router, doc) = api_router(upload_limit).split_for_parts();
     let doc = Arc::new(
         doc.to_pretty_json()
             .expect("the OpenAPI document is plain data and always serialises"),
@@ -100,9 +101,13 @@ pub(crate) fn routes() -> Router<AdminState> {
         .route(&format!("{PREFIX}/{{*rest}}"), any(unknown_route))
 }
 
-fn api_router() -> OpenApiRouter<AdminState> {
+fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
+    // The upload's body holds the file as base64 (4 bytes for 3) with a title and author.
+    let (schemas, paths, works) = routes!(works::list, works::register);
+    let upload_body = upload_limit.div_ceil(3) * 4 + (64 << 10);
+    let works = works.layer(DefaultBodyLimit::max(upload_body));
     OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(works::list, works::register))
+        .routes((schemas, paths, works))
         .routes(routes!(works::get))
         .routes(routes!(sites::list, sites::add))
         .routes(routes!(sites::get, sites::update))
@@ -122,7 +127,7 @@ fn api_router() -> OpenApiRouter<AdminState> {
 
 /// The OpenAPI document as JSON, as served at `/api/v1/openapi.json`.
 pub fn openapi_json() -> String {
-    api_router()
+    api_router(crate::AdminSettings::default().max_upload_bytes)
         .into_openapi()
         .to_pretty_json()
         .expect("the OpenAPI document is plain data and always serialises")
@@ -144,7 +149,7 @@ pub(crate) struct ErrorBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ErrorDetail {
     /// Stable: `unauthenticated`, `forbidden`, `not_found`, `bad_request`, `conflict`,
-    /// `rate_limited` or `internal`.
+    /// `too_large`, `rate_limited` or `internal`.
     code: String,
     /// For people: what was wrong and what is allowed.
     message: String,
@@ -211,6 +216,13 @@ where
     async fn from_request(request: axum::extract::Request, state: &S) -> ApiResult<Self> {
         match Json::<T>::from_request(request, state).await {
             Ok(Json(value)) => Ok(ApiJson(value)),
+            Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(ApiError(WebError::TooLarge(
+                    "the body is larger than this call takes: a call at most [server] \
+                     max_form_bytes, an upload's file at most max_upload_bytes"
+                        .into(),
+                )))
+            }
             Err(e) => Err(ApiError(WebError::bad(json_rejection(&e)))),
         }
     }

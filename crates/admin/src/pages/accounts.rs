@@ -1,36 +1,20 @@
 //! Logging in and out, the language switch, and user management (admins only).
 
-use std::net::{IpAddr, SocketAddr};
-
 use askama::Template;
-use axum::extract::{ConnectInfo, FromRequestParts, Path, Query, State};
-use axum::http::request::Parts;
-use axum::http::{HeaderMap, header};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use store::{ApiTokenId, ApiTokenRecord, ApiTokens, Role, UserChanges, UserId, UserRecord, Users};
 
-use crate::auth::{CsrfForm, CurrentUser, session_cookie};
+use crate::auth::{
+    ClientAddr, CsrfForm, CurrentUser, PlainForm, check_login_token, device_cookie,
+    device_cookie_value, login_token, session_cookie, session_cookie_value,
+};
 use crate::error::{WebError, WebResult};
 use crate::i18n::Lang;
 use crate::render::{Ctx, page, when_opt};
 use crate::state::AdminState;
-
-/// The client's address, when the server was started with connection info.
-pub(crate) struct ClientAddr(pub Option<IpAddr>);
-
-impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(ClientAddr(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip()),
-        ))
-    }
-}
 
 #[derive(Template)]
 #[template(path = "admin/login.html")]
@@ -38,6 +22,7 @@ struct LoginPage {
     ctx: Ctx,
     next: String,
     failed: bool,
+    csrf: String,
 }
 
 #[derive(Deserialize)]
@@ -46,23 +31,85 @@ pub(crate) struct LoginQuery {
     failed: Option<u8>,
 }
 
-/// Only a path on this site is a place to come back to (never `//evil.example`).
+/// Only a path on this site is a place to come back to: after percent-decoding, a single
+/// `/` and then a path character (never `//evil.example`, `/\evil.example` or `/%09/evil`,
+/// which browsers read as another host once they drop the tab), and no control character,
+/// white space or backslash anywhere (a CR/LF could not even go in a header). Anything else
+/// goes to `/`. What comes back is the path as given, with any byte outside visible ASCII
+/// percent-encoded, so it is always a valid `Location`.
 fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n.to_owned(),
-        _ => "/".to_owned(),
+    let Some(next) = next else {
+        return "/".to_owned();
+    };
+    let decoded = percent_decode(next);
+    let mut chars = decoded.chars();
+    let refused = |c: char| c.is_control() || c.is_whitespace() || c == '\\';
+    let path_char = |c: char| c.is_alphanumeric() || "-._~!$&'()*+,;=:@%?#".contains(c);
+    let safe = chars.next() == Some('/')
+        && chars.next().is_none_or(path_char)
+        && !decoded.chars().any(refused)
+        && !next.chars().any(refused);
+    if !safe {
+        return "/".to_owned();
     }
+    next.bytes()
+        .fold(String::with_capacity(next.len()), |mut out, b| {
+            if b.is_ascii_graphic() {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+            out
+        })
+}
+
+/// `%XX` escapes decoded (others left as they are), read as UTF-8 with replacement.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub(crate) async fn login_form(
+    State(state): State<AdminState>,
     headers: HeaderMap,
     Query(q): Query<LoginQuery>,
-) -> WebResult<Html<String>> {
-    page(&LoginPage {
+) -> WebResult<Response> {
+    let (csrf, set) = login_token(&state, &headers);
+    let mut response = page(&LoginPage {
         ctx: Ctx::guest(Lang::choose(None, &headers)),
         next: safe_next(q.next.as_deref()),
         failed: q.failed.is_some(),
-    })
+        csrf,
+    })?
+    .into_response();
+    if let Some(set) = set {
+        response
+            .headers_mut()
+            .append(header::SET_COOKIE, cookie_header(&set)?);
+    }
+    Ok(response)
+}
+
+fn cookie_header(value: &str) -> WebResult<HeaderValue> {
+    value.parse().map_err(WebError::internal)
 }
 
 #[derive(Deserialize)]
@@ -70,33 +117,48 @@ pub(crate) struct LoginForm {
     username: String,
     password: String,
     next: Option<String>,
+    #[serde(default)]
+    csrf: String,
 }
 
+/// Signs in. The form must carry the login page's token; the attempt is counted before the
+/// password is checked (at most `concurrent_checks` at once), so parallel guesses past the
+/// limit are answered 429 without a check. A right password starts a session and leaves a
+/// device cookie, the browser's own login budget for that user from then on.
 pub(crate) async fn login(
     State(state): State<AdminState>,
     ClientAddr(addr): ClientAddr,
-    axum::Form(form): axum::Form<LoginForm>,
+    headers: HeaderMap,
+    PlainForm(form): PlainForm<LoginForm>,
 ) -> WebResult<Response> {
+    check_login_token(&state, &headers, &form.csrf)?;
     let username = form.username.trim();
-    state.limiter().check(username, addr)?;
     let next = safe_next(form.next.as_deref());
-    let Some(user) =
+    let device = device_cookie_value(&state, &headers);
+    let attempt = state.limiter().reserve(username, addr, device)?;
+    let user = {
+        let _turn = state.limiter().check_turn().await;
         pipeline::accounts::authenticate(state.store(), username, &form.password).await?
-    else {
-        state.limiter().failed(username, addr);
+    };
+    let Some(user) = user else {
+        // The attempt stays counted.
+        drop(attempt);
         tracing::info!(username, ?addr, "login failed");
         let to = format!("/login?failed=1&next={}", crate::render::urlencode(&next));
         return Ok(Redirect::to(&to).into_response());
     };
-    state.limiter().succeeded(username);
-    let ttl = state.settings().session_ttl;
-    let session = pipeline::accounts::start_session(state.store(), user.id, ttl).await?;
+    attempt.succeeded();
+    let lifetime = state.settings().session_lifetime;
+    let session = pipeline::accounts::start_session(state.store(), user.id, lifetime).await?;
     let mut response = Redirect::to(&next).into_response();
-    response.headers_mut().insert(
+    let cookies = response.headers_mut();
+    cookies.append(
         header::SET_COOKIE,
-        session_cookie(&state, &session.cookie, ttl)
-            .parse()
-            .map_err(WebError::internal)?,
+        cookie_header(&session_cookie(&state, &session.cookie, lifetime))?,
+    );
+    cookies.append(
+        header::SET_COOKIE,
+        cookie_header(&device_cookie(&state, &user.username))?,
     );
     Ok(response)
 }
@@ -109,24 +171,13 @@ pub(crate) async fn logout(
     headers: HeaderMap,
     CsrfForm(_user, _): CsrfForm<Empty>,
 ) -> WebResult<Response> {
-    let name = crate::auth::cookie_name(state.settings().secure_cookies);
-    let cookie = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|p| p.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_owned());
-    if let Some(cookie) = cookie {
-        pipeline::accounts::end_session(state.store(), &cookie).await?;
+    if let Some(cookie) = session_cookie_value(&state, &headers) {
+        pipeline::accounts::end_session(state.store(), cookie).await?;
     }
     let mut response = Redirect::to("/login").into_response();
     response.headers_mut().insert(
         header::SET_COOKIE,
-        session_cookie(&state, "", std::time::Duration::ZERO)
-            .parse()
-            .map_err(WebError::internal)?,
+        cookie_header(&session_cookie(&state, "", std::time::Duration::ZERO))?,
     );
     Ok(response)
 }
@@ -336,13 +387,33 @@ mod tests {
     #[test]
     fn only_local_paths_are_places_to_come_back_to() {
         assert_eq!(safe_next(Some("/cases?status=new")), "/cases?status=new");
+        assert_eq!(safe_next(Some("/")), "/");
+        assert_eq!(safe_next(Some("/works?q=%E7%BA%A2")), "/works?q=%E7%BA%A2");
+        // Raw UTF-8 goes into the Location percent-encoded.
+        assert_eq!(safe_next(Some("/works?q=红")), "/works?q=%E7%BA%A2");
         for bad in [
             "//evil.example/",
             "https://evil.example/",
             "/\\evil",
             "cases",
+            "",
+            // Issue #23: a tab, a backslash, any white space or control after the first /,
+            // as sent or once percent-decoded.
+            "/\t/evil.example/",
+            "/%09/evil.example/",
+            "/%5Cevil.example",
+            "/%2F/evil.example",
+            "/%2f%2fevil.example",
+            "/ /evil.example",
+            "/%20/evil.example",
+            "/%E3%80%80/evil.example",
+            "/\u{3000}/evil.example",
+            "/%0D%0ASet-Cookie:%20x=1",
+            "/cases\r\nSet-Cookie: x=1",
+            "/cases?x=%00",
+            "/\u{202e}",
         ] {
-            assert_eq!(safe_next(Some(bad)), "/", "{bad}");
+            assert_eq!(safe_next(Some(bad)), "/", "{bad:?}");
         }
         assert_eq!(safe_next(None), "/");
     }

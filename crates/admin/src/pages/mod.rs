@@ -10,12 +10,13 @@ pub(crate) mod sites;
 pub(crate) mod works;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 
 use crate::state::AdminState;
 
-/// Every page route.
-pub(crate) fn routes() -> Router<AdminState> {
+/// Every page route; the work upload's body may be `upload_limit` bytes.
+pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
     Router::new()
         .route("/login", get(accounts::login_form).post(accounts::login))
         .route("/logout", post(accounts::logout))
@@ -35,7 +36,12 @@ pub(crate) fn routes() -> Router<AdminState> {
         .route("/notices/{id}", get(notices::show))
         .route("/notices/{id}/download", get(notices::download))
         .route("/notices/{id}/sent", post(notices::sent))
-        .route("/works", get(works::list).post(works::register))
+        .route(
+            "/works",
+            get(works::list)
+                .post(works::register)
+                .layer(DefaultBodyLimit::max(upload_limit)),
+        )
         .route("/works/{id}", get(works::detail))
         .route("/sites", get(sites::list).post(sites::add))
         .route("/sites/{id}", get(sites::detail))

@@ -129,6 +129,17 @@ pub(crate) async fn queue_import(
     title: String,
     author: Option<String>,
 ) -> WebResult<store::JobId> {
+    // Shown in every page and printed by the CLI: no control characters or bidi overrides
+    // (the importer cleans them too; the audit row below keeps the title as stored).
+    let title = bounds::text::strip_controls(&title).into_owned();
+    let author = author
+        .map(|a| bounds::text::strip_controls(&a).into_owned())
+        .filter(|a| !a.is_empty());
+    if title.is_empty() {
+        return Err(WebError::bad(
+            "the title is empty once control characters are removed: give one",
+        ));
+    }
     if title.chars().count() > MAX_NAME_CHARS
         || author
             .as_ref()
@@ -162,6 +173,7 @@ pub(crate) async fn queue_import(
         path,
         title: Some(title.clone()),
         author,
+        delete_file: true,
     };
     let job = NewJob::new(&job)?.max_attempts(3);
     let enqueued = state.store().enqueue(&job).await?;
@@ -192,16 +204,13 @@ pub(crate) async fn register(
     while let Some(field) = form
         .next_field()
         .await
-        .map_err(|e| WebError::bad(format!("bad upload: {e}")))?
+        .map_err(|e| upload_error(&state, &e))?
     {
         let name = field.name().unwrap_or_default().to_owned();
         match name.as_str() {
             "file" => {
                 let filename = field.file_name().unwrap_or_default().to_owned();
-                let bytes = field
-                    .bytes()
-                    .await
-                    .map_err(|e| WebError::bad(format!("bad upload: {e}")))?;
+                let bytes = field.bytes().await.map_err(|e| upload_error(&state, &e))?;
                 if !bytes.is_empty() {
                     file = Some((filename, bytes));
                 }
@@ -210,7 +219,12 @@ pub(crate) async fn register(
                 let value = field
                     .text()
                     .await
-                    .map_err(|e| WebError::bad(format!("bad form field {name}: {e}")))?;
+                    .map_err(|e| match upload_error(&state, &e) {
+                        WebError::BadRequest(_) => {
+                            WebError::bad(format!("bad form field {name}: {e}"))
+                        }
+                        too_large => too_large,
+                    })?;
                 match name.as_str() {
                     "csrf" => csrf = value,
                     "title" => title = super::blank_none(Some(value)),
@@ -238,6 +252,16 @@ pub(crate) async fn register(
     let title = title.ok_or_else(|| WebError::bad("a pasted text needs a title"))?;
     queue_import(&state, user.actor(), &ext, bytes, title, author).await?;
     Ok(Redirect::to("/works?queued=1"))
+}
+
+/// A multipart error as the person uploading should read it: past the upload limit a 413
+/// saying the limit (multer's own words were "Error parsing multipart/form-data request").
+fn upload_error(state: &AdminState, e: &axum::extract::multipart::MultipartError) -> WebError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        crate::auth::too_large(state.settings().max_upload_bytes, "an upload")
+    } else {
+        WebError::bad(format!("bad upload: {}", e.body_text()))
+    }
 }
 
 #[derive(Template)]

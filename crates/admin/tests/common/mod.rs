@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
+pub mod ui;
+
 use std::sync::Arc;
 
 use import::{ImportOptions, ImportSettings, Importer};

@@ -104,7 +104,12 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
             let report = checked
                 .report(store, &input, &mut titles, args.json, color)
                 .await?;
-            super::write_stdout(&report)
+            if args.json {
+                super::write_stdout(&report)
+            } else {
+                // Its colours are ours; what came from the page or the store is escaped.
+                super::write_stdout_styled(&report)
+            }
         })
         .await?;
     let seconds = started.elapsed().as_secs_f64();

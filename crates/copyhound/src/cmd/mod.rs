@@ -123,8 +123,18 @@ macro_rules! outln {
 }
 pub(crate) use outln;
 
-/// Writes `text` to standard output; [`StdoutClosed`] when the reader has gone.
+/// Writes `text` to standard output; [`StdoutClosed`] when the reader has gone. Every
+/// control character but line feeds and tabs, and every bidi override, is written as
+/// `\uXXXX` (`bounds::text::escape_controls`): commands print stored titles, names and URLs
+/// that came from files, the API and crawled pages, and an ESC sequence among them must not
+/// drive the terminal.
 pub fn write_stdout(text: &str) -> Result<()> {
+    write_stdout_styled(&bounds::text::escape_controls(text))
+}
+
+/// [`write_stdout`] without the escaping, for output that colours itself (`check` on a
+/// terminal) and has escaped what it prints from the store.
+pub fn write_stdout_styled(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

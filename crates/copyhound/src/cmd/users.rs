@@ -56,7 +56,8 @@ pub enum UsersCommand {
         /// The user.
         name: String,
     },
-    /// Set a user's password (their sessions end), read as for `users add`.
+    /// Set a user's password (their sessions end, their API tokens are revoked), read as for
+    /// `users add`.
     Passwd {
         /// The user.
         name: String,
@@ -195,11 +196,14 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
         } => {
             let user = user_named(store, &name).await?;
             let password = read_password(password_file.as_deref(), &name)?;
-            accounts::set_password(store, user.id, &password, ACTOR)
+            let reset = accounts::set_password(store, user.id, &password, ACTOR)
                 .await
                 .with_context(|| format!("while setting the password of {name:?}"))?;
             outln!(
-                "password of {} changed; their sessions ended",
+                "password of {} changed; their sessions ended and {} API token(s) were revoked \
+                 (issue new ones with `copyhound users token {}`)",
+                user.username,
+                reset.tokens_revoked.len(),
                 user.username
             );
         }
@@ -300,7 +304,7 @@ fn read_password(file: Option<&Path>, name: &str) -> Result<String> {
     } else if std::io::stdin().is_terminal() {
         let first = rpassword::prompt_password(format!("new password for {name}: "))
             .context("while reading the password from the terminal")?;
-        accounts::check_password(&first)?;
+        accounts::check_password(&first, name)?;
         let again = rpassword::prompt_password("the same password again: ")
             .context("while reading the password from the terminal")?;
         if again != first {
@@ -321,6 +325,6 @@ fn read_password(file: Option<&Path>, name: &str) -> Result<String> {
              a terminal, or pipe it in"
         );
     }
-    accounts::check_password(&password)?;
+    accounts::check_password(&password, name)?;
     Ok(password)
 }

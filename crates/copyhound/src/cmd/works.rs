@@ -383,16 +383,17 @@ fn label(title: &str, author: Option<&str>) -> String {
 }
 
 async fn set(store: &Store, args: SetArgs) -> Result<()> {
+    let clean = |s: String| bounds::text::strip_controls(&s).into_owned();
     if let Some(title) = &args.title
-        && title.trim().is_empty()
+        && clean(title.clone()).is_empty()
     {
         bail!("--title {title:?} is empty: give the work a title, e.g. --title 红楼梦");
     }
     let update = WorkUpdate {
-        title: args.title,
+        title: args.title.map(clean),
         author: args
             .author
-            .map(|a| Some(a).filter(|a| !a.trim().is_empty())),
+            .map(|a| Some(clean(a)).filter(|a| !a.is_empty())),
     };
     let updated = match store.update_work(args.id, &update, ACTOR).await {
         Err(store::Error::NotFound { .. }) => {

@@ -235,13 +235,25 @@ pub fn terminate(child: &mut std::process::Child, within: std::time::Duration) {
 }
 
 /// Signs in to the admin UI at `addr` by its login form, asking to go to `/cases`; the answer.
+/// The form is fetched first, as a browser does: it carries a token its cookie must match.
 pub fn login(addr: &str, username: &str, password: &str) -> String {
-    let body = format!("username={username}&password={password}&next=%2Fcases");
+    let page = http(
+        addr,
+        &format!("GET /login HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    );
+    let cookie = page
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .expect("a login token cookie");
+    let at = page.find("name=\"csrf\" value=\"").expect("a login token") + 19;
+    let token = page[at..].split('"').next().unwrap();
+    let body = format!("username={username}&password={password}&next=%2Fcases&csrf={token}");
     http(
         addr,
         &format!(
             "POST /login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+             Cookie: {cookie}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         ),
     )

@@ -236,16 +236,12 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
         .await
         .unwrap();
     s.create_session("h-c", c.id, "csrf", at(60)).await.unwrap();
-    s.update_user(
-        a.id,
-        &UserChanges {
-            password_hash: Some("$argon2id$new-secret-hash".into()),
-            ..UserChanges::default()
-        },
-        "cli",
-    )
-    .await
-    .unwrap();
+    let reset = s
+        .reset_password(a.id, "$argon2id$new-secret-hash", "cli")
+        .await
+        .unwrap();
+    assert_eq!((reset.user.id, reset.sessions_ended), (a.id, 2));
+    assert!(reset.tokens_revoked.is_empty());
     assert_eq!(
         s.user_login("alice").await.unwrap().unwrap().1,
         "$argon2id$new-secret-hash"
@@ -254,7 +250,15 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
     assert_eq!(s.session("h-a2", at(0)).await.unwrap(), None);
     assert!(s.session("h-c", at(0)).await.unwrap().is_some());
     let last = s.audit_of("user", a.id.0).await.unwrap().pop().unwrap();
-    assert_eq!(last.details, serde_json::json!({"password": "changed"}));
+    assert_eq!(
+        last.details,
+        serde_json::json!({"password": "changed", "sessions_ended": 2, "api_tokens_revoked": []})
+    );
+    let missing = s.reset_password(UserId(9999), "x", "cli").await;
+    assert!(
+        matches!(missing, Err(Error::NotFound { .. })),
+        "{missing:?}"
+    );
 
     // Disabling ends the sessions too; enabling again does not bring them back.
     s.create_session("h-b", b.id, "csrf", at(60)).await.unwrap();
@@ -287,6 +291,31 @@ pub async fn sessions_live_until_they_expire_end_or_their_user_is_disabled(db: &
     assert_eq!(got.user, u);
     assert_eq!(got.csrf_token, "csrf-ü-1");
     assert_eq!(got.expires_at, end);
+    // Last used when it started; a use is recorded as given (the idle timeout is the
+    // caller's).
+    let since_start = chrono::Utc::now() - got.last_seen_at;
+    assert!(
+        since_start >= TimeDelta::zero() && since_start < TimeDelta::minutes(5),
+        "{since_start}"
+    );
+    s.touch_session("hash-1", at(5)).await.unwrap();
+    assert_eq!(
+        s.session("hash-1", at(0))
+            .await
+            .unwrap()
+            .unwrap()
+            .last_seen_at,
+        at(5)
+    );
+    assert!(
+        s.session("hash-2", at(0))
+            .await
+            .unwrap()
+            .unwrap()
+            .last_seen_at
+            > at(5)
+    );
+    not_found(s.touch_session("missing", at(5)).await, "session");
     assert_eq!(s.session("missing", at(0)).await.unwrap(), None);
     // Live until its end, to the millisecond; not at it.
     assert!(s.session("hash-1", at(30)).await.unwrap().is_some());
@@ -448,4 +477,55 @@ pub async fn api_tokens_resolve_until_revoked_or_expired_and_note_use_sparingly(
     assert_eq!(actions, ["api_token.create", "api_token.revoke"]);
     assert_eq!(audit[0].actor, "other");
     assert_eq!(audit[0].details["prefix"], "chk_0123abcd");
+
+    // A new password revokes the user's live tokens (not the revoked or expired ones, not
+    // another user's) and says which, in its return and the audit log.
+    let future = chrono::Utc::now() + TimeDelta::days(30);
+    let live = s
+        .create_api_token(u.id, "nightly", b"hash-3", "chk_3", Some(future), "бот")
+        .await
+        .unwrap();
+    let forever = s
+        .create_api_token(u.id, "forever", b"hash-4", "chk_4", None, "бот")
+        .await
+        .unwrap();
+    let stale = s
+        .create_api_token(u.id, "stale", b"hash-5", "chk_5", Some(at(100)), "бот")
+        .await
+        .unwrap();
+    s.create_api_token(other.id, "theirs", b"hash-6", "chk_6", None, "other")
+        .await
+        .unwrap();
+    let reset = s
+        .reset_password(u.id, "$argon2id$new", "other")
+        .await
+        .unwrap();
+    let revoked: Vec<ApiTokenId> = reset.tokens_revoked.iter().map(|t| t.id).collect();
+    assert_eq!(revoked, [live.id, forever.id]);
+    assert!(reset.tokens_revoked.iter().all(|t| t.revoked_at.is_some()));
+    let now = chrono::Utc::now();
+    assert!(s.api_token_user(b"hash-3", now).await.unwrap().is_none());
+    assert!(s.api_token_user(b"hash-4", now).await.unwrap().is_none());
+    assert!(s.api_token_user(b"hash-6", now).await.unwrap().is_some());
+    let listed = s.api_tokens(Some(u.id)).await.unwrap();
+    let stale_now = listed.iter().find(|t| t.id == stale.id).unwrap();
+    assert_eq!(
+        stale_now.revoked_at, None,
+        "an expired token is left as it was"
+    );
+    let user_audit = s.audit_of("user", u.id.0).await.unwrap().pop().unwrap();
+    assert_eq!(user_audit.actor, "other");
+    assert_eq!(
+        user_audit.details["api_tokens_revoked"],
+        serde_json::json!([
+            {"id": live.id.0, "prefix": "chk_3", "name": "nightly"},
+            {"id": forever.id.0, "prefix": "chk_4", "name": "forever"},
+        ])
+    );
+    let token_audit = s.audit_of("api_token", live.id.0).await.unwrap();
+    assert_eq!(token_audit.last().unwrap().action, "api_token.revoke");
+    assert_eq!(
+        token_audit.last().unwrap().details["reason"],
+        "password reset"
+    );
 }
