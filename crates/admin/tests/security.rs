@@ -222,6 +222,28 @@ fn login_via(
     r
 }
 
+/// `count` failed logins at as many names through `peer`, the `i`th claiming `forwarded(i)`.
+async fn fail_logins(
+    ui: &Ui,
+    token: &(String, String),
+    peer: &str,
+    count: u32,
+    forwarded: impl Fn(u32) -> String,
+) {
+    for i in 0..count {
+        let a = ui
+            .send(login_via(
+                peer,
+                Some(&forwarded(i)),
+                token,
+                &format!("nobody{i}"),
+                "not-the-password",
+            ))
+            .await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "attempt {i}: {}", a.body);
+    }
+}
+
 async fn behind_a_trusted_proxy_each_client_has_its_own_budget(db: &TestDb) {
     users(&db.store).await;
     let ui = Ui::with(&db.store, |s| {
@@ -229,75 +251,33 @@ async fn behind_a_trusted_proxy_each_client_has_its_own_budget(db: &TestDb) {
     });
     let token = ui.login_token().await;
     let per_address = LoginLimits::default().per_address;
+    let vic =
+        |peer: &str, forwarded: &str| login_via(peer, Some(forwarded), &token, "vic", PASSWORD);
     // More bad logins through the proxy than one address may make, each from another
-    // client, each at another name.
-    for i in 0..per_address + 5 {
-        let a = ui
-            .send(login_via(
-                "127.0.0.1",
-                Some(&format!("6.6.6.6, 203.0.113.{i}")),
-                &token,
-                &format!("nobody{i}"),
-                "not-the-password",
-            ))
-            .await;
-        assert_eq!(a.status, StatusCode::SEE_OTHER, "attempt {i}: {}", a.body);
-    }
-    // Every other user still signs in through the proxy.
-    let a = ui
-        .send(login_via(
-            "127.0.0.1",
-            Some("198.51.100.20"),
-            &token,
-            "alice",
-            PASSWORD,
-        ))
-        .await;
+    // client, each at another name: every other user still signs in through the proxy.
+    fail_logins(&ui, &token, "127.0.0.1", per_address + 5, |i| {
+        format!("6.6.6.6, 203.0.113.{i}")
+    })
+    .await;
+    let a = ui.send(vic("127.0.0.1", "198.51.100.20")).await;
     assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
     assert!(a.cookie("copyhound_session").is_some());
     // One client behind the proxy is limited by its address, whatever it claims to its left.
-    for i in 0..per_address {
-        ui.send(login_via(
-            "127.0.0.1",
-            Some(&format!("10.9.9.{i}, 198.51.100.77")),
-            &token,
-            &format!("other{i}"),
-            "not-the-password",
-        ))
-        .await;
-    }
-    let a = ui
-        .send(login_via(
-            "127.0.0.1",
-            Some("198.51.100.77"),
-            &token,
-            "vic",
-            PASSWORD,
-        ))
-        .await;
+    fail_logins(&ui, &token, "127.0.0.1", per_address, |i| {
+        format!("10.9.9.{i}, 198.51.100.77")
+    })
+    .await;
+    let a = ui.send(vic("127.0.0.1", "198.51.100.77")).await;
     assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
     // A peer that is no trusted proxy is not believed: its own address is limited.
-    for i in 0..per_address {
-        ui.send(login_via(
-            "192.0.2.5",
-            Some(&format!("203.0.113.{i}")),
-            &token,
-            &format!("spoof{i}"),
-            "not-the-password",
-        ))
-        .await;
-    }
-    let a = ui
-        .send(login_via(
-            "192.0.2.5",
-            Some("203.0.113.250"),
-            &token,
-            "vic",
-            PASSWORD,
-        ))
-        .await;
+    fail_logins(&ui, &token, "192.0.2.5", per_address, |i| {
+        format!("203.0.113.{i}")
+    })
+    .await;
+    let a = ui.send(vic("192.0.2.5", "203.0.113.250")).await;
     assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
 }
+
 on_both!(
     trusted_proxies,
     behind_a_trusted_proxy_each_client_has_its_own_budget

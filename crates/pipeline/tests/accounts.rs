@@ -10,6 +10,8 @@ use store::testing::TestDb;
 use store::{ApiTokens, Role, Sessions, UserChanges, Users};
 
 const PASSWORD: &str = "correct horse battery";
+/// The idle timeout sessions are read with: longer than any of these tests.
+const IDLE: Duration = Duration::from_secs(3600);
 
 /// One `#[tokio::test]` per backend for each scenario.
 macro_rules! on_both_backends {
@@ -64,7 +66,7 @@ async fn users_sign_in_with_their_password_only_while_enabled(db: &TestDb) {
         "李雷",
         None,
         Role::Reviewer,
-        "密码是十个字符的长度",
+        "密码是十二个字符的长度啊",
         "test",
     )
     .await
@@ -91,7 +93,7 @@ async fn users_sign_in_with_their_password_only_while_enabled(db: &TestDb) {
         signed_in.last_login_at
     );
     assert!(
-        accounts::authenticate(s, "李雷", "密码是十个字符的长度")
+        accounts::authenticate(s, "李雷", "密码是十二个字符的长度啊")
             .await
             .unwrap()
             .is_some()
@@ -134,7 +136,7 @@ async fn users_sign_in_with_their_password_only_while_enabled(db: &TestDb) {
     };
     s.update_user(li.id, &off, "test").await.unwrap();
     assert!(
-        accounts::authenticate(s, "李雷", "密码是十个字符的长度")
+        accounts::authenticate(s, "李雷", "密码是十二个字符的长度啊")
             .await
             .unwrap()
             .is_none()
@@ -145,7 +147,7 @@ async fn users_sign_in_with_their_password_only_while_enabled(db: &TestDb) {
     };
     s.update_user(li.id, &on, "test").await.unwrap();
     assert!(
-        accounts::authenticate(s, "李雷", "密码是十个字符的长度")
+        accounts::authenticate(s, "李雷", "密码是十二个字符的长度啊")
             .await
             .unwrap()
             .is_some()
@@ -154,7 +156,7 @@ async fn users_sign_in_with_their_password_only_while_enabled(db: &TestDb) {
     // Refused inputs say what is allowed, and store nothing.
     refused(
         accounts::add_user(s, "bob", None, Role::Viewer, "hunter2", "test").await,
-        "use at least 10",
+        "use at least 12",
     );
     refused(
         accounts::add_user(s, "bob smith", None, Role::Viewer, PASSWORD, "test").await,
@@ -183,18 +185,50 @@ async fn a_new_password_ends_the_sessions(db: &TestDb) {
     let two = accounts::start_session(s, u.id, Duration::from_secs(3600))
         .await
         .unwrap();
-    assert!(accounts::session(s, &one.cookie).await.unwrap().is_some());
+    assert!(
+        accounts::session(s, &one.cookie, IDLE)
+            .await
+            .unwrap()
+            .is_some()
+    );
 
     refused(
         accounts::set_password(s, u.id, "short", "bob").await,
-        "at least 10",
+        "at least 12",
     );
-    assert!(accounts::session(s, &one.cookie).await.unwrap().is_some());
-    accounts::set_password(s, u.id, "a much better passphrase", "bob")
+    assert!(
+        accounts::session(s, &one.cookie, IDLE)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let token = accounts::issue_api_token(s, u.id, "ci", None, "bob")
         .await
         .unwrap();
-    assert!(accounts::session(s, &one.cookie).await.unwrap().is_none());
-    assert!(accounts::session(s, &two.cookie).await.unwrap().is_none());
+    let reset = accounts::set_password(s, u.id, "a much better passphrase", "bob")
+        .await
+        .unwrap();
+    assert_eq!(reset.sessions_ended, 2);
+    assert_eq!(reset.tokens_revoked.len(), 1);
+    // Issue #23: the tokens end with the old password, not only the sessions.
+    assert!(
+        accounts::token_user(s, &token.token)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        accounts::session(s, &one.cookie, IDLE)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        accounts::session(s, &two.cookie, IDLE)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(
         accounts::authenticate(s, "bob", PASSWORD)
             .await
@@ -213,7 +247,14 @@ async fn a_new_password_ends_the_sessions(db: &TestDb) {
         (last.actor.as_str(), last.action.as_str()),
         ("bob", "user.update")
     );
-    assert_eq!(last.details, serde_json::json!({"password": "changed"}));
+    assert_eq!(last.details["password"], "changed");
+    assert_eq!(last.details["sessions_ended"], 2);
+    assert_eq!(last.details["api_tokens_revoked"][0]["name"], "ci");
+    // A common password is refused for a reset as for a new user.
+    refused(
+        accounts::set_password(s, u.id, "Password1234", "bob").await,
+        "most common passwords",
+    );
 }
 
 async fn sessions_resolve_until_they_expire_or_end(db: &TestDb) {
@@ -226,7 +267,10 @@ async fn sessions_resolve_until_they_expire_or_end(db: &TestDb) {
         .unwrap();
     assert_eq!(new.cookie.len(), 64);
     assert_ne!(new.cookie, new.csrf_token);
-    let got = accounts::session(s, &new.cookie).await.unwrap().unwrap();
+    let got = accounts::session(s, &new.cookie, IDLE)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (got.user.id, got.csrf_token.as_str()),
         (u.id, new.csrf_token.as_str())
@@ -235,7 +279,7 @@ async fn sessions_resolve_until_they_expire_or_end(db: &TestDb) {
     // The store holds a hash of the cookie, not the cookie.
     assert!(s.session(&new.cookie, Utc::now()).await.unwrap().is_none());
     assert!(
-        accounts::session(s, "not-a-cookie")
+        accounts::session(s, "not-a-cookie", IDLE)
             .await
             .unwrap()
             .is_none()
@@ -245,12 +289,22 @@ async fn sessions_resolve_until_they_expire_or_end(db: &TestDb) {
     let brief = accounts::start_session(s, u.id, Duration::ZERO)
         .await
         .unwrap();
-    assert!(accounts::session(s, &brief.cookie).await.unwrap().is_none());
+    assert!(
+        accounts::session(s, &brief.cookie, IDLE)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(s.purge_expired_sessions(Utc::now()).await.unwrap(), 1);
 
     accounts::end_session(s, &new.cookie).await.unwrap();
     accounts::end_session(s, &new.cookie).await.unwrap();
-    assert!(accounts::session(s, &new.cookie).await.unwrap().is_none());
+    assert!(
+        accounts::session(s, &new.cookie, IDLE)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 async fn api_tokens_resolve_until_revoked_or_expired(db: &TestDb) {

@@ -753,6 +753,28 @@ impl Users for Store {
     }
 }
 
+impl Store {
+    /// Sets one of a session's times (`column`: a name of ours, never input).
+    async fn set_session_time(
+        &self,
+        column: &'static str,
+        id_hash: &str,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        let sql = format!("UPDATE sessions SET {column} = $2 WHERE id = $1");
+        let rows = write_pool!(self, |pool| {
+            sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(id_hash)
+                .bind(at)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        // The key is a hash of a secret: the message does not repeat it.
+        Error::found(rows, "session", "(hash withheld)")
+    }
+}
+
 impl Sessions for Store {
     #[instrument(skip_all, fields(user = %user))]
     async fn create_session(
@@ -817,29 +839,13 @@ impl Sessions for Store {
 
     #[instrument(skip_all)]
     async fn touch_session(&self, id_hash: &str, at: DateTime<Utc>) -> Result<()> {
-        let rows = write_pool!(self, |pool| {
-            sqlx::query("UPDATE sessions SET last_seen_at = $2 WHERE id = $1")
-                .bind(id_hash)
-                .bind(at)
-                .execute(pool)
-                .await?
-                .rows_affected()
-        });
-        Error::found(rows, "session", "(hash withheld)")
+        self.set_session_time("last_seen_at", id_hash, at).await
     }
 
     #[instrument(skip_all)]
     async fn extend_session(&self, id_hash: &str, expires_at: DateTime<Utc>) -> Result<()> {
-        let rows = write_pool!(self, |pool| {
-            sqlx::query("UPDATE sessions SET expires_at = $2 WHERE id = $1")
-                .bind(id_hash)
-                .bind(expires_at)
-                .execute(pool)
-                .await?
-                .rows_affected()
-        });
-        // The key is a hash of a secret: the message does not repeat it.
-        Error::found(rows, "session", "(hash withheld)")
+        self.set_session_time("expires_at", id_hash, expires_at)
+            .await
     }
 
     #[instrument(skip_all)]
