@@ -191,20 +191,6 @@ async fn print_checked(
     super::write_stdout(&out)
 }
 
-/// A checker of local pages (benchmarks): default fetch settings, the configured extraction.
-pub(crate) fn local_checker(
-    matcher: Arc<Matcher>,
-    store: &Store,
-    settings: &Settings,
-) -> Result<Checker> {
-    Ok(Checker::new(
-        matcher,
-        store.clone(),
-        crawler::FetchSettings::default(),
-        settings.crawler.extract.clone(),
-    )?)
-}
-
 /// What to say of a page's text that was not in its markup (`None` for markup).
 pub(crate) fn source_note(text_source: &str) -> Option<&'static str> {
     match text_source {
