@@ -1,6 +1,9 @@
 //! The public-domain sample compiled into the binary, once: the default corpus of every
 //! harness that needs novels (`bench quality`, `bench pipeline`, `bench load`; the
 //! registered four are `bench fingerprint`'s default input). Sources in `data/README.md`.
+//!
+//! Statics, not constants: a constant's text is copied into every codegen unit that uses it
+//! (the demo's texts, `pipeline::demo::SAMPLE`, were in a debug binary twice each).
 
 use std::path::Path;
 
@@ -28,7 +31,7 @@ impl Sample {
 }
 
 /// The sample, registered novels first.
-pub const SAMPLE: [Sample; 6] = [
+pub static SAMPLE: [Sample; 6] = [
     Sample {
         file: "sanguoyanyi_1-10.txt",
         text: include_str!("../data/sanguoyanyi_1-10.txt"),
@@ -91,11 +94,11 @@ pub fn corpus(dir: Option<&Path>, chapter_bytes: usize) -> Result<Corpus> {
 /// A real 笔趣阁 table of contents (the crawler's test data, `crates/crawler/tests/data/html`,
 /// see its README): `bench extract`'s first page, and the `biquge` layout of
 /// [`crate::html`] with its chapter list replaced by a chapter.
-pub const BIQUGE: &str = include_str!("../../crawler/tests/data/html/biquge_info_book_toc.html");
+pub static BIQUGE: &str = include_str!("../../crawler/tests/data/html/biquge_info_book_toc.html");
 
 /// Real pages of novel sites, `bench extract`'s default input: [`BIQUGE`], an anti-bot
 /// challenge and a script redirect stub.
-pub const PAGES: [&[u8]; 3] = [
+pub static PAGES: [&[u8]; 3] = [
     BIQUGE.as_bytes(),
     include_bytes!("../../crawler/tests/data/html/69shuba_cloudflare_challenge.html"),
     include_bytes!("../../crawler/tests/data/html/biquge_info_js_redirect_stub.html"),
