@@ -16,9 +16,9 @@ use axum::Router;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bench::{Case, Corpus, PiratePage, pirate_pages};
 use common::{json, lines, ok};
 use matcher::ChapterId;
-use matcher::quality::{Case, Corpus, PiratePage, pirate_pages};
 
 /// The sample novels kept in the repository.
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../matcher/tests/data");

@@ -1,5 +1,5 @@
 //! `copyhound bench quality` on the sample compiled into the binary (public-domain chapters
-//! kept in `crates/matcher/tests/data`): every evasion as HTML pages in several layouts and
+//! kept in `crates/bench/data`): every evasion as HTML pages in several layouts and
 //! encodings, negatives, all through `check`'s pipeline, and the quality targets met. Then
 //! `check` itself over the pages it wrote.
 

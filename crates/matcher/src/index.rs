@@ -19,11 +19,11 @@
 //! pinyin: 160 + 160 fingerprints for a chapter of 2,600 normalised characters (7.5 KB), which
 //! would be 2 KiB of postings alone. The index keeps one in `text_sample` (and one in
 //! `pinyin_sample`) of them, chosen by hash so a page and a chapter keep the same ones. Measured
-//! over 100,000 corpus chapters and synthetic variants of them (`examples/scale.rs index
-//! --chapters 100000 --text-sample N --pinyin-sample N`; 1,262 bytes at a million with the
-//! default), and the share of copied excerpts hidden in another
-//! chapter that are still found (`examples/quality.rs --excerpts`, 300 pages a row, report
-//! thresholds lowered so that only lookup and alignment count):
+//! over 100,000 corpus chapters and synthetic variants of them (the `bench` crate's
+//! `examples/scale.rs index --chapters 100000 --text-sample N --pinyin-sample N`; 1,262 bytes
+//! at a million with the default), and the share of copied excerpts hidden in another
+//! chapter that are still found (`bench`'s `examples/quality.rs --excerpts`, 300 pages a row,
+//! report thresholds lowered so that only lookup and alignment count):
 //!
 //! | sample | bytes a chapter | 150 chars | 300 chars | 300 chars, 3–5% edited | 600 chars, edited |
 //! |---:|---:|---:|---:|---:|---:|

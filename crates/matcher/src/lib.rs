@@ -34,8 +34,9 @@
 //! (postings count per chapter, coverage and page share). Short quotations fall below the
 //! minimum matched characters.
 //!
-//! The [`quality`] module builds pirate pages with each disguise from public-domain text and
-//! measures recall and precision; `examples/quality.rs` prints the table.
+//! The `bench` crate builds pirate pages with each disguise from public-domain text and
+//! measures recall and precision (`copyhound bench quality`; its `examples/quality.rs` prints
+//! the table).
 //!
 //! # Example
 //!
@@ -86,7 +87,6 @@ pub mod align;
 mod ids;
 pub mod index;
 mod matching;
-pub mod quality;
 pub mod settings;
 pub mod simhash;
 mod source;

@@ -1,30 +1,25 @@
-//! `copyhound demo`'s world: public-domain sample works compiled in, a pirate site and a
-//! licensed mirror built from them with each disguise pirates use, the small HTTP server
-//! that serves them on 127.0.0.1, and the set-up that registers the works, watches both
-//! sites, licenses the mirror's domain and queues their crawls, so that a fresh store shows
-//! real cases within a minute.
+//! `copyhound demo`'s world: public-domain sample works compiled in, the small HTTP server
+//! that serves a pirate site and a licensed mirror on 127.0.0.1, and the set-up that
+//! registers the works, watches both sites, licenses the mirror's domain and queues their
+//! crawls, so that a fresh store shows real cases within a minute.
 //!
-//! The pirate pages come from [`matcher::quality`] (the generator `copyhound bench quality`
-//! measures the matcher with), one page of each [`Case`] but the held-out chapter (every
-//! sample chapter is registered here):
-//!
-//! | path | what | expected |
-//! |---|---|---|
-//! | `/read/verbatim.html`, `ads`, `traditional`, `homophones`, `edits`, `merged`, `partial` | a registered chapter in that disguise | a case |
-//! | `/read/split-N.html` | one of the pages a chapter was cut into | a case |
-//! | `/read/other-novel.html`, `quotation.html`, `/about.html` | an unregistered novel, a short quotation, the site's own text | no match |
-//! | `/mirror/N.html` on `localhost` | registered chapters on a licensed domain | matches, no case |
-//!
-//! The mirror is the same server reached as `localhost` rather than `127.0.0.1`: another
-//! host, so another site, whose domain the demo licenses.
+//! The sites' pages are made elsewhere (`bench::demo::demo_pages`, from [`SAMPLE`] with the
+//! pirate-page generator `copyhound bench quality` measures the matcher with): a pipeline
+//! does not make pirate pages, it finds them. The mirror is the same server reached as
+//! `localhost` rather than `127.0.0.1`: another host, so another site, whose domain the demo
+//! licenses.
 //!
 //! ```no_run
-//! # async fn demo(store: &store::Store, importer: &import::Importer) -> pipeline::Result<()> {
+//! # async fn demo(
+//! #     store: &store::Store,
+//! #     importer: &import::Importer,
+//! #     pages: Vec<pipeline::demo::SitePage>,
+//! # ) -> pipeline::Result<()> {
 //! use pipeline::demo;
 //!
 //! demo::register_sample(store, importer).await?;
 //! let listener = demo::bind_site(store).await?;
-//! let site = demo::SiteServer::start(listener, demo::demo_pages()?)?;
+//! let site = demo::SiteServer::start(listener, pages)?;
 //! let sites = demo::watch_demo_sites(store, &crawler::CrawlSettings::default(), site.addr()).await?;
 //! // ... run the workers: the crawls are queued; then:
 //! site.stop().await?;
@@ -35,12 +30,10 @@ use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use askama::Template;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use crawler::CrawlSettings;
 use import::{ImportOptions, ImportReport, Importer};
-use matcher::quality::{Case, Corpus, CorpusChapter, pirate_pages};
 use store::{LicensedDomains, NewSite, Role, Site, SiteSettings, Store, SuspectSites, Users};
 
 use crate::error::store_err;
@@ -61,8 +54,9 @@ pub struct SampleWork {
     pub registered: bool,
 }
 
-/// The demo's works: about 115 KB in all, so that the binary stays small.
-pub const SAMPLE: [SampleWork; 5] = [
+/// The demo's works: about 115 KB in all, so that the binary stays small. A static, not a
+/// constant: a constant's texts are copied into every codegen unit that uses them.
+pub static SAMPLE: [SampleWork; 5] = [
     SampleWork {
         file: "sanguoyanyi_1-3.txt",
         title: "三国演义",
@@ -109,14 +103,6 @@ pub const MIRROR_HOST: &str = "localhost";
 /// The admin account the demo signs in with.
 pub const DEMO_USER: &str = "demo";
 
-/// The generator's seed: the same pages on every run and machine.
-const SEED: u64 = 14;
-/// Larger than any sample chapter: the generator's chapters are the headings' chapters, as
-/// the import cuts them.
-const WHOLE_CHAPTERS: usize = 1 << 20;
-/// Pages of the mirror: the first registered chapters, verbatim.
-const MIRROR_PAGES: usize = 2;
-
 /// What a page of the demo sites is, so that a test (and a curious newcomer) can tell what
 /// copyhound should make of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,9 +110,9 @@ pub enum PageKind {
     /// A table of contents.
     Index,
     /// A registered chapter in a pirate's disguise: must join a case.
-    Copy(Case),
+    Copy,
     /// Text that copies nothing registered: must not match.
-    Innocent(Case),
+    Innocent,
     /// A registered chapter on the licensed mirror: matches, never a case.
     Licensed,
 }
@@ -141,199 +127,6 @@ pub struct SitePage {
     /// The HTML served (any encoding: it is sent as it is).
     pub body: Vec<u8>,
 }
-
-#[derive(Template)]
-#[template(path = "demo/page.html")]
-struct PageHtml<'a> {
-    lang: &'a str,
-    site: &'a str,
-    title: &'a str,
-    home: &'a str,
-    home_label: &'a str,
-    lines: Vec<&'a str>,
-}
-
-#[derive(Template)]
-#[template(path = "demo/index.html")]
-struct IndexHtml<'a> {
-    lang: &'a str,
-    title: &'a str,
-    links: &'a [(String, String)],
-}
-
-fn render(template: &impl Template) -> Result<Vec<u8>> {
-    template
-        .render()
-        .map(String::into_bytes)
-        .map_err(Error::Render)
-}
-
-/// A table of contents linking `links` (`(href, text)`), in that order.
-///
-/// # Errors
-/// [`Error::Render`] if the template fails (it has no fallible parts).
-pub fn index_page(title: &str, links: &[(String, String)]) -> Result<Vec<u8>> {
-    render(&IndexHtml {
-        lang: lang(title),
-        title,
-        links,
-    })
-}
-
-fn lang(text: &str) -> &'static str {
-    if text
-        .chars()
-        .take(500)
-        .any(|c| ('\u{4E00}'..='\u{9FFF}').contains(&c))
-    {
-        "zh"
-    } else {
-        "en"
-    }
-}
-
-fn text_page(site: &str, title: &str, home: &str, text: &str) -> Result<Vec<u8>> {
-    let lang = lang(text);
-    render(&PageHtml {
-        lang,
-        site,
-        title,
-        home,
-        home_label: if lang == "zh" {
-            "返回目录"
-        } else {
-            "Contents"
-        },
-        lines: text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect(),
-    })
-}
-
-/// The sample cut into chapters as the generator sees them: every chapter of a registered
-/// work registered (none held out), the others foreign.
-fn sample_corpus() -> Corpus {
-    let mut corpus = Corpus::new();
-    for w in SAMPLE {
-        if w.registered {
-            corpus.add_registered(w.title, w.text, WHOLE_CHAPTERS);
-        } else {
-            corpus.add_foreign(w.title, w.text, WHOLE_CHAPTERS);
-        }
-    }
-    // The demo registers whole works, held-out chapters included.
-    let held_out = std::mem::take(&mut corpus.held_out);
-    corpus.registered.extend(held_out);
-    corpus.registered.sort_by_key(|c| c.id);
-    corpus
-}
-
-/// A page's file name: what it is, so that the table of contents reads as a tour.
-fn slug(case: Case) -> Option<&'static str> {
-    Some(match case {
-        Case::Verbatim => "verbatim",
-        Case::Ads => "ads",
-        Case::Traditional => "traditional",
-        Case::Homophones => "homophones",
-        Case::Edits => "edits",
-        Case::Split => "split",
-        Case::Merged => "merged",
-        Case::Partial => "partial",
-        Case::LookAlike => "look-alike",
-        Case::OtherNovel => "other-novel",
-        Case::Quotation => "quotation",
-        // Needs a chapter of a registered work that is not registered: none here.
-        Case::OtherChapter => return None,
-        // Written by a script as the quality bench renders it; the demo's templates write
-        // plain pages.
-        Case::Script => return None,
-    })
-}
-
-/// Every page of the pirate site (on `127.0.0.1`) and of the licensed mirror (under
-/// `/mirror/`, crawled as `localhost`); see the [module docs](self).
-///
-/// # Errors
-/// [`Error::Render`] if a template fails.
-pub fn demo_pages() -> Result<Vec<SitePage>> {
-    let corpus = sample_corpus();
-    let mut pages = Vec::new();
-    let mut links = Vec::new();
-    let mut split = 0;
-    let mut taken = std::collections::HashSet::new();
-    let mut split_chapter: Option<String> = None;
-    // Up to four pages of each case, so that a split chapter comes with all its pages (2 to
-    // 4); of the other cases the first page is enough.
-    for p in pirate_pages(&corpus, 4, SEED) {
-        let Some(slug) = slug(p.case) else { continue };
-        if p.case == Case::Split {
-            let chapter = p.origin.split(" page ").next().unwrap_or_default();
-            if split_chapter.get_or_insert_with(|| chapter.to_owned()) != chapter {
-                continue;
-            }
-        } else if !taken.insert(p.case) {
-            continue;
-        }
-        let name = if p.case == Case::Split {
-            split += 1;
-            format!("{slug}-{split}")
-        } else {
-            slug.to_owned()
-        };
-        let path = format!("/read/{name}.html");
-        let kind = if p.case.is_evasion() {
-            PageKind::Copy(p.case)
-        } else {
-            PageKind::Innocent(p.case)
-        };
-        let title = format!("{}: {}", p.case.name(), p.origin);
-        let body = text_page("盗版小说网", &title, "/", &p.text)?;
-        links.push((path.clone(), title));
-        pages.push(SitePage { path, kind, body });
-    }
-    pages.push(SitePage {
-        path: "/about.html".to_owned(),
-        kind: PageKind::Innocent(Case::OtherNovel),
-        body: text_page("盗版小说网", "关于本站", "/", ABOUT)?,
-    });
-    links.push(("/about.html".to_owned(), "关于本站".to_owned()));
-    pages.push(SitePage {
-        path: "/".to_owned(),
-        kind: PageKind::Index,
-        body: index_page("盗版小说网 · 全本小说免费阅读", &links)?,
-    });
-
-    let mut links = Vec::new();
-    for (i, c) in mirror_chapters(&corpus).into_iter().enumerate() {
-        let path = format!("/mirror/{}.html", i + 1);
-        let title = format!("{} {}", c.work_title, c.title);
-        let body = text_page("正版授权书城", &title, "/mirror/", &c.text)?;
-        links.push((path.clone(), title));
-        pages.push(SitePage {
-            path,
-            kind: PageKind::Licensed,
-            body,
-        });
-    }
-    pages.push(SitePage {
-        path: "/mirror/".to_owned(),
-        kind: PageKind::Index,
-        body: index_page("正版授权书城", &links)?,
-    });
-    Ok(pages)
-}
-
-/// The first chapters of the first registered work.
-fn mirror_chapters(corpus: &Corpus) -> Vec<&CorpusChapter> {
-    corpus.registered.iter().take(MIRROR_PAGES).collect()
-}
-
-/// The pirate site's own text: copies nothing.
-const ABOUT: &str = "本站为copyhound演示而设，页面均由程序生成。\n\
-    本站所有小说均来自网友上传，仅供交流学习，如有侵权请联系删除。\n\
-    联系邮箱：admin@pirate.invalid　　备案号：无";
 
 /// A running demo site: serves its pages until [`SiteServer::stop`]. Paths not among them
 /// are 404 (`/robots.txt` too: crawling is allowed).
@@ -585,79 +378,4 @@ pub async fn demo_login(store: &Store) -> Result<(String, String)> {
         }
     }
     Ok((DEMO_USER.to_owned(), password))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_disguise_has_a_page_and_the_negatives_too() {
-        let pages = demo_pages().unwrap();
-        let kinds: Vec<PageKind> = pages.iter().map(|p| p.kind).collect();
-        for case in Case::ALL {
-            // No unregistered chapter of a registered work here; script pages need the
-            // quality bench's rendering.
-            if matches!(case, Case::OtherChapter | Case::Script) {
-                continue;
-            }
-            let want = if case.is_evasion() {
-                PageKind::Copy(case)
-            } else {
-                PageKind::Innocent(case)
-            };
-            assert!(kinds.contains(&want), "no page of {case:?}");
-        }
-        assert_eq!(
-            kinds.iter().filter(|k| **k == PageKind::Licensed).count(),
-            MIRROR_PAGES
-        );
-        // A split chapter comes with every page it was cut into.
-        let split = kinds
-            .iter()
-            .filter(|k| **k == PageKind::Copy(Case::Split))
-            .count();
-        assert!(split >= 2, "{split} split pages");
-        let last = format!("/read/split-{split}.html");
-        let page = pages.iter().find(|p| p.path == last).unwrap();
-        assert!(
-            String::from_utf8_lossy(&page.body).contains(&format!("{split}/{split}")),
-            "{last} is not the last of {split} pages"
-        );
-        let paths: std::collections::HashSet<&str> =
-            pages.iter().map(|p| p.path.as_str()).collect();
-        assert_eq!(paths.len(), pages.len(), "two pages on one path");
-        // The index links every pirate page, and no mirror page.
-        let index = pages.iter().find(|p| p.path == "/").unwrap();
-        let index = String::from_utf8_lossy(&index.body);
-        for p in &pages {
-            let linked = index.contains(&format!("href=\"{}\"", p.path));
-            let pirate = p.path.starts_with("/read/") || p.path == "/about.html";
-            assert_eq!(linked, pirate, "{}", p.path);
-        }
-    }
-
-    #[test]
-    fn the_pages_are_the_same_on_every_run_and_escaped() {
-        let (a, b) = (demo_pages().unwrap(), demo_pages().unwrap());
-        assert!(a.iter().zip(&b).all(|(x, y)| x.body == y.body));
-        let html =
-            String::from_utf8(index_page("<b>&", &[("/x".into(), "<i>".into())]).unwrap()).unwrap();
-        assert!(
-            html.contains("&#60;b&#62;&#38;") || html.contains("&lt;b&gt;&amp;"),
-            "{html}"
-        );
-        assert!(!html.contains("<i>"), "{html}");
-    }
-
-    #[test]
-    fn the_traditional_page_is_in_the_other_script() {
-        let pages = demo_pages().unwrap();
-        let page = pages
-            .iter()
-            .find(|p| p.kind == PageKind::Copy(Case::Traditional))
-            .unwrap();
-        let text = String::from_utf8_lossy(&page.body);
-        assert!(!zhconv::is_hans(&text), "still simplified");
-    }
 }

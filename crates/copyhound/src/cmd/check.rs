@@ -123,20 +123,6 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
     Ok(())
 }
 
-/// A checker of local pages (benchmarks): default fetch settings, the configured extraction.
-pub(crate) fn local_checker(
-    matcher: Arc<Matcher>,
-    store: &Store,
-    settings: &Settings,
-) -> Result<Checker> {
-    Ok(Checker::new(
-        matcher,
-        store.clone(),
-        crawler::FetchSettings::default(),
-        settings.crawler.extract.clone(),
-    )?)
-}
-
 /// Pages checked at once by default: twice the cores, so that a core whose page waits for
 /// the store (or the network) has another page to work on (measured: 2 at once on 2 cores
 /// left a fifth of the time idle).

@@ -1,7 +1,8 @@
 //! `copyhound demo`: copyhound on a fresh machine in one command. On a SQLite store in the
 //! data directory it registers the sample works compiled in, serves a pirate site and a
-//! licensed mirror on 127.0.0.1 (`pipeline::demo`), watches both and queues their crawls,
-//! and runs the admin UI with the workers (`serve`'s wiring), printing the URL and a login.
+//! licensed mirror on 127.0.0.1 (`pipeline::demo`, the pages from `bench::demo`), watches
+//! both and queues their crawls, and runs the admin UI with the workers (`serve`'s wiring),
+//! printing the URL and a login.
 //! A second run on the same directory finds its works and sites and crawls them again.
 
 use std::net::SocketAddr;
@@ -70,7 +71,7 @@ async fn demo(
     );
     let site = demo::SiteServer::start(
         demo::bind_site(store).await?,
-        demo::demo_pages().context("while building the demo site")?,
+        bench::demo::demo_pages().context("while building the demo site")?,
     )?;
     let sites = demo::watch_demo_sites(store, &settings.crawler, site.addr())
         .await

@@ -1,13 +1,11 @@
-//! Measuring the matcher: pirate pages made from public-domain novels with each disguise
-//! pirates use, negatives that must not match, and the recall/precision table over them.
-//!
-//! This is benchmark support, not part of a query: tests, `examples/quality.rs` and (later)
-//! `copyhound bench` call it. It does no I/O; the caller reads the novels.
+//! Pirate pages: public-domain novels cut into chapters ([`Corpus`]) and made into the pages
+//! pirates publish, with each disguise they use, beside negatives that must not match.
 //!
 //! A [`Corpus`] holds novels cut into chapters ([`split_chapters`]). Of a *registered* novel,
 //! every fourth chapter is held out (not registered), so pages made from it are "other chapter
 //! of the same novel" negatives; *foreign* novels are never registered. [`pirate_pages`] makes
-//! the pages of every [`Case`], and [`evaluate`] runs [`Matcher::check`] over them.
+//! the pages of every [`Case`]; [`crate::quality`] scores what a matcher reports for them. It
+//! does no I/O but [`Corpus::load`]; the same seed makes the same pages on every machine.
 //!
 //! | case | page |
 //! |---|---|
@@ -20,27 +18,22 @@
 //! | merged | 2–3 consecutive chapters on one page; all must be reported |
 //! | partial | a contiguous 30–60% of the chapter |
 //! | look-alike letters | an English chapter with half of its Latin letters that have a Cyrillic or Greek look-alike (`а е о р с х у і`, `А В Е К М Н О Р С Т Х`, `ο ν`) swapped for it |
-//! | script-written | the chapter as it is; `copyhound bench quality` renders its pages with an empty content element that an inline script fills (`\uXXXX` literals, pieces joined by `+`, `innerHTML` or `document.write`) or fetches from a JSON endpoint |
+//! | script-written | the chapter as it is; [`crate::html`] renders its pages with an empty content element that an inline script fills (`\uXXXX` literals, pieces joined by `+`, `innerHTML` or `document.write`) or fetches from a JSON endpoint |
 //! | other chapter | a held-out chapter of a registered novel (negative) |
 //! | other novel | a chapter of a foreign novel (negative) |
 //! | quotation | a held-out or foreign chapter quoting 1–3 sentences (at most 150 characters) of a registered chapter (negative) |
 
-use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 use fingerprint::hash::fmix64;
 use fingerprint::normalize_compact;
 use fingerprint::pinyin::symbol;
 use fingerprint::sentences::split_sentences;
-use fingerprint::{ChapterFingerprint, Fingerprinter};
 use foldhash::HashMap;
+use matcher::{ChapterId, WorkId};
 
-use crate::source::{ChapterSource, MemorySource};
-use crate::{ChapterEntry, ChapterId, IndexBuilder, Matcher, MatcherSettings, Result, WorkId};
+use crate::samples::SAMPLE;
 
-/// One chapter of the corpus.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CorpusChapter {
     /// Its id (also for held-out and foreign chapters, which are never registered).
@@ -60,13 +53,18 @@ pub struct CorpusChapter {
 impl CorpusChapter {
     /// Whether most of the text is Han characters.
     pub fn is_chinese(&self) -> bool {
-        let (mut han, mut all) = (0, 0);
-        for c in self.text.chars().filter(|c| c.is_alphanumeric()).take(2000) {
-            all += 1;
-            han += usize::from(is_han(c));
-        }
-        han * 2 > all
+        is_chinese(&self.text)
     }
+}
+
+/// Whether most of the first 2,000 letters and digits of `text` are Han characters.
+pub(crate) fn is_chinese(text: &str) -> bool {
+    let (mut han, mut all) = (0, 0);
+    for c in text.chars().filter(|c| c.is_alphanumeric()).take(2000) {
+        all += 1;
+        han += usize::from(is_han(c));
+    }
+    han * 2 > all
 }
 
 fn is_han(c: char) -> bool {
@@ -237,54 +235,75 @@ pub const FOREIGN: &[&str] = &[
     "en/adventures_of_sherlock_holmes.txt",
 ];
 
-/// Registered novels of the small sample kept in the repository (`crates/matcher/tests/data`).
-pub const SAMPLE_REGISTERED: &[&str] = &[
-    "sanguoyanyi_1-10.txt",
-    "xiyouji_1-4.txt",
-    "hongloumeng_hant_1-2.txt",
-    "alice_1-3.txt",
-];
-
-/// Foreign novels of the small sample.
-pub const SAMPLE_FOREIGN: &[&str] = &["shuihuquanzhuan_1-2.txt", "frankenstein_1-2.txt"];
-
 impl Corpus {
+    /// Adds a novel: to register ([`Corpus::add_registered`]) or not ([`Corpus::add_foreign`]).
+    pub fn add(&mut self, title: &str, text: &str, registered: bool, max_bytes: usize) {
+        if registered {
+            self.add_registered(title, text, max_bytes);
+        } else {
+            self.add_foreign(title, text, max_bytes);
+        }
+    }
+
     /// The novels under `dir` cut into chapters of about `chapter_bytes`: the project corpus
     /// ([`REGISTERED`], [`FOREIGN`]) when `dir` has a `zh` folder, else the repository's
-    /// sample ([`SAMPLE_REGISTERED`], [`SAMPLE_FOREIGN`]). A novel's title is its path without
+    /// sample (the files of [`crate::samples::SAMPLE`]). A novel's title is its path without
     /// `.txt`.
     ///
     /// # Errors
     /// A novel that cannot be read (as UTF-8).
-    pub fn load(dir: &std::path::Path, chapter_bytes: usize) -> std::io::Result<Corpus> {
-        let (registered, foreign) = if dir.join("zh").is_dir() {
-            (REGISTERED, FOREIGN)
+    pub fn load(dir: &Path, chapter_bytes: usize) -> std::io::Result<Corpus> {
+        let files: Vec<(&str, bool)> = if dir.join("zh").is_dir() {
+            let registered = REGISTERED.iter().map(|f| (*f, true));
+            registered
+                .chain(FOREIGN.iter().map(|f| (*f, false)))
+                .collect()
         } else {
-            (SAMPLE_REGISTERED, SAMPLE_FOREIGN)
+            SAMPLE.iter().map(|s| (s.file, s.registered)).collect()
         };
         let mut novels = Vec::new();
-        for (files, is_registered) in [(registered, true), (foreign, false)] {
-            for file in files {
-                let path = dir.join(file);
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    std::io::Error::new(e.kind(), format!("reading {}: {e}", path.display()))
-                })?;
-                novels.push((
-                    file.trim_end_matches(".txt").to_string(),
-                    text,
-                    is_registered,
-                ));
-            }
+        for (file, registered) in files {
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("reading {}: {e}", path.display()))
+            })?;
+            novels.push((file.trim_end_matches(".txt").to_string(), text, registered));
         }
         let mut corpus = Corpus::new();
-        for (title, text, is_registered) in novels {
-            if is_registered {
-                corpus.add_registered(&title, &text, chapter_bytes);
-            } else {
-                corpus.add_foreign(&title, &text, chapter_bytes);
-            }
+        for (title, text, registered) in novels {
+            corpus.add(&title, &text, registered, chapter_bytes);
         }
         Ok(corpus)
+    }
+}
+
+/// Which pirate pages a run makes: the novels, how they are cut, how many pages of each
+/// case, from which seed.
+#[derive(Debug, Clone)]
+pub struct PageOptions {
+    /// Novels: the project corpus or a directory holding the sample ([`Corpus::load`]);
+    /// `None` for the sample compiled in.
+    pub corpus: Option<PathBuf>,
+    /// Pages per case (fewer when the corpus has too few chapters of the kind).
+    pub per_case: usize,
+    /// Seed of the page generator (the same seed makes the same pages).
+    pub seed: u64,
+    /// Novels are cut into chapters of about this many bytes.
+    pub chapter_bytes: usize,
+}
+
+impl PageOptions {
+    /// The novels, cut ([`crate::samples::corpus`]).
+    ///
+    /// # Errors
+    /// A novel that cannot be read.
+    pub fn corpus(&self) -> anyhow::Result<Corpus> {
+        crate::samples::corpus(self.corpus.as_deref(), self.chapter_bytes)
+    }
+
+    /// The pages of `corpus` ([`pirate_pages`]).
+    pub fn pages(&self, corpus: &Corpus) -> Vec<PiratePage> {
+        pirate_pages(corpus, self.per_case, self.seed)
     }
 }
 
@@ -865,439 +884,9 @@ fn split(c: &CorpusChapter, rng: &mut Rng) -> Vec<(String, usize)> {
         .collect()
 }
 
-/// Fingerprints `chapters` on `threads` threads, in order.
-pub fn fingerprint_all(
-    chapters: &[CorpusChapter],
-    fingerprinter: &Fingerprinter,
-    threads: usize,
-) -> Vec<ChapterFingerprint> {
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, ChapterFingerprint)>> = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| {
-                let mut local = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(c) = chapters.get(i) else { break };
-                    local.push((i, fingerprinter.fingerprint(&c.text)));
-                }
-                done.lock().expect("no panics while locked").extend(local);
-            });
-        }
-    });
-    let mut done = done.into_inner().expect("no panics while locked");
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, fp)| fp).collect()
-}
-
-/// Fingerprints the registered chapters of `corpus` on `threads` threads and returns a matcher
-/// over them with the texts to verify against.
-///
-/// # Errors
-/// [`Error::OutOfRange`](crate::Error::OutOfRange) or
-/// [`Error::InvalidSettings`](crate::Error::InvalidSettings) for bad settings.
-pub fn register(
-    corpus: &Corpus,
-    fingerprinter: Arc<Fingerprinter>,
-    settings: MatcherSettings,
-    threads: usize,
-) -> Result<(Matcher, MemorySource)> {
-    let fingerprints = fingerprint_all(&corpus.registered, &fingerprinter, threads);
-    let mut builder = IndexBuilder::new(settings.index.clone())?;
-    let mut source = MemorySource::new();
-    for (c, fp) in corpus.registered.iter().zip(&fingerprints) {
-        builder.add(&ChapterEntry::new(c.id, c.work, fp))?;
-        source.insert(c.id, c.text.clone());
-    }
-    Ok((
-        Matcher::new(settings, fingerprinter, builder.build())?,
-        source,
-    ))
-}
-
-/// Counts of one case.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CaseStats {
-    /// Pages.
-    pub pages: usize,
-    /// Pages for which every expected chapter was reported.
-    pub pages_recalled: usize,
-    /// Pages with at least one reported match.
-    pub pages_with_matches: usize,
-    /// Pages that reported a chapter they do not copy (on a negative page: any match).
-    pub pages_wrong: usize,
-    /// Matches reported.
-    pub reported: usize,
-    /// Reported matches that name an expected chapter.
-    pub correct: usize,
-    /// Sum of the coverage (share of the chapter found in the page) of those matches.
-    pub coverage_sum: f64,
-    /// The least coverage of those matches (1 when there are none).
-    pub coverage_min: f64,
-}
-
-impl CaseStats {
-    /// Page-level recall: share of pages whose every expected chapter was reported.
-    pub fn recall(&self) -> f64 {
-        share(self.pages_recalled, self.pages)
-    }
-
-    /// Share of reported matches that are right (1 when nothing was reported).
-    pub fn precision(&self) -> f64 {
-        if self.reported == 0 {
-            1.0
-        } else {
-            share(self.correct, self.reported)
-        }
-    }
-
-    /// Share of the pages with matches that named only chapters the page copies (1 when
-    /// nothing was reported): the right chapter attributed.
-    pub fn right_chapter(&self) -> f64 {
-        if self.pages_with_matches == 0 {
-            1.0
-        } else {
-            share(
-                self.pages_with_matches - self.pages_wrong,
-                self.pages_with_matches,
-            )
-        }
-    }
-
-    /// Mean coverage of the matches that name an expected chapter (0 when there are none).
-    pub fn coverage(&self) -> f64 {
-        if self.correct == 0 {
-            0.0
-        } else {
-            self.coverage_sum / self.correct as f64
-        }
-    }
-
-    fn add(&mut self, other: &CaseStats) {
-        if other.pages > 0 {
-            self.coverage_min = if self.pages == 0 {
-                other.coverage_min
-            } else {
-                self.coverage_min.min(other.coverage_min)
-            };
-        }
-        self.coverage_sum += other.coverage_sum;
-        self.pages += other.pages;
-        self.pages_recalled += other.pages_recalled;
-        self.pages_with_matches += other.pages_with_matches;
-        self.pages_wrong += other.pages_wrong;
-        self.reported += other.reported;
-        self.correct += other.correct;
-    }
-}
-
-fn share(n: usize, d: usize) -> f64 {
-    if d == 0 { 0.0 } else { n as f64 / d as f64 }
-}
-
-/// Page-level recall wanted over all evasion pages.
-pub const TARGET_RECALL: f64 = 0.98;
-/// Page-level recall wanted for each evasion.
-pub const TARGET_CASE_RECALL: f64 = 0.95;
-/// Share of reported matches that must be right, over all pages.
-pub const TARGET_PRECISION: f64 = 0.99;
-/// Mean coverage wanted of the right matches on script-written and look-alike pages (the
-/// whole chapter is on the page, however it is disguised).
-pub const TARGET_COVERAGE: f64 = 0.9;
-
-/// The result of [`evaluate`] or [`score`].
-#[derive(Debug, Clone, Default)]
-pub struct QualityReport {
-    /// Counts per case, in [`Case::ALL`] order (cases without pages left out).
-    pub cases: Vec<(Case, CaseStats)>,
-    /// Pages that were missed or reported a wrong chapter: origin and what was reported.
-    pub failures: Vec<String>,
-    /// Wall-clock seconds of the run.
-    pub seconds: f64,
-    /// Threads used.
-    pub threads: usize,
-}
-
-impl QualityReport {
-    /// The counts of `case`.
-    pub fn stats(&self, case: Case) -> CaseStats {
-        self.cases
-            .iter()
-            .find(|(c, _)| *c == case)
-            .map(|(_, s)| *s)
-            .unwrap_or_default()
-    }
-
-    /// Counts over all evasion pages.
-    pub fn evasions(&self) -> CaseStats {
-        let mut total = CaseStats::default();
-        for (_, s) in self.cases.iter().filter(|(c, _)| c.is_evasion()) {
-            total.add(s);
-        }
-        total
-    }
-
-    /// Counts over all pages.
-    pub fn all(&self) -> CaseStats {
-        let mut total = CaseStats::default();
-        for (_, s) in &self.cases {
-            total.add(s);
-        }
-        total
-    }
-
-    /// The quality targets this report misses, one line each (empty: all met): page-level
-    /// recall at least [`TARGET_RECALL`] over all evasions and [`TARGET_CASE_RECALL`] for each,
-    /// precision at least [`TARGET_PRECISION`] over all pages, every match on an evasion page
-    /// naming a chapter it copies (the right chapter), and no quotation reported.
-    pub fn missed_targets(&self) -> Vec<String> {
-        let mut missed = Vec::new();
-        let evasions = self.evasions();
-        if evasions.recall() < TARGET_RECALL {
-            missed.push(format!(
-                "recall over all evasions {:.3} < {TARGET_RECALL}",
-                evasions.recall()
-            ));
-        }
-        let all = self.all();
-        if all.precision() < TARGET_PRECISION {
-            missed.push(format!(
-                "precision {:.3} < {TARGET_PRECISION}",
-                all.precision()
-            ));
-        }
-        for (case, s) in &self.cases {
-            if matches!(case, Case::LookAlike | Case::Script) && s.coverage() < TARGET_COVERAGE {
-                missed.push(format!(
-                    "coverage of {} {:.3} < {TARGET_COVERAGE}",
-                    case.name(),
-                    s.coverage()
-                ));
-            }
-            if case.is_evasion() && s.recall() < TARGET_CASE_RECALL {
-                missed.push(format!(
-                    "recall of {} {:.3} < {TARGET_CASE_RECALL}",
-                    case.name(),
-                    s.recall()
-                ));
-            }
-            // Other chapters and other novels count against precision only: a novel may
-            // repeat a long passage of its own in another chapter (水浒全传 does), and
-            // reporting it is no mistake of the matcher's. A quotation never may be reported.
-            let strict = case.is_evasion() || *case == Case::Quotation;
-            if strict && s.pages_wrong > 0 {
-                missed.push(format!(
-                    "{}: {} pages reported a chapter they do not copy",
-                    case.name(),
-                    s.pages_wrong
-                ));
-            }
-        }
-        missed
-    }
-
-    /// Pages checked per second.
-    pub fn pages_per_second(&self) -> f64 {
-        self.all().pages as f64 / self.seconds.max(1e-9)
-    }
-}
-
-impl fmt::Display for QualityReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "| case | pages | recall (pages) | pages with matches | matches reported | precision | right chapter | coverage (mean, min) |"
-        )?;
-        writeln!(f, "|---|---:|---:|---:|---:|---:|---:|---:|")?;
-        let row = |f: &mut fmt::Formatter<'_>, name: &str, s: &CaseStats, evasion: bool| {
-            let recall = if evasion {
-                format!("{:.3}", s.recall())
-            } else {
-                "–".to_string()
-            };
-            let coverage = if evasion && s.correct > 0 {
-                format!("{:.3}, {:.3}", s.coverage(), s.coverage_min)
-            } else {
-                "–".to_string()
-            };
-            writeln!(
-                f,
-                "| {name} | {} | {recall} | {} | {} | {:.3} | {:.3} | {coverage} |",
-                s.pages,
-                s.pages_with_matches,
-                s.reported,
-                s.precision(),
-                s.right_chapter()
-            )
-        };
-        for (case, s) in &self.cases {
-            row(f, case.name(), s, case.is_evasion())?;
-        }
-        row(f, "**all evasions**", &self.evasions(), true)?;
-        row(f, "**all pages**", &self.all(), false)?;
-        writeln!(
-            f,
-            "\n{} pages in {:.2} s on {} threads: {:.0} pages/s",
-            self.all().pages,
-            self.seconds,
-            self.threads,
-            self.pages_per_second()
-        )
-    }
-}
-
-/// What was reported for one page: each chapter with its coverage.
-type Reported = Vec<(ChapterId, f64)>;
-
-/// Runs [`Matcher::check`] over `pages` on `threads` threads and counts, per case, the pages
-/// recalled and the matches reported right and wrong.
-///
-/// # Errors
-/// The first [`Error::Source`](crate::Error::Source) the source reports.
-pub fn evaluate(
-    matcher: &Matcher,
-    source: &(impl ChapterSource + Sync + ?Sized),
-    pages: &[PiratePage],
-    threads: usize,
-) -> Result<QualityReport> {
-    let threads = threads.max(1);
-    let start = Instant::now();
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Reported)>> = Mutex::new(Vec::with_capacity(pages.len()));
-    let first_error = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                let mut local = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = pages.get(i) else { break };
-                    match matcher.check(&p.text, source) {
-                        Ok(matches) => local
-                            .push((i, matches.iter().map(|m| (m.chapter, m.coverage)).collect())),
-                        Err(e) => {
-                            first_error
-                                .lock()
-                                .expect("no panics while locked")
-                                .get_or_insert(e);
-                            break;
-                        }
-                    }
-                }
-                results
-                    .lock()
-                    .expect("no panics while locked")
-                    .extend(local);
-            });
-        }
-    });
-    if let Some(e) = first_error.into_inner().expect("no panics while locked") {
-        return Err(e);
-    }
-    let seconds = start.elapsed().as_secs_f64();
-    let mut results = results.into_inner().expect("no panics while locked");
-    results.sort_unstable_by_key(|(i, _)| *i);
-    let reported: Vec<Vec<(ChapterId, f64)>> = results.into_iter().map(|(_, r)| r).collect();
-    Ok(score(pages, &reported, seconds, threads))
-}
-
-/// Counts, per case, the pages recalled and the matches reported right and wrong, given the
-/// chapters reported for each of `pages` with their coverage (in the same order) by whatever
-/// ran the matcher
-/// (here [`evaluate`]; `copyhound bench quality` runs `check` over HTML files).
-///
-/// # Panics
-/// When `reported` and `pages` differ in length.
-pub fn score(
-    pages: &[PiratePage],
-    reported: &[Vec<(ChapterId, f64)>],
-    seconds: f64,
-    threads: usize,
-) -> QualityReport {
-    assert_eq!(pages.len(), reported.len(), "one result per page");
-    let mut per_case: HashMap<Case, CaseStats> = HashMap::default();
-    let mut failures = Vec::new();
-    for (p, reported) in pages.iter().zip(reported) {
-        let s = per_case.entry(p.case).or_insert(CaseStats {
-            coverage_min: 1.0,
-            ..CaseStats::default()
-        });
-        let right: Vec<f64> = reported
-            .iter()
-            .filter(|(c, _)| p.expected.contains(c))
-            .map(|&(_, coverage)| coverage)
-            .collect();
-        let correct = right.len();
-        s.coverage_sum += right.iter().sum::<f64>();
-        s.coverage_min = right.iter().copied().fold(s.coverage_min, f64::min);
-        let recalled = p
-            .expected
-            .iter()
-            .all(|c| reported.iter().any(|(r, _)| r == c));
-        s.pages += 1;
-        s.pages_recalled += usize::from(recalled);
-        s.pages_with_matches += usize::from(!reported.is_empty());
-        s.pages_wrong += usize::from(correct < reported.len());
-        s.reported += reported.len();
-        s.correct += correct;
-        if !recalled || correct < reported.len() {
-            failures.push(format!(
-                "{}: {} — expected {:?}, reported {:?}",
-                p.case.name(),
-                p.origin,
-                p.expected.iter().map(|c| c.0).collect::<Vec<_>>(),
-                reported.iter().map(|(c, _)| c.0).collect::<Vec<_>>()
-            ));
-        }
-    }
-    QualityReport {
-        cases: Case::ALL
-            .into_iter()
-            .filter_map(|c| per_case.get(&c).map(|s| (c, *s)))
-            .collect(),
-        failures,
-        seconds,
-        threads,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn synthetic_variants_keep_shape_and_common_hashes_only() {
-        let f = Fingerprinter::new(fingerprint::FingerprintSettings::default()).unwrap();
-        let a =
-            f.fingerprint(&"话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。".repeat(20));
-        let b = f.fingerprint(&format!(
-            "{}{}",
-            "他在做事，她再作诗，它在那里。".repeat(20),
-            "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。".repeat(4)
-        ));
-        let common = common_hashes(&[a.clone(), b.clone()]);
-        assert!(!common.is_empty());
-        let v = synthetic_variant(&a, 3, &common);
-        assert_eq!(v.winnow.len(), a.winnow.len());
-        assert_eq!(v.summary.minhash.values().len(), 128);
-        for (x, y) in v.winnow.iter().zip(&a.winnow) {
-            assert_eq!(x.pos, y.pos);
-            assert_eq!(x.hash == y.hash, common.contains(&y.hash));
-        }
-        assert_ne!(v.summary.simhash, a.summary.simhash);
-        let text = "话说天下大势 Alice";
-        let enciphered = synthetic_text(text, 3);
-        assert_eq!(enciphered.chars().count(), text.chars().count());
-        assert!(
-            enciphered
-                .chars()
-                .zip(text.chars())
-                .filter(|(x, y)| x == y)
-                .count()
-                <= 2
-        );
-    }
 
     #[test]
     fn chapters_are_cut_at_headings_and_long_ones_in_parts() {
@@ -1346,129 +935,5 @@ mod tests {
         assert!(with_ads(&c.text, true, &mut rng).len() > c.text.len());
         let parts = split(&c, &mut rng);
         assert!(parts.len() >= 2 && parts.iter().all(|(_, n)| *n == parts.len()));
-    }
-}
-
-/// Ids of synthetic variants are `variant · SYNTHETIC_STRIDE + base id` (base ids stay below
-/// the stride; variant 0 is the real chapter).
-pub const SYNTHETIC_STRIDE: i64 = 1 << 32;
-
-/// Winnowing hashes (text and pinyin) that occur in at least two of `fingerprints`: the common
-/// phrasing that synthetic variants keep, so that posting lists have the long tail real text
-/// has.
-pub fn common_hashes(fingerprints: &[ChapterFingerprint]) -> std::collections::HashSet<u64> {
-    let mut df: HashMap<u64, u32> = HashMap::default();
-    for fp in fingerprints {
-        let mut seen: Vec<u64> = fp
-            .winnow
-            .iter()
-            .chain(&fp.pinyin_winnow)
-            .map(|w| w.hash)
-            .collect();
-        seen.sort_unstable();
-        seen.dedup();
-        for h in seen {
-            *df.entry(h).or_default() += 1;
-        }
-    }
-    df.into_iter()
-        .filter(|&(_, n)| n >= 2)
-        .map(|(h, _)| h)
-        .collect()
-}
-
-/// Synthetic chapter number `variant` (≥ 1) made from a real chapter's fingerprint, for
-/// measuring the index at a scale the corpus cannot reach: the same number of fingerprints of
-/// every kind at the same positions, but with every hash outside `common` (and every MinHash
-/// value, sentence hash and the SimHash) replaced by a hash of it and the variant number. It
-/// stands for a different chapter of the same length and language, sharing only common
-/// phrasing with the others; [`synthetic_text`] is its text for verification.
-pub fn synthetic_variant(
-    base: &ChapterFingerprint,
-    variant: u64,
-    common: &std::collections::HashSet<u64>,
-) -> ChapterFingerprint {
-    let salt = fmix64(variant.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let remap = |h: u64| {
-        if common.contains(&h) {
-            h
-        } else {
-            fmix64(h ^ salt)
-        }
-    };
-    let winnows = |ws: &[fingerprint::Winnow]| {
-        ws.iter()
-            .map(|w| fingerprint::Winnow {
-                hash: remap(w.hash),
-                pos: w.pos,
-            })
-            .collect()
-    };
-    let mut summary = base.summary.clone();
-    summary.simhash = fmix64(summary.simhash ^ salt);
-    summary.minhash = fingerprint::MinHash::from_values(
-        summary
-            .minhash
-            .values()
-            .iter()
-            .map(|&v| fmix64(v as u64 ^ salt) as u32)
-            .collect(),
-    );
-    for h in &mut summary.sentences.hashes {
-        *h = fmix64(*h ^ salt);
-    }
-    summary.sentences.signature ^= salt as u128;
-    ChapterFingerprint {
-        summary,
-        winnow: winnows(&base.winnow),
-        pinyin_winnow: winnows(&base.pinyin_winnow),
-    }
-}
-
-/// The text a synthetic variant stands for: the base text with its Han characters and Latin
-/// letters enciphered by a permutation that depends on the variant (it shares no passage
-/// with the base, so verifying a page against it finds nothing, as for an unrelated chapter).
-pub fn synthetic_text(base: &str, variant: u64) -> String {
-    // 20,992 CJK unified ideographs (2^9 · 41): an odd multiplier not divisible by 41
-    // permutes them.
-    const HAN: u32 = 0x9FFF - 0x4E00 + 1;
-    let shift = (fmix64(variant) % HAN as u64) as u32;
-    base.chars()
-        .map(|c| match c {
-            '\u{4E00}'..='\u{9FFF}' => {
-                let i = (c as u32 - 0x4E00).wrapping_mul(7919).wrapping_add(shift) % HAN;
-                char::from_u32(0x4E00 + i).unwrap_or(c)
-            }
-            'a'..='z' => char::from(b'a' + ((c as u8 - b'a') as u32 + shift % 25 + 1) as u8 % 26),
-            'A'..='Z' => char::from(b'A' + ((c as u8 - b'A') as u32 + shift % 25 + 1) as u8 % 26),
-            _ => c,
-        })
-        .collect()
-}
-
-/// The [`ChapterSource`] of an index of real chapters and their synthetic variants: real
-/// chapters (variant 0) come from `bases`, variants from [`synthetic_text`].
-#[derive(Debug, Clone, Default)]
-pub struct SyntheticSource {
-    /// The real chapters' texts, by id.
-    pub bases: MemorySource,
-}
-
-impl ChapterSource for SyntheticSource {
-    fn chapter_text(
-        &self,
-        chapter: ChapterId,
-    ) -> std::result::Result<Option<std::borrow::Cow<'_, str>>, crate::SourceError> {
-        let (variant, base) = (
-            chapter.0 / SYNTHETIC_STRIDE,
-            ChapterId(chapter.0 % SYNTHETIC_STRIDE),
-        );
-        Ok(self.bases.get(base).map(|text| {
-            if variant == 0 {
-                std::borrow::Cow::Borrowed(text)
-            } else {
-                std::borrow::Cow::Owned(synthetic_text(text, variant as u64))
-            }
-        }))
     }
 }

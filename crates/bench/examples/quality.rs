@@ -3,7 +3,7 @@
 //! recall/precision table per case.
 //!
 //! ```sh
-//! cargo run --release -p matcher --example quality -- [--corpus DIR] [--per-case N] \
+//! cargo run --release -p bench --example quality -- [--corpus DIR] [--per-case N] \
 //!     [--threads N] [--chapter-bytes N] [--seed N] [--failures N] [--text-sample N] [--pinyin-sample N]
 //! ```
 //!
@@ -18,9 +18,11 @@ mod common;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bench::pirate::excerpt_pages;
+use bench::quality::{evaluate, register};
+use bench::{Case, pirate_pages};
 use common::{arg, corpus_dir, load_corpus, settings};
 use fingerprint::{FingerprintSettings, Fingerprinter};
-use matcher::quality::{Case, evaluate, excerpt_pages, pirate_pages, register};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -2,20 +2,20 @@
 //!
 //! ```sh
 //! # A million chapters: memory per chapter, load time, query latency and quality
-//! cargo run --release -p matcher --example scale -- index [--chapters 1000000] \
+//! cargo run --release -p bench --example scale -- index [--chapters 1000000] \
 //!     [--chapter-bytes 8192] [--per-case 100] [--threads 2] [--corpus DIR] [--slowest] \
 //!     [--text-sample N] [--pinyin-sample N] [--incremental N] [--repeat N]
 //! # SimHash tables alone over ten million fingerprints
-//! cargo run --release -p matcher --example scale -- simhash [--fingerprints 10000000] \
+//! cargo run --release -p bench --example scale -- simhash [--fingerprints 10000000] \
 //!     [--queries 100000] [--distance 3]
 //! ```
 //!
 //! `index` cuts the registered novels of `../shared/corpus` into chapters of about
 //! `--chapter-bytes`, fingerprints them, and fills the index up to `--chapters` with synthetic
-//! variants of them ([`matcher::quality::synthetic_variant`]: same shape, hashes of their own
+//! variants of them ([`bench::synthetic::synthetic_variant`]: same shape, hashes of their own
 //! but for the common phrasing shared by several real chapters). Loading is timed as the store
 //! will do it: decode each chapter's stored fingerprint bytes, add it to an `IndexBuilder`,
-//! build. Queries are pirate pages (every evasion and negative of [`matcher::quality`]) made
+//! build. Queries are pirate pages (every evasion and negative of [`bench::pirate`]) made
 //! from the real chapters, checked one at a time on one thread for latency (each page also
 //! `--repeat` times, keeping its fastest run: the figure without the other processes of a
 //! shared machine), then all on
@@ -27,13 +27,12 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bench::pirate_pages;
+use bench::quality::{evaluate, fingerprint_all};
+use bench::synthetic::{SYNTHETIC_STRIDE, SyntheticSource, common_hashes, synthetic_variant};
 use common::{arg, corpus_dir, load_corpus, quantile, settings};
 use fingerprint::hash::fmix64;
 use fingerprint::{ChapterFingerprint, FingerprintSettings, Fingerprinter};
-use matcher::quality::{
-    SYNTHETIC_STRIDE, SyntheticSource, common_hashes, evaluate, fingerprint_all, pirate_pages,
-    synthetic_variant,
-};
 use matcher::simhash::{SimHashIndex, SimHashLayout};
 use matcher::{ChapterEntry, ChapterId, ChapterSource, IndexBuilder, Matcher, MemorySource};
 use testkit::{heap_now, heap_peak, reset_peak};

@@ -1,15 +1,16 @@
-//! End-to-end: pirate pages made from the bundled public-domain chapters with every disguise,
-//! and negatives (other chapters of the same novel, other novels, short quotations), through
-//! `Matcher::check`. What the matcher promises on real text belongs here.
+//! End-to-end: pirate pages made from the sample's public-domain chapters with every
+//! disguise, and negatives (other chapters of the same novel, other novels, short quotations),
+//! through `Matcher::check`. What the matcher promises on real text belongs here.
 
 mod common;
 
 use std::sync::OnceLock;
 
+use bench::quality::{QualityReport, evaluate};
+use bench::{Case, Corpus, PiratePage, pirate_pages};
 use common::{corpus, data, fingerprinter, matcher};
 use fingerprint::normalize;
 use fingerprint::pinyin::symbol;
-use matcher::quality::{Case, Corpus, PiratePage, QualityReport, evaluate, pirate_pages};
 use matcher::{
     ChapterEntry, ChapterId, IndexBuilder, Matcher, MatcherSettings, MemorySource, WorkId,
 };

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use bench::Corpus;
 use matcher::MatcherSettings;
-use matcher::quality::Corpus;
 
 /// The value after `name` on the command line, parsed, or `default`.
 pub fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {

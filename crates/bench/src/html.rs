@@ -1,0 +1,307 @@
+//! Pirate pages as the files a pirate site serves: HTML in several layouts and encodings.
+//!
+//! Layouts: `div-br` (`<div id="content">` with `<br>` line breaks, the classic novel-site
+//! page), `p-article` (`<article>` of `<p>`), `table` (the text in a table cell, old
+//! sites), `biquge` (a real 笔趣阁 page, `crawler/tests/data/html/biquge_info_book_toc.html`,
+//! with its chapter list replaced by the chapter). Script-written pages have layouts of
+//! their own, an empty `<div id="content">` filled by an inline script: `script-escaped` (the
+//! chapter's HTML as `\uXXXX` literals cut into pieces joined with `+=`, assigned to
+//! `innerHTML`), `script-write` (`document.write` of raw `'<p>...</p>' +` pieces) and, when
+//! the pages are served (`bench pipeline`), `json-endpoint` (the script fetches the chapter
+//! from `N.json`). Encodings, by page: simplified Chinese in
+//! UTF-8, GBK with and without a meta charset, and GB18030; traditional Chinese in Big5 with
+//! and without a meta charset, and UTF-8; English in UTF-8 and windows-1252. Characters an
+//! encoding lacks become numeric character references, as browsers do when submitting forms.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use encoding_rs::{BIG5, Encoding, GB18030, GBK, UTF_8, WINDOWS_1252};
+use matcher::ChapterId;
+use serde::Serialize;
+
+use crate::pirate::{Case, PiratePage, is_chinese};
+use crate::samples::BIQUGE;
+
+/// A file-name-safe name of `case`.
+fn slug(case: Case) -> String {
+    let mut s: String = case
+        .name()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    while s.contains("--") {
+        s = s.replace("--", "-");
+    }
+    s.trim_matches('-').to_string()
+}
+
+/// One line of `expected.jsonl`.
+#[derive(Debug, Serialize)]
+struct Expected<'a> {
+    file: String,
+    case: &'static str,
+    layout: &'static str,
+    encoding: &'static str,
+    meta_charset: bool,
+    /// Store ids of the chapters the page copies.
+    chapter_ids: Vec<i64>,
+    origin: &'a str,
+}
+
+/// Writes every page as an HTML file under `out/pages/<case>/` and `out/expected.jsonl`;
+/// the paths, in page order. With `endpoints`, some script-written pages fetch their text
+/// from `N.json` beside them (N the page's place in `pages`), written as the HTML file's
+/// path with the extension `json`: a server must serve it at that URL. `ids` maps the
+/// chapters a page copies to the store ids `expected.jsonl` names.
+///
+/// # Errors
+/// A file that cannot be written.
+pub fn write_pages(
+    pages: &[PiratePage],
+    ids: &HashMap<ChapterId, i64>,
+    out: &Path,
+    endpoints: bool,
+) -> Result<Vec<PathBuf>> {
+    let mut expected = std::io::BufWriter::new(
+        std::fs::File::create(out.join("expected.jsonl"))
+            .with_context(|| format!("while writing {}", out.display()))?,
+    );
+    let mut paths = Vec::with_capacity(pages.len());
+    let mut per_case: HashMap<Case, usize> = HashMap::new();
+    for (at, page) in pages.iter().enumerate() {
+        let n = per_case.entry(page.case).or_default();
+        let rendered = render(page, *n, endpoints.then_some(at));
+        let dir = out.join("pages").join(slug(page.case));
+        std::fs::create_dir_all(&dir)?;
+        let name = format!(
+            "{:04}-{}-{}{}.html",
+            n,
+            rendered.layout,
+            rendered.encoding.name().to_ascii_lowercase(),
+            if rendered.meta { "" } else { "-nometa" }
+        );
+        *n += 1;
+        let path = dir.join(&name);
+        std::fs::write(&path, &rendered.bytes)
+            .with_context(|| format!("while writing {}", path.display()))?;
+        if let Some(json) = &rendered.endpoint {
+            let json_path = path.with_extension("json");
+            std::fs::write(&json_path, json)
+                .with_context(|| format!("while writing {}", json_path.display()))?;
+        }
+        let line = Expected {
+            file: path
+                .strip_prefix(out)
+                .unwrap_or(&path)
+                .display()
+                .to_string(),
+            case: page.case.name(),
+            layout: rendered.layout,
+            encoding: rendered.encoding.name(),
+            meta_charset: rendered.meta,
+            chapter_ids: page
+                .expected
+                .iter()
+                .filter_map(|c| ids.get(c))
+                .copied()
+                .collect(),
+            origin: &page.origin,
+        };
+        writeln!(expected, "{}", serde_json::to_string(&line)?)?;
+        paths.push(path);
+    }
+    expected.flush()?;
+    Ok(paths)
+}
+
+/// A page as a file.
+struct Rendered {
+    bytes: Vec<u8>,
+    layout: &'static str,
+    encoding: &'static Encoding,
+    meta: bool,
+    /// The JSON the page's script fetches (`json-endpoint` layout).
+    endpoint: Option<String>,
+}
+
+const LAYOUTS: [&str; 4] = ["div-br", "p-article", "table", "biquge"];
+/// Layouts of script-written pages; the last only when the page is served with its endpoint.
+const SCRIPT_LAYOUTS: [&str; 3] = ["script-escaped", "script-write", "json-endpoint"];
+
+/// Renders page number `n` of its case: layout and encoding rotate with `n`, so that a case
+/// of eight pages already has every layout and every encoding of its script. `served_as` is
+/// the page's number on a served site (`N.json` is its endpoint), `None` for files.
+fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
+    let chinese = is_chinese(&page.text);
+    let options: &[(&'static Encoding, bool)] = if !chinese {
+        &[(UTF_8, true), (WINDOWS_1252, true), (UTF_8, false)]
+    } else if zhconv::is_hans(&page.text) {
+        &[(UTF_8, true), (GBK, true), (GBK, false), (GB18030, true)]
+    } else {
+        &[(BIG5, true), (BIG5, false), (UTF_8, true)]
+    };
+    let script_layouts = if served_as.is_some() { 3 } else { 2 };
+    let layout = if page.case == Case::Script {
+        SCRIPT_LAYOUTS[n % script_layouts]
+    } else {
+        LAYOUTS[n % LAYOUTS.len()]
+    };
+    // Shifted by one every round of layouts, so that each layout meets every encoding.
+    let (encoding, meta) = options[(n + n / LAYOUTS.len()) % options.len()];
+    let lines: Vec<String> = page
+        .text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(escape)
+        .collect();
+    let title = lines.first().cloned().unwrap_or_default();
+    let label = if encoding == WINDOWS_1252 {
+        "iso-8859-1"
+    } else {
+        encoding.name()
+    };
+    let meta_tag = if meta {
+        format!("<meta http-equiv=\"Content-Type\" content=\"text/html; charset={label}\">")
+    } else {
+        String::new()
+    };
+    let (home, prev, toc, next) = if chinese {
+        ("首页", "上一章", "目录", "下一章")
+    } else {
+        ("Home", "Previous", "Contents", "Next")
+    };
+    let nav = format!(
+        "<a href=\"/\">{home}</a> <a href=\"prev.html\">{prev}</a> <a href=\"./\">{toc}</a> <a href=\"next.html\">{next}</a>"
+    );
+    let mut endpoint = None;
+    let html = match layout {
+        "script-escaped" | "script-write" | "json-endpoint" => {
+            let (script, json) = content_script(layout, &lines, served_as);
+            endpoint = json;
+            format!(
+                "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+                 <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
+                 <div id=\"content\"></div>\n<script>{script}</script>\n\
+                 <div class=\"bottem\">{nav}</div>\n</body></html>\n"
+            )
+        }
+        "div-br" => format!(
+            "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+             <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
+             <div id=\"content\">&nbsp;&nbsp;&nbsp;&nbsp;{}<br /><br /></div>\n\
+             <div class=\"bottem\">{nav}</div>\n</body></html>\n",
+            lines.join("<br /><br />\n&nbsp;&nbsp;&nbsp;&nbsp;")
+        ),
+        "p-article" => format!(
+            "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+             <header><nav>{nav}</nav></header>\n<main><article class=\"chapter\"><h1>{title}</h1>\n<p>{}</p>\n</article></main>\n\
+             <footer><nav>{nav}</nav><p>&copy; 2024</p></footer>\n</body></html>\n",
+            lines.join("</p>\n<p>")
+        ),
+        "table" => format!(
+            "<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+             <table width=\"100%\" border=\"0\"><tr><td class=\"nav\">{nav}</td></tr>\n\
+             <tr><td class=\"title\"><b>{title}</b></td></tr>\n\
+             <tr><td id=\"text\">{}</td></tr>\n<tr><td class=\"nav\">{nav}</td></tr></table>\n</body></html>\n",
+            lines.join("<br>\n")
+        ),
+        _ => biquge(&meta_tag, &title, &lines),
+    };
+    let (bytes, _, _) = encoding.encode(&html);
+    Rendered {
+        bytes: bytes.into_owned(),
+        layout,
+        encoding,
+        meta,
+        endpoint,
+    }
+}
+
+/// The inline script that fills `<div id="content">` with `lines` (HTML-escaped) in a
+/// script layout, and the JSON it fetches (`json-endpoint`, from `N.json`).
+fn content_script(
+    layout: &str,
+    lines: &[String],
+    served_as: Option<usize>,
+) -> (String, Option<String>) {
+    let html = lines.join("<br /><br />\n");
+    match layout {
+        "script-escaped" => {
+            // All \uXXXX escapes, in four pieces cut between escapes.
+            let escaped: Vec<String> = html.encode_utf16().map(|u| format!("\\u{u:04x}")).collect();
+            let per = escaped.len().div_ceil(4).max(1);
+            let mut script = String::from("var c = \"\";\n");
+            for piece in escaped.chunks(per) {
+                script += &format!("c += \"{}\";\n", piece.concat());
+            }
+            script += "document.getElementById(\"content\").innerHTML = c;";
+            (script, None)
+        }
+        "script-write" => {
+            let pieces: Vec<String> = lines
+                .iter()
+                .map(|l| format!("'<p>{}</p>'", l.replace('\\', "\\\\").replace('\'', "\\'")))
+                .collect();
+            (format!("document.write({});", pieces.join(" +\n")), None)
+        }
+        _ => {
+            let n = served_as.unwrap_or(0);
+            let plain: Vec<String> = lines
+                .iter()
+                .map(|l| {
+                    l.replace("&lt;", "<")
+                        .replace("&gt;", ">")
+                        .replace("&amp;", "&")
+                })
+                .collect();
+            let json = serde_json::json!({"code": 0, "data": {"content": plain}}).to_string();
+            (
+                format!(
+                    "$.getJSON(\"{n}.json\", function (d) {{ $(\"#content\").html(d.data.content.join(\"<br>\")); }});"
+                ),
+                Some(json),
+            )
+        }
+    }
+}
+
+/// The 笔趣阁 page with its chapter list replaced by the chapter, its title by the page's,
+/// and its meta charset by `meta_tag`.
+fn biquge(meta_tag: &str, title: &str, lines: &[String]) -> String {
+    let content = format!(
+        "<div id=\"content\">&nbsp;&nbsp;&nbsp;&nbsp;{}<br /><br /></div>",
+        lines.join("<br /><br />\n&nbsp;&nbsp;&nbsp;&nbsp;")
+    );
+    let list_start = BIQUGE.find("<div id=\"list\">").unwrap_or(0);
+    let list_end = BIQUGE[list_start..]
+        .find("</dl>\n</div>")
+        .map_or(list_start, |i| list_start + i + "</dl>\n</div>".len());
+    let page = format!("{}{content}{}", &BIQUGE[..list_start], &BIQUGE[list_end..]);
+    let (title_start, title_end) = (
+        page.find("<title>").unwrap_or(0),
+        page.find("</title>").unwrap_or(0),
+    );
+    let page = if title_start < title_end {
+        format!(
+            "{}<title>{title}{}",
+            &page[..title_start],
+            &page[title_end..]
+        )
+    } else {
+        page
+    };
+    page.replace(
+        "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=UTF-8\"/>",
+        meta_tag,
+    )
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
