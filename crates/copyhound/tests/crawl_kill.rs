@@ -15,6 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use common::copyhound;
 use store::{CrawlId, CrawlStatus, Crawls, EvidenceReads, Page, Store, StoreSettings};
+use testkit::hold::Hold;
 
 /// Pages of the site: `/` links to `/1.html`..`/{PAGES-1}.html`, each of which links back.
 const PAGES: usize = 300;
@@ -40,11 +41,17 @@ fn body(n: usize) -> String {
 
 type Hits = Arc<Mutex<HashMap<String, u32>>>;
 
-async fn page(State(hits): State<Hits>, req: Request) -> Response {
+/// The site's state: its hits, and the gate that holds its pages once the crawl is part-way,
+/// so that it is still running when it is killed.
+#[derive(Clone, Default)]
+struct Site {
+    hits: Hits,
+    hold: Arc<Hold>,
+}
+
+async fn page(State(site): State<Site>, req: Request) -> Response {
     let path = req.uri().path().to_owned();
-    *hits.lock().unwrap().entry(path.clone()).or_default() += 1;
-    // Slow enough that the crawl is still running when it is killed.
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    *site.hits.lock().unwrap().entry(path.clone()).or_default() += 1;
     let n = match path.as_str() {
         "/" => Some(0),
         p => p
@@ -54,17 +61,20 @@ async fn page(State(hits): State<Hits>, req: Request) -> Response {
             .filter(|n| (1..PAGES).contains(n)),
     };
     match n {
-        Some(n) => Html(body(n)).into_response(),
+        Some(n) => {
+            site.hold.pass().await;
+            Html(body(n)).into_response()
+        }
         None => (StatusCode::NOT_FOUND, NOT_FOUND).into_response(),
     }
 }
 
 /// Serves the site on 127.0.0.1 until the returned sender is dropped.
-async fn serve() -> (String, Hits, tokio::sync::oneshot::Sender<()>) {
+async fn serve() -> (String, Site, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let hits = Hits::default();
-    let app = Router::new().fallback(page).with_state(Arc::clone(&hits));
+    let site = Site::default();
+    let app = Router::new().fallback(page).with_state(site.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app)
@@ -73,7 +83,7 @@ async fn serve() -> (String, Hits, tokio::sync::oneshot::Sender<()>) {
             })
             .await;
     });
-    (format!("http://{addr}/"), hits, tx)
+    (format!("http://{addr}/"), site, tx)
 }
 
 fn crawl_cmd(db: &str) -> Command {
@@ -96,9 +106,10 @@ fn crawl_cmd(db: &str) -> Command {
 }
 
 async fn killed_crawl_resumes_with_exact_totals(db: &str) {
-    let (url, hits, _stop) = serve().await;
+    let (url, site, _stop) = serve().await;
     let fetched = || {
-        hits.lock()
+        site.hits
+            .lock()
             .unwrap()
             .keys()
             .filter(|p| p.ends_with(".html") || p.as_str() == "/")
@@ -108,17 +119,13 @@ async fn killed_crawl_resumes_with_exact_totals(db: &str) {
     cmd.args(["crawl", &url, "--allow-private", "--json"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    // Killed while the site holds its pages after the first 60.
+    site.hold.after(60);
     let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    while fetched() < 60 {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the crawl never got going"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    site.hold.held().await;
     child.kill().unwrap(); // SIGKILL: no chance to hand anything back
     child.wait().unwrap();
+    site.hold.release();
     let before = fetched();
     assert!(before < PAGES, "the crawl finished before the kill");
 

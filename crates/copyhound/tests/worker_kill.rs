@@ -20,6 +20,7 @@ use store::{
     AuditLog, CrawlId, CrawlStatus, Crawls, EvidenceReads, JobFilter, JobQueue, JobStatus,
     MatchReads, Page, Store, StoreSettings,
 };
+use testkit::hold::Hold;
 
 /// 三国演义 1–10, registered whole.
 const SANGUO: &str = include_str!("../../matcher/tests/data/sanguoyanyi_1-10.txt");
@@ -48,13 +49,14 @@ type Hits = Arc<Mutex<HashMap<String, u32>>>;
 struct Site {
     chapters: Arc<Vec<String>>,
     hits: Hits,
+    /// Holds the chapter pages once the crawl is part-way, so that it is still running when
+    /// the worker is killed.
+    hold: Arc<Hold>,
 }
 
 async fn page(State(site): State<Site>, req: Request) -> Response {
     let path = req.uri().path().to_owned();
     *site.hits.lock().unwrap().entry(path.clone()).or_default() += 1;
-    // Slow enough that the worker is killed part-way.
-    tokio::time::sleep(Duration::from_millis(20)).await;
     if path == "/" {
         let links: String = (1..=PAGES)
             .map(|i| format!("<li><a href=\"/{i}.html\">第{i}章</a></li>"))
@@ -68,6 +70,7 @@ async fn page(State(site): State<Site>, req: Request) -> Response {
         .filter(|n| (1..=PAGES).contains(n));
     match n {
         Some(n) => {
+            site.hold.pass().await;
             let text = &site.chapters[(n - 1) % site.chapters.len()];
             Html(format!(
                 "<html><head><meta charset=\"utf-8\"><title>第{n}页</title></head><body>\
@@ -141,8 +144,10 @@ async fn killed_worker_loses_nothing(db: &str) {
     let site = Site {
         chapters: Arc::new(chapters()),
         hits: Hits::default(),
+        hold: Arc::default(),
     };
     let hits = Arc::clone(&site.hits);
+    let hold = Arc::clone(&site.hold);
     let (addr, _stop) = common::serve(Router::new().fallback(page).with_state(site)).await;
     let fetched = || {
         hits.lock()
@@ -163,8 +168,10 @@ async fn killed_worker_loses_nothing(db: &str) {
     let id = CrawlId(queued["crawl_id"].as_i64().unwrap());
     let store = Store::open(db, &StoreSettings::default()).await.unwrap();
 
-    // Killed once it has fetched part of the site and matched some of it.
+    // Killed once it has fetched part of the site (the rest held) and matched some of it.
+    hold.after(PAGES / 3);
     let mut first = spawn_worker(db);
+    hold.held().await;
     wait_for(
         "the first worker matching",
         Duration::from_secs(60),
@@ -174,12 +181,13 @@ async fn killed_worker_loses_nothing(db: &str) {
                 .iter()
                 .filter(|j| j.status == JobStatus::Done)
                 .count();
-            fetched() >= PAGES / 3 && matched >= 3
+            matched >= 3
         },
     )
     .await;
     first.kill().unwrap(); // SIGKILL: no chance to hand anything back
     first.wait().unwrap();
+    hold.release();
     let at_kill = fetched();
     assert!(at_kill < PAGES, "the site was crawled before the kill");
     assert_eq!(store.crawl(id).await.unwrap().status, CrawlStatus::Running);
