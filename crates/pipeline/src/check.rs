@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use bounds::text::escape_controls;
 use crawler::{
     ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind, TextSource,
 };
 use matcher::{Match, Matcher};
-use bounds::text::escape_controls;
 use serde::Serialize;
 use store::{Store, WorkReads};
 use url::Url;

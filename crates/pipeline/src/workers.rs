@@ -8,8 +8,8 @@ use std::time::Duration;
 use store::{Store, WorkerReport, WorkerSettings};
 
 use crate::analyse::Analyser;
-use crate::job::MATCH_QUEUE;
 use crate::handler::Handler;
+use crate::job::MATCH_QUEUE;
 
 /// How often a loaded matcher index applies the work change log between jobs.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
