@@ -187,7 +187,6 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
                 disabled: Some(false),
                 display_name: Some(Some("Carol Ünïcödé".into())),
                 locale: Some(Some("zh-Hans".into())),
-                ..UserChanges::default()
             },
             "carol",
         )
