@@ -75,7 +75,7 @@ pub fn router(state: AdminState) -> Router {
 
 /// Serves [`router`] on `listener` until `shutdown` resolves; requests in flight finish
 /// first. Connections are held to the settings' `header_read_timeout`, `request_timeout`
-/// and `max_connections` ([`server`]).
+/// and `max_connections` (the `server` module).
 ///
 /// # Errors
 /// The listener failed.

@@ -22,7 +22,7 @@
 //!
 //! [`hostile`] makes the documents a pirate site or an upload may use to stop copyhound.
 //! `tsa` (feature `tsa`) runs a local RFC 3161 time-stamping authority on the `openssl` CLI.
-//! [`hold`] (feature `hold`) holds a test server's requests until the test releases them.
+//! `hold` (feature `hold`) holds a test server's requests until the test releases them.
 
 #[cfg(feature = "hold")]
 pub mod hold;
