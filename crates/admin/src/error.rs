@@ -3,6 +3,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
+use pipeline::chain;
 
 /// What a request failed with, as the person asking sees it.
 #[derive(Debug, thiserror::Error)]
@@ -80,17 +81,6 @@ impl WebError {
             tracing::error!(error = %chain, "request failed");
         }
     }
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 impl From<store::Error> for WebError {
