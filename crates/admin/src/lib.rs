@@ -31,6 +31,7 @@ mod ops;
 mod pages;
 mod render;
 mod server;
+pub mod service;
 mod state;
 mod statics;
 

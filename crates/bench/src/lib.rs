@@ -17,6 +17,7 @@
 //! - [`throughput`]: `bench fingerprint` and `bench extract`; [`matching`]: `bench match`.
 //! - [`synthetic`] chapters for scale, and [`load`]: `bench load`, the index's start-up load.
 //! - [`demo`]: the pages of `copyhound demo`'s sites.
+//! - [`cli`]: the flags of `copyhound bench …` and what each subcommand prints.
 //!
 //! Harnesses return serde structs (what `--json` prints) and report errors with `anyhow`:
 //! nobody acts on a harness's failure but by reading it. What they say while they run goes
@@ -44,6 +45,7 @@
 //! assert_eq!(report.stats(Case::OtherNovel).reported, 0);
 //! ```
 
+pub mod cli;
 pub mod demo;
 pub mod html;
 pub mod load;

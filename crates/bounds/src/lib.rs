@@ -149,6 +149,20 @@ pub fn fraction(key: &str, value: f64) -> Check {
     between(key, value, 0.0, 1.0)
 }
 
+/// A count typed by a person that must be at least 1 (jobs, threads, workers), for a
+/// command-line flag; the error says what to give.
+///
+/// # Errors
+/// Not a whole number, or 0.
+pub fn parse_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a count: give a whole number, 1 or more"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,10 +48,10 @@ struct Cli {
         global = true,
         env = "COPYHOUND_LOG_FORMAT",
         value_enum,
-        default_value_t = cmd::logs::LogFormat::Text,
+        default_value_t = LogFormat::Text,
         help_heading = GLOBAL
     )]
-    log_format: cmd::logs::LogFormat,
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -59,13 +59,22 @@ struct Cli {
 /// The heading the options every command takes are listed under.
 const GLOBAL: &str = "Global options";
 
+/// How log lines are written (to standard error, filtered by `COPYHOUND_LOG`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// One line of text per event.
+    Text,
+    /// One JSON object per event: timestamp, level, target, fields and the spans it is in.
+    Json,
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Try copyhound: sample works, a local pirate site crawled, cases in the admin UI.
     Demo(cmd::demo::DemoArgs),
     /// Measure throughput of copyhound's hot paths.
     #[command(subcommand)]
-    Bench(cmd::bench::BenchCommand),
+    Bench(bench::cli::BenchCommand),
     /// Match local files or single pages (URLs) against the registered works.
     Check(cmd::check::CheckArgs),
     /// Crawl sites now (or queue the crawl) and store every page as evidence.
@@ -122,7 +131,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    cmd::logs::init(cli.log_format);
+    let color = cmd::use_color(std::io::IsTerminal::is_terminal(&std::io::stderr()));
+    settings::init_logs(cli.log_format == LogFormat::Json, color);
     let result = settings::database_url(cli.database).and_then(|database| {
         cmd::set_store_settings(store::StoreSettings {
             sqlite_busy_timeout: std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout),
@@ -164,20 +174,24 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
     match command {
         Command::Demo(a) => block_on(cmd::demo::run(a, &settings)),
         Command::Bench(c) => cmd::bench::run(c, database, &settings),
-        Command::Check(a) => block_on(cmd::check::run(a, database, &settings)),
-        Command::Crawl(a) => block_on(cmd::crawl::run(a, database, &settings)),
-        Command::Crawls(c) => block_on(cmd::crawls::run(c, database)),
-        Command::Works(c) => block_on(cmd::works::run(c, database, &settings)),
+        Command::Check(a) => on_store(database, async |s| cmd::check::run(s, a, &settings).await),
+        Command::Crawl(a) => on_store(database, async |s| cmd::crawl::run(s, a, &settings).await),
+        Command::Crawls(c) => on_store(database, async |s| cmd::crawls::run(s, c).await),
+        Command::Works(c) => on_store(database, async |s| cmd::works::run(s, c, &settings).await),
         Command::Migrate(a) => block_on(cmd::migrate::run(a, database)),
-        Command::Snapshots(c) => block_on(cmd::snapshots::run(c, database)),
+        Command::Snapshots(c) => on_store(database, async |s| cmd::snapshots::run(s, c).await),
         Command::Cases(c) => block_on(cmd::cases::run(c, database, &settings)),
-        Command::Reports(c) => block_on(cmd::reports::run(c, database)),
-        Command::Licensed(c) => block_on(cmd::cases::licensed(c, database)),
-        Command::Sites(c) => block_on(cmd::sites::run(c, database, &settings)),
-        Command::Notices(c) => block_on(cmd::notices::run(c, database, &settings)),
-        Command::Users(c) => block_on(cmd::users::run(c, database)),
-        Command::Rematch(a) => block_on(cmd::rematch::run(a, database, &settings)),
-        Command::Stats(a) => block_on(cmd::stats::run(a, database)),
+        Command::Reports(c) => on_store(database, async |s| cmd::reports::run(s, c).await),
+        Command::Licensed(c) => on_store(database, async |s| cmd::cases::licensed(s, c).await),
+        Command::Sites(c) => on_store(database, async |s| cmd::sites::run(s, c, &settings).await),
+        Command::Notices(c) => {
+            on_store(database, async |s| cmd::notices::run(s, c, &settings).await)
+        }
+        Command::Users(c) => on_store(database, async |s| cmd::users::run(s, c).await),
+        Command::Rematch(a) => {
+            on_store(database, async |s| cmd::rematch::run(s, a, &settings).await)
+        }
+        Command::Stats(a) => on_store(database, async |s| cmd::stats::run(s, a).await),
         Command::Worker(a) => block_on(cmd::worker::run(a, database, &settings)),
         Command::Serve(a) => block_on(cmd::serve::run(a, database, &settings)),
         Command::Config => cmd::config::run(&settings, database),
@@ -189,4 +203,12 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
 /// Runs an async command on a multi-threaded runtime.
 fn block_on(command: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
     tokio::runtime::Runtime::new()?.block_on(command)
+}
+
+/// Runs a command on the opened database ([`cmd::on_store`]).
+fn on_store(
+    database: &str,
+    command: impl AsyncFnOnce(&store::Store) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    block_on(cmd::on_store(database, command))
 }

@@ -225,6 +225,34 @@ pub struct ImportReport {
     pub elapsed: Duration,
 }
 
+/// One line: `imported work N «title»: C chapters, X chars (format, encoding, S s)`, or
+/// `already imported: …` when the same text was stored before.
+impl std::fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.created {
+            return write!(
+                f,
+                "already imported: work {} has the same text as «{}»",
+                self.work, self.title
+            );
+        }
+        let encoding = self
+            .encoding
+            .as_deref()
+            .map_or_else(String::new, |e| format!(", {e}"));
+        write!(
+            f,
+            "imported work {} «{}»: {} chapters, {} chars ({}{encoding}, {:.1} s)",
+            self.work,
+            self.title,
+            self.chapters,
+            self.chars,
+            self.format.as_str(),
+            self.elapsed.as_secs_f64()
+        )
+    }
+}
+
 /// Below this many characters of text (letters, digits and punctuation, whitespace not
 /// counted) a work is likely not the whole work: a file cut short, a page saved before it
 /// loaded. A short story has thousands.

@@ -398,6 +398,23 @@ pub struct IssuedToken {
     pub record: ApiTokenRecord,
 }
 
+/// The token on a line of its own, then what it is: shown once, when it is issued.
+impl std::fmt::Display for IssuedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = &self.record;
+        let expiry = r.expires_at.map_or_else(
+            || "valid until revoked".to_owned(),
+            |t| format!("expires {}", t.format("%Y-%m-%d %H:%M UTC")),
+        );
+        writeln!(f, "{}", self.token)?;
+        writeln!(
+            f,
+            "token {} ({}) for {}, {expiry}: copy it now, it will not be shown again",
+            r.id, r.prefix, r.username
+        )
+    }
+}
+
 /// Issues an API token for `user`, labelled `name` (1 to 100 characters), valid until
 /// `expires_at` (or until revoked).
 ///
@@ -639,5 +656,153 @@ mod tests {
                 .await
                 .unwrap()
         );
+    }
+}
+
+/// The user named `name`, or a refusal that says so.
+pub async fn user_named(store: &Store, name: &str) -> Result<UserRecord> {
+    match store
+        .user_by_name(name)
+        .await
+        .map_err(store_err("reading the user"))?
+    {
+        Some(user) => Ok(user),
+        None => Err(Error::Account(format!(
+            "no user is named {name:?}: see `copyhound users list`"
+        ))),
+    }
+}
+
+/// Changes the user named `name`, recorded in the audit log as `actor`'s.
+pub async fn update_user_named(
+    store: &Store,
+    name: &str,
+    changes: &store::UserChanges,
+    actor: &str,
+) -> Result<UserRecord> {
+    let user = user_named(store, name).await?;
+    store
+        .update_user(user.id, changes, actor)
+        .await
+        .map_err(store_err("changing the user"))
+}
+
+/// A new password for `name`, checked by [`check_password`]: the first line of `file`,
+/// else asked for twice on the terminal, else one line of standard input (a script's pipe).
+pub fn read_new_password(file: Option<&std::path::Path>, name: &str) -> Result<String> {
+    use std::io::{BufRead as _, IsTerminal as _};
+    let io = |doing: &'static str| move |e: std::io::Error| Error::Account(format!("{doing}: {e}"));
+    let password = if let Some(file) = file {
+        let text = std::fs::read_to_string(file).map_err(|source| Error::Read {
+            path: file.to_owned(),
+            source,
+        })?;
+        text.lines().next().unwrap_or_default().to_owned()
+    } else if std::io::stdin().is_terminal() {
+        let terminal = "cannot read the password from the terminal";
+        let first = rpassword::prompt_password(format!("new password for {name}: "))
+            .map_err(io(terminal))?;
+        check_password(&first, name)?;
+        let again =
+            rpassword::prompt_password("the same password again: ").map_err(io(terminal))?;
+        if again != first {
+            return Err(Error::Account(
+                "the two passwords differ: run the command again".to_owned(),
+            ));
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(io("cannot read the password from standard input"))?;
+        line.trim_end_matches(['\n', '\r']).to_owned()
+    };
+    if password.is_empty() {
+        return Err(Error::Account(
+            "no password given: put it on the first line of --password-file FILE, type it on \
+             a terminal, or pipe it in"
+                .to_owned(),
+        ));
+    }
+    check_password(&password, name)?;
+    Ok(password)
+}
+
+/// A time as the account listings show it, or `never`.
+fn when(t: Option<DateTime<Utc>>) -> String {
+    t.map_or_else(
+        || "never".to_owned(),
+        |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
+    )
+}
+
+/// The users as `users list` prints them, or a hint when there are none.
+#[derive(Debug)]
+pub struct UserTable<'a>(pub &'a [UserRecord]);
+
+impl std::fmt::Display for UserTable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            writeln!(
+                f,
+                "no users yet: add one with `copyhound users add NAME --role admin`"
+            )?;
+        }
+        for u in self.0 {
+            writeln!(
+                f,
+                "{:>5}  {:<24} {:<8} {:<8} last login {}{}",
+                u.id,
+                u.username,
+                u.role,
+                if u.disabled { "disabled" } else { "enabled" },
+                when(u.last_login_at),
+                u.display_name
+                    .as_deref()
+                    .map(|d| format!("  ({d})"))
+                    .unwrap_or_default()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// API tokens as `users tokens` prints them, with their state at `now`.
+#[derive(Debug)]
+pub struct TokenTable<'a> {
+    /// The tokens.
+    pub tokens: &'a [ApiTokenRecord],
+    /// What "expired" is measured against.
+    pub now: DateTime<Utc>,
+}
+
+impl std::fmt::Display for TokenTable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.tokens.is_empty() {
+            writeln!(
+                f,
+                "no API tokens: issue one with `copyhound users token NAME --name LABEL`"
+            )?;
+        }
+        for t in self.tokens {
+            let state = match (t.revoked_at, t.expires_at) {
+                (Some(at), _) => format!("revoked {}", when(Some(at))),
+                (None, Some(end)) if end <= self.now => format!("expired {}", when(Some(end))),
+                (None, Some(end)) => format!("expires {}", when(Some(end))),
+                (None, None) => "live".to_owned(),
+            };
+            writeln!(
+                f,
+                "{:>5}  {}…  {:<16} {:<24} last used {:<20} {state}",
+                t.id,
+                t.prefix,
+                t.username,
+                t.name,
+                when(t.last_used_at)
+            )?;
+        }
+        Ok(())
     }
 }

@@ -4,6 +4,7 @@
 //! counts for both), and its pages.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use store::{CaseId, CaseMatch, CaseReads, CaseRecord, ChapterId, Store};
@@ -278,4 +279,238 @@ pub async fn case_dossier(
         recheck,
         timestamps,
     })
+}
+
+/// Cases as `cases list` prints them: one tab-separated line each under a header, or a
+/// hint when there are none; serialised, the case rows.
+#[derive(Debug, Serialize)]
+#[serde(transparent)]
+pub struct CaseTable(pub Vec<CaseRecord>);
+
+impl fmt::Display for CaseTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return writeln!(
+                f,
+                "no cases (crawl suspect sites with `copyhound crawl URL`)"
+            );
+        }
+        writeln!(
+            f,
+            "case\tstatus\tsite\twork\tchapters\tpages\texposure\tlast seen"
+        )?;
+        for c in &self.0 {
+            writeln!(
+                f,
+                "{}\t{}\t{}\t{} «{}»\t{}/{}\t{}\t{:.1}%\t{}",
+                c.id,
+                c.status,
+                c.site,
+                c.work_id,
+                c.work_title,
+                c.chapters_matched,
+                c.work_chapters,
+                c.pages,
+                c.exposure * 100.0,
+                c.last_seen_at.format("%Y-%m-%d %H:%M")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A [`CaseDossier`] as `cases show` prints it, with what each matched page's text was
+/// made from when that was not its markup (a script, a content endpoint).
+#[derive(Debug)]
+pub struct CaseSheet<'a> {
+    /// The dossier.
+    pub dossier: &'a CaseDossier,
+    /// For each match of the dossier's view, in order: the note on its text's source and
+    /// the snapshot the text came from, if another.
+    pub sources: Vec<Option<(&'static str, Option<store::SnapshotId>)>>,
+}
+
+/// The dossier with the source of each matched page's text, read from the store.
+pub async fn case_sheet<'a>(store: &Store, dossier: &'a CaseDossier) -> Result<CaseSheet<'a>> {
+    let mut sources = Vec::with_capacity(dossier.view.matches.len());
+    for m in &dossier.view.matches {
+        let text = match store::EvidenceReads::page_text(store, m.snapshot_id).await {
+            Ok(text) => Some(text),
+            Err(store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(store_err("reading a page text")(e)),
+        };
+        sources.push(text.and_then(|t| {
+            crate::check::source_note(&t.text_source).map(|note| (note, t.text_snapshot))
+        }));
+    }
+    Ok(CaseSheet { dossier, sources })
+}
+
+impl fmt::Display for CaseSheet<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let CaseDossier {
+            view,
+            history,
+            recheck,
+            timestamps,
+        } = self.dossier;
+        let c = &view.case;
+        writeln!(
+            f,
+            "case {}: {} copies work {} «{}» — {}",
+            c.id, c.site, c.work_id, c.work_title, c.status
+        )?;
+        writeln!(
+            f,
+            "first seen {}, last seen {}; {} of {} chapters ({:.1}%) on {} pages",
+            c.first_seen_at.to_rfc3339(),
+            c.last_seen_at.to_rfc3339(),
+            c.chapters_matched,
+            c.work_chapters,
+            c.exposure * 100.0,
+            c.pages
+        )?;
+        writeln!(f, "\nchapters:")?;
+        for ch in &view.chapters {
+            writeln!(
+                f,
+                "  {} «{}»: coverage {:.2} over {} page(s); best {} (score {:.2}, coverage {:.2})",
+                ch.chapter_index,
+                ch.chapter_title,
+                ch.coverage,
+                ch.pages.len(),
+                ch.best.url,
+                ch.best.score,
+                ch.best.coverage
+            )?;
+        }
+        writeln!(f, "\npages:")?;
+        for p in &view.pages {
+            let chapters: Vec<String> = p.chapters.iter().map(u32::to_string).collect();
+            writeln!(
+                f,
+                "  {} (chapters {}; seen {} – {})",
+                p.url,
+                chapters.join(", "),
+                p.first_seen.format("%Y-%m-%d"),
+                p.last_seen.format("%Y-%m-%d")
+            )?;
+        }
+        if let Some(r) = recheck {
+            write!(f, "\n{}", crate::rechecks::RecheckSheet::now(r))?;
+        }
+        writeln!(f, "\npassages (page bytes = chapter bytes):")?;
+        for (m, source) in view.matches.iter().zip(&self.sources) {
+            writeln!(
+                f,
+                "  {} [sha256 {}] chapter {}: {}",
+                m.url, m.snapshot_sha256, m.chapter_index, m.passages
+            )?;
+            // A page whose text a script wrote (or fetched) says so: its markup alone does
+            // not show the copy.
+            match source {
+                Some((said, Some(endpoint))) => writeln!(f, "    {said} (snapshot {endpoint})")?,
+                Some((said, None)) => writeln!(f, "    {said}")?,
+                None => {}
+            }
+        }
+        writeln!(f, "\ntimestamps (RFC 3161):")?;
+        write_timestamps(f, view, timestamps)?;
+        writeln!(f, "\nhistory:")?;
+        for h in history {
+            writeln!(
+                f,
+                "  {} {} {}{}",
+                h.at.to_rfc3339(),
+                h.actor,
+                h.action,
+                h.note().map(|n| format!(": {n}")).unwrap_or_default()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Each snapshot of the case with its tokens, verified, or "not stamped".
+fn write_timestamps(
+    f: &mut fmt::Formatter<'_>,
+    view: &CaseView,
+    stamps: &[crate::SnapshotTimestamp],
+) -> fmt::Result {
+    for (id, url) in view.snapshots() {
+        let mine: Vec<_> = stamps.iter().filter(|t| t.snapshot == id).collect();
+        if mine.is_empty() {
+            writeln!(
+                f,
+                "  snapshot {id} {url}: not stamped (copyhound cases stamp {})",
+                view.case.id
+            )?;
+        }
+        for t in mine {
+            let verdict = match &t.verification {
+                crate::Verification::Valid { chained: true, .. } => {
+                    "verified, signer chains to the trusted ca".to_owned()
+                }
+                crate::Verification::Valid { signer, .. } => format!(
+                    "signature verified; signer {signer} not checked against a ca \
+                     (set evidence.timestamp.ca_certificates)"
+                ),
+                crate::Verification::Invalid { reason } => format!("NOT VALID: {reason}"),
+            };
+            writeln!(
+                f,
+                "  snapshot {id} {url}: stamped {} by {} — {verdict}",
+                t.gen_time.to_rfc3339(),
+                t.tsa
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The licensed domains as `licensed list` prints them: domain, work, note (or a line
+/// saying there are none); serialised, one object per domain without its row id.
+#[derive(Debug)]
+pub struct LicensedTable<'a>(pub &'a [store::LicensedDomain]);
+
+impl Serialize for LicensedTable<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Row<'a> {
+            domain: &'a str,
+            work_id: Option<store::WorkId>,
+            work_title: Option<&'a str>,
+            note: Option<&'a str>,
+            created_at: chrono::DateTime<chrono::Utc>,
+        }
+        serializer.collect_seq(self.0.iter().map(|d| Row {
+            domain: &d.domain,
+            work_id: d.work_id,
+            work_title: d.work_title.as_deref(),
+            note: d.note.as_deref(),
+            created_at: d.created_at,
+        }))
+    }
+}
+
+impl fmt::Display for LicensedTable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            writeln!(f, "no licensed domains")?;
+        }
+        for d in self.0 {
+            let work = match (&d.work_id, &d.work_title) {
+                (Some(w), Some(t)) => format!("work {w} «{t}»"),
+                (Some(w), None) => format!("work {w}"),
+                _ => "every work".to_owned(),
+            };
+            writeln!(
+                f,
+                "{}\t{work}\t{}",
+                d.domain,
+                d.note.as_deref().unwrap_or("")
+            )?;
+        }
+        Ok(())
+    }
 }

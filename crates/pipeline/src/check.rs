@@ -480,3 +480,15 @@ fn excerpt(text: &str, range: &std::ops::Range<usize>, color: bool) -> String {
         one_line(&after)
     )
 }
+
+/// Pages checked at once by default: twice the cores, so that a core whose page waits for
+/// the store (or the network) has another page to work on (measured: 2 at once on 2 cores
+/// left a fifth of the time idle).
+pub fn default_jobs() -> usize {
+    2 * cores()
+}
+
+/// The number of cores (1 when unknown).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}

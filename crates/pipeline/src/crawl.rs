@@ -241,3 +241,54 @@ pub async fn queue_rematch(store: &Store, filter: &store::TextFilter) -> Result<
         }
     }
 }
+
+/// A re-match (`rematch`): the match jobs queued, and what was matched here before the
+/// command ended; serialised as `rematch --json` prints it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Rematched {
+    /// Match jobs queued now.
+    pub queued: u64,
+    /// Match jobs that were already waiting.
+    pub waiting: u64,
+    /// Pages matched here.
+    pub matched: u64,
+    /// Match jobs left queued (for `copyhound worker`).
+    pub left: u64,
+}
+
+impl Rematched {
+    /// Nothing matched yet: every job queued or waiting is left.
+    pub fn queued(requeued: &Requeued) -> Self {
+        Rematched {
+            queued: requeued.queued,
+            waiting: requeued.waiting,
+            matched: 0,
+            left: requeued.queued + requeued.waiting,
+        }
+    }
+
+    /// What `rematch` prints: the pages queued (of `scope`, e.g. ` on HOST`), then either
+    /// that a worker will match them (`queued_only`) or how many were matched here.
+    pub fn text(&self, scope: &str, queued_only: bool) -> String {
+        let all = self.queued + self.waiting;
+        if all == 0 {
+            return format!("no stored pages to match{scope}\n");
+        }
+        let mut text = format!(
+            "{all} pages queued for matching ({} were already waiting){scope}\n",
+            self.waiting
+        );
+        if queued_only {
+            text.push_str("run `copyhound worker` to match them\n");
+        } else {
+            text.push_str(&format!("{} pages matched\n", self.matched));
+            if self.left > 0 {
+                text.push_str(&format!(
+                    "{} match jobs left queued for `copyhound worker`\n",
+                    self.left
+                ));
+            }
+        }
+        text
+    }
+}

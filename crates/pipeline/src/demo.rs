@@ -379,3 +379,51 @@ pub async fn demo_login(store: &Store) -> Result<(String, String)> {
     }
     Ok((DEMO_USER.to_owned(), password))
 }
+
+/// The demo made ready to serve: the sample registered, its site served, both sites
+/// watched with their crawls queued.
+#[derive(Debug)]
+pub struct DemoSetUp {
+    /// The sample works' imports (a second run finds them stored).
+    pub works: Vec<ImportReport>,
+    /// The pirate site and mirror, served on 127.0.0.1 until stopped.
+    pub site: SiteServer,
+    /// The two watched sites.
+    pub sites: DemoSites,
+}
+
+/// Registers the sample with `importer`, serves `pages` as the demo's sites and watches
+/// them with `base` (which must allow loopback addresses).
+///
+/// # Errors
+/// The store, the importer or the crawler's settings failed.
+pub async fn set_up(
+    store: &Store,
+    importer: &Importer,
+    base: &CrawlSettings,
+    pages: Vec<SitePage>,
+) -> Result<DemoSetUp> {
+    let works = register_sample(store, importer).await?;
+    let site = SiteServer::start(bind_site(store).await?, pages)?;
+    let sites = watch_demo_sites(store, base, site.addr()).await?;
+    Ok(DemoSetUp { works, site, sites })
+}
+
+/// What the demo says it set up: the works, the two sites.
+impl std::fmt::Display for DemoSetUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let created = self.works.iter().filter(|w| w.created).count();
+        let chapters: usize = self.works.iter().map(|w| w.chapters).sum();
+        let (pirate, mirror) = (&self.sites.pirate, &self.sites.mirror);
+        writeln!(
+            f,
+            "{} sample works registered ({created} new), {chapters} chapters",
+            self.works.len()
+        )?;
+        writeln!(
+            f,
+            "demo pirate site: {} (site {}); licensed mirror: {} (site {}); crawls queued",
+            pirate.start_url, pirate.id, mirror.start_url, mirror.id
+        )
+    }
+}

@@ -43,6 +43,22 @@ pub struct Finding {
     pub fix: Option<String>,
 }
 
+/// `LEVEL  CHECK       DETAIL`, and a `fix:` line under it when there is one.
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let level = match self.level {
+            Level::Ok => "ok",
+            Level::Warn => "WARN",
+            Level::Fail => "FAIL",
+        };
+        writeln!(f, "{level:<4}  {:<10}  {}", self.check, self.detail)?;
+        if let Some(fix) = &self.fix {
+            writeln!(f, "{:<16}fix: {fix}", "")?;
+        }
+        Ok(())
+    }
+}
+
 impl Finding {
     fn ok(check: &'static str, detail: impl Into<String>) -> Self {
         Finding {

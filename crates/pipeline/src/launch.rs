@@ -306,3 +306,51 @@ async fn check_addresses(seeds: &[Url], settings: &CrawlSettings) -> Result<()> 
     }
     Ok(())
 }
+
+/// What an operator resuming crawl `id` is told of the URLs other runs hold: those of dead
+/// runs come back at once, those of live runs stay with them.
+pub fn held_urls_notes(id: CrawlId, held: &HeldUrls) -> Vec<String> {
+    let mut notes = Vec::new();
+    if held.by_dead_runs > 0 {
+        notes.push(format!(
+            "note: {} urls of crawl {id} held by runs that died are crawled again",
+            held.by_dead_runs
+        ));
+    }
+    if held.by_live_runs > 0 {
+        notes.push(format!(
+            "note: {} urls of crawl {id} are held by {} other run(s) that were alive \
+             moments ago; if they were killed, their urls come back within {} s \
+             (crawler.run_dead_after)",
+            held.by_live_runs,
+            held.live_runs,
+            held.longest_wait.as_secs_f64().ceil()
+        ));
+    }
+    notes
+}
+
+/// A crawl run here as `crawl` prints it at the end: its status, this run's report, the
+/// totals over all runs, the pages matched, and how to resume it if it stopped early.
+pub fn finished_text(id: CrawlId, finish: &CrawlFinish, drain: &MatchDrain) -> String {
+    let totals = &finish.totals;
+    let left = if drain.left > 0 {
+        format!(" ({} left queued for `copyhound worker`)", drain.left)
+    } else {
+        String::new()
+    };
+    let mut text = format!(
+        "crawl {id}: {}\n{}\ncrawl {id} over all runs: {} pages, {:.1} MB, {} errors\n\
+         pages matched: {}{left}\n",
+        finish.status.as_str(),
+        finish.report,
+        totals.pages_fetched,
+        totals.bytes as f64 / 1e6,
+        totals.pages_failed,
+        drain.matched,
+    );
+    if finish.status == store::CrawlStatus::Queued {
+        text.push_str(&format!("resume with: copyhound crawl --resume {id}\n"));
+    }
+    text
+}

@@ -23,6 +23,8 @@
 //!   their set-up.
 //! - [`Workers`]: the worker loops of `copyhound worker`, `serve` and `demo`, with the
 //!   matcher index loaded at start and kept current.
+//! - [`warc_export`]: the stored crawl evidence written as one WARC file.
+//! - [`works`]: registered works listed, shown, edited, deleted and fingerprinted again.
 //! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
 //!   timestamp tokens, manifest).
 
@@ -48,12 +50,16 @@ mod serve;
 pub mod sites;
 mod texts;
 pub mod timestamps;
+pub mod warc_export;
 pub mod workers;
+pub mod works;
 
 pub use analyse::{Analysed, Analyser};
 pub use cases::{CaseChapter, CaseDossier, CasePage, CaseView, case_dossier, case_view};
 pub use check::{Checked, Checker};
-pub use crawl::{CrawlFinish, CrawlRunner, Requeued, match_follow_up, match_job, queue_rematch};
+pub use crawl::{
+    CrawlFinish, CrawlRunner, Rematched, Requeued, match_follow_up, match_job, queue_rematch,
+};
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, write_package};
 pub use handler::Handler;

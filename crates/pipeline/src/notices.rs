@@ -640,3 +640,57 @@ mod tests {
         );
     }
 }
+
+/// Where a notice goes, or what to do when no address is known.
+pub fn recipient_label(n: &NoticeRecord) -> &str {
+    if n.recipient.is_empty() {
+        "(no address known: fill it in)"
+    } else {
+        &n.recipient
+    }
+}
+
+/// Notices as `notices list` prints them, newest first, or a hint when there are none.
+#[derive(Debug)]
+pub struct NoticeTable<'a>(pub &'a [NoticeRecord]);
+
+impl fmt::Display for NoticeTable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            writeln!(
+                f,
+                "no notices yet: draft one with `copyhound notices create CASE`"
+            )?;
+        }
+        for n in self.0 {
+            let sent = n.sent_at.map_or_else(
+                || "draft".to_owned(),
+                |t| format!("sent {}", t.format("%Y-%m-%d %H:%M UTC")),
+            );
+            writeln!(
+                f,
+                "{:>5}  case {:<5} {:<5} {:<22} to {}  {}",
+                n.id,
+                n.case_id,
+                n.template,
+                sent,
+                recipient_label(n),
+                n.subject
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What `notices create` says of a notice it drafted: where it goes and what to do next.
+pub fn drafted_text(n: &NoticeRecord) -> String {
+    format!(
+        "notice {id} drafted from case {} ({} template), to {}\n\
+         read it with `copyhound notices show {id}`; once sent, run `copyhound notices \
+         mark-sent {id}`\n",
+        n.case_id,
+        n.template,
+        recipient_label(n),
+        id = n.id,
+    )
+}

@@ -100,6 +100,90 @@ pub fn days_since_notice(recheck: &RecheckRecord, at: DateTime<Utc>) -> i64 {
     (at - recheck.sent_at).num_days().max(0)
 }
 
+/// The re-checks since a case's notice as `cases show` prints them: each copy's state, a
+/// copy still up with the days since the notice.
+#[derive(Debug)]
+pub struct RecheckSheet<'a> {
+    /// The re-checks.
+    pub recheck: &'a RecheckRecord,
+    /// What "days ago" counts to.
+    pub now: DateTime<Utc>,
+}
+
+impl<'a> RecheckSheet<'a> {
+    /// The sheet as of now.
+    pub fn now(recheck: &'a RecheckRecord) -> Self {
+        RecheckSheet {
+            recheck,
+            now: Utc::now(),
+        }
+    }
+}
+
+impl std::fmt::Display for RecheckSheet<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.recheck;
+        let days = days_since_notice(r, self.now);
+        let next = r.next_at.map_or_else(
+            || "no more re-checks".to_owned(),
+            |t| format!("next {}", t.format("%Y-%m-%d %H:%M UTC")),
+        );
+        writeln!(
+            f,
+            "re-checks: notice sent {} ({days} days ago); {} done; {next}",
+            r.sent_at.format("%Y-%m-%d %H:%M UTC"),
+            r.checks
+        )?;
+        for c in &r.copies {
+            let at = c.checked_at.format("%Y-%m-%d");
+            match c.state {
+                CopyState::Up => writeln!(
+                    f,
+                    "  up       {} (checked {at}): still up {} days after the notice",
+                    c.url,
+                    days_since_notice(r, c.checked_at)
+                )?,
+                CopyState::Removed => writeln!(
+                    f,
+                    "  removed  {} since {}: {}{}",
+                    c.url,
+                    c.removed_at.unwrap_or(c.checked_at).format("%Y-%m-%d"),
+                    c.reason,
+                    c.removed_snapshot
+                        .map(|s| format!(" (snapshot {s})"))
+                        .unwrap_or_default()
+                )?,
+                CopyState::Unknown => {
+                    writeln!(f, "  unknown  {} (checked {at}): {}", c.url, c.reason)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The copies as [`RecheckSheet`] shows them, then what became of the case.
+impl std::fmt::Display for RecheckReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = &self.written.recheck;
+        write!(f, "{}", RecheckSheet::now(r))?;
+        if self.written.case_removed {
+            writeln!(
+                f,
+                "case {}: every copy is gone; the case is removed",
+                r.case
+            )?;
+        } else if r.next_at.is_none() {
+            writeln!(
+                f,
+                "case {} is no longer notice_sent: its re-checks stopped",
+                r.case
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// The job that re-checks `case` now, one live per case.
 ///
 /// # Errors

@@ -438,3 +438,172 @@ mod edit_tests {
         assert_eq!(changed.delay_ms, 500);
     }
 }
+
+/// What a site's schedule says next, as messages end: `; next crawl TIME (CRON)`,
+/// `; schedule CRON paused` or `; no schedule`.
+pub fn schedule_note(site: &Site) -> String {
+    match (&site.schedule, site.next_crawl_at) {
+        (Some(cron), Some(at)) => format!(
+            "; next crawl {} ({cron})",
+            at.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        (Some(cron), None) => format!("; schedule {cron} paused"),
+        _ => "; no schedule".to_owned(),
+    }
+}
+
+/// The watched sites as `sites list` prints them, or a hint when there are none.
+#[derive(Debug)]
+pub struct SiteTable<'a>(pub &'a [Site]);
+
+impl std::fmt::Display for SiteTable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return writeln!(
+                f,
+                "no watched sites: add one with `copyhound sites add URL`"
+            );
+        }
+        writeln!(f, "id\tstate\tschedule\tnext crawl\tname\tstart url")?;
+        for s in self.0 {
+            let next = s.next_crawl_at.map_or("-".to_owned(), |t| {
+                t.format("%Y-%m-%d %H:%M:%S").to_string()
+            });
+            writeln!(
+                f,
+                "{}\t{}\t{}\t{next}\t{}\t{}",
+                s.id,
+                if s.enabled { "active" } else { "paused" },
+                s.schedule.as_deref().unwrap_or("-"),
+                s.name,
+                s.start_url
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A site with its recent crawls, as `sites show` prints it; serialised, the site's fields
+/// and `crawls`.
+#[derive(Debug, serde::Serialize)]
+pub struct SiteSheet {
+    /// The site.
+    #[serde(flatten)]
+    pub site: Site,
+    /// Its newest crawls, newest first.
+    pub crawls: Vec<SiteCrawl>,
+}
+
+/// Site `id` with its `limit` newest crawls ([`Error::is_not_found`] for an unknown site).
+pub async fn site_sheet(store: &Store, id: i64, limit: u32) -> Result<SiteSheet> {
+    let site = store
+        .site(id)
+        .await
+        .map_err(store_err("reading the site"))?;
+    let crawls = site_history(store, id, limit).await?;
+    Ok(SiteSheet { site, crawls })
+}
+
+impl std::fmt::Display for SiteSheet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let site = &self.site;
+        let s = &site.settings;
+        writeln!(f, "site {}: {}", site.id, site.name)?;
+        writeln!(f, "  start url   {}", site.start_url)?;
+        let state = if site.enabled { "active" } else { "paused" };
+        writeln!(f, "  state       {state}{}", schedule_note(site))?;
+        writeln!(
+            f,
+            "  settings    {} pages, depth {}, {} ms between fetches, {} at once",
+            s.max_pages, s.max_depth, s.delay_ms, s.concurrency
+        )?;
+        for (what, patterns) in [("include", &s.include), ("exclude", &s.exclude)] {
+            if !patterns.is_empty() {
+                writeln!(f, "  {what:<11} {}", patterns.join("  "))?;
+            }
+        }
+        if self.crawls.is_empty() {
+            return writeln!(f, "  no crawls yet: `copyhound sites crawl {}`", site.id);
+        }
+        writeln!(f, "  crawls (newest first):")?;
+        for c in &self.crawls {
+            writeln!(f, "    {c}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One line: `crawl ID STATUS STARTED: N pages, E errors (by kind), B bytes, …, cases …`.
+impl std::fmt::Display for SiteCrawl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let c = self;
+        let joined = |parts: Vec<String>, sep: &str| parts.join(sep);
+        let errors = joined(
+            c.errors_by_kind
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect(),
+            ", ",
+        );
+        let started = c
+            .started_at
+            .map_or("-".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
+        write!(
+            f,
+            "crawl {} {} {started}: {} pages",
+            c.id, c.status, c.pages
+        )?;
+        if c.queued > 0 {
+            write!(f, " ({} to go)", c.queued)?;
+        }
+        write!(f, ", {} errors", c.errors)?;
+        if !errors.is_empty() {
+            write!(f, " ({errors})")?;
+        }
+        write!(f, ", {} bytes", c.bytes)?;
+        if let Some(p) = c.pages_per_second {
+            write!(f, ", {p} pages/s")?;
+        }
+        let cases = if c.cases.is_empty() {
+            "none".to_owned()
+        } else {
+            joined(c.cases.iter().map(i64::to_string).collect(), " ")
+        };
+        write!(f, ", {} matches, cases {cases}", c.matches)
+    }
+}
+
+/// Pauses (`enabled: false`) or resumes a site's schedule; what `sites pause|resume`
+/// says of it.
+pub async fn set_site_enabled(store: &Store, id: i64, enabled: bool) -> Result<String> {
+    let site = store
+        .set_site_enabled(id, enabled)
+        .await
+        .map_err(store_err("changing the site"))?;
+    Ok(if enabled {
+        format!(
+            "site {} ({}) resumed{}",
+            site.id,
+            site.name,
+            schedule_note(&site)
+        )
+    } else {
+        format!("site {} ({}) paused", site.id, site.name)
+    })
+}
+
+/// What `sites crawl --enqueue` says of the crawl job of site `id`, as text or (`json`)
+/// one object.
+pub fn queued_crawl_text(id: i64, queued: &Enqueued, json: bool) -> String {
+    let (job, new) = match queued {
+        Enqueued::New(job) => (job, true),
+        Enqueued::Duplicate(job) => (job, false),
+    };
+    if json {
+        serde_json::json!({"site": id, "job": job.0, "already_queued": !new}).to_string()
+    } else if new {
+        format!("crawl of site {id} queued (job {job}); run `copyhound worker` to crawl it")
+    } else {
+        format!("site {id} already has a crawl queued or running (job {job})")
+    }
+}

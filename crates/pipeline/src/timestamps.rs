@@ -120,6 +120,26 @@ pub struct CaseStamps {
     pub failed: Vec<(SnapshotId, String)>,
 }
 
+impl CaseStamps {
+    /// What `cases stamp` prints: each snapshot stamped by the TSA at `tsa`, then the
+    /// counts (the failures, with why, are the caller's to show).
+    pub fn text(&self, case: CaseId, tsa: &str) -> String {
+        let mut text = String::new();
+        for (snapshot, at) in &self.stamped {
+            text.push_str(&format!(
+                "snapshot {snapshot}: stamped {} by {tsa}\n",
+                at.to_rfc3339()
+            ));
+        }
+        text.push_str(&format!(
+            "case {case}: {} snapshot(s) stamped, {} failed\n",
+            self.stamped.len(),
+            self.failed.len()
+        ));
+        text
+    }
+}
+
 /// Stamps every snapshot of case `case` that has no token from `tsa` yet, one at a time
 /// (`cases stamp`). One snapshot's failure is recorded and the rest still tried.
 ///

@@ -89,6 +89,20 @@ impl Workers {
         &self.serving
     }
 
+    /// One line a loop: `worker NAME serving queue "QUEUE" on DATABASE (Ctrl-C to stop)`,
+    /// the database named as `database` (its password masked by the caller).
+    pub fn serving_notes(&self, database: &str) -> Vec<String> {
+        self.serving
+            .iter()
+            .map(|w| {
+                format!(
+                    "worker {} serving queue {:?} on {database} (Ctrl-C to stop)",
+                    w.name, w.queue
+                )
+            })
+            .collect()
+    }
+
     /// Stops the loops: running jobs get the grace period, the rest go back to the queue.
     /// The reports of every loop, added up.
     ///
@@ -139,4 +153,50 @@ pub fn all_queues() -> Vec<String> {
 #[must_use]
 pub fn serves_matches(queues: &[String]) -> bool {
     queues.iter().any(|q| q == MATCH_QUEUE)
+}
+
+/// Which signal asked a process to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Ctrl-C (SIGINT): an interruption; a command exits 130 after it.
+    Interrupt,
+    /// SIGTERM: how a service manager (`docker stop`, systemd) stops a service, which then
+    /// exits as it would have anyway.
+    Terminate,
+}
+
+/// Listens for Ctrl-C and, on Unix, SIGTERM from the moment it is called, so that a signal
+/// arriving while a process is still starting up is caught rather than killing it; the
+/// returned future resolves on the first one. Must be called inside the runtime.
+pub fn stop_signal() -> impl Future<Output = Stop> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listeners = signal(SignalKind::interrupt()).and_then(|interrupt| {
+            signal(SignalKind::terminate()).map(|terminate| (interrupt, terminate))
+        });
+        async move {
+            match listeners {
+                Ok((mut interrupt, mut terminate)) => tokio::select! {
+                    _ = interrupt.recv() => Stop::Interrupt,
+                    _ = terminate.recv() => Stop::Terminate,
+                },
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only");
+                    match tokio::signal::ctrl_c().await {
+                        Ok(()) => Stop::Interrupt,
+                        // No signal can be heard: run until killed.
+                        Err(_) => std::future::pending().await,
+                    }
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        match tokio::signal::ctrl_c().await {
+            Ok(()) => Stop::Interrupt,
+            Err(_) => std::future::pending().await,
+        }
+    }
 }

@@ -211,12 +211,7 @@ impl Settings {
     /// # Errors
     /// The importer or the time-stamping authority cannot be set up with these settings.
     pub fn handler(&self, store: &store::Store) -> Result<pipeline::Handler> {
-        let importer = import::Importer::new(import::ImportSettings {
-            fingerprint: self.fingerprint.clone(),
-            limits: self.import.clone(),
-            ..import::ImportSettings::default()
-        })
-        .context("while setting up the importer")?;
+        let importer = self.importer(0, Vec::new())?;
         let tsa = timestamp::Tsa::from_settings(&self.evidence.timestamp)
             .context("while setting up the time-stamping authority")?;
         let analyser = pipeline::Analyser::new(
@@ -233,6 +228,43 @@ impl Settings {
             Some(tsa) => handler.with_tsa(tsa),
             None => handler,
         })
+    }
+
+    /// A re-checker of notices' copies with these settings (`notices recheck`).
+    ///
+    /// # Errors
+    /// The fetcher or the extractor cannot be set up with these settings.
+    pub fn rechecker(&self, store: &store::Store) -> Result<pipeline::Rechecker> {
+        let analyser = pipeline::Analyser::new(
+            store.clone(),
+            self.fingerprint.clone(),
+            self.matcher.clone(),
+        );
+        let rechecker = pipeline::Rechecker::new(
+            store.clone(),
+            std::sync::Arc::new(analyser),
+            &self.crawler,
+            self.rechecks.clone(),
+        );
+        Ok(rechecker?)
+    }
+
+    /// An importer with the configured fingerprint parameters (the matcher compares with the
+    /// same ones) and limits, fingerprinting on `threads` threads (0: one per core), with
+    /// `headings` tried after the built-in chapter heading patterns.
+    ///
+    /// # Errors
+    /// A heading pattern is not a valid regex, or the fingerprint settings are out of range.
+    pub fn importer(&self, threads: usize, headings: Vec<String>) -> Result<import::Importer> {
+        let mut split = import::SplitSettings::default();
+        split.heading_patterns.extend(headings);
+        import::Importer::new(import::ImportSettings {
+            split,
+            fingerprint: self.fingerprint.clone(),
+            threads,
+            limits: self.import.clone(),
+        })
+        .context("while setting up the importer")
     }
 
     /// The admin UI's settings: these sections, with the cookie and upload folder that
@@ -263,6 +295,70 @@ impl Settings {
         }
     }
 }
+
+impl Settings {
+    /// The effective settings as TOML, headed by the database URL, for `copyhound config`:
+    /// secrets ([`bounds::Secret`] settings) and the password in any URL are masked, so the
+    /// text is safe to paste into an issue.
+    ///
+    /// # Errors
+    /// A setting that TOML cannot hold (none today).
+    pub fn masked_toml(&self, database: &str) -> Result<String> {
+        Ok(format!(
+            "# database = {:?} (--database / {DATABASE_URL_VAR})\n{}",
+            store::mask_password(database),
+            toml::to_string(&masked_urls(toml::Value::try_from(self)?))?
+        ))
+    }
+}
+
+/// `value` with the password of every URL in it masked.
+fn masked_urls(value: toml::Value) -> toml::Value {
+    match value {
+        toml::Value::String(s) if s.contains("://") => {
+            toml::Value::String(bounds::mask_url_password(&s))
+        }
+        toml::Value::Array(items) => {
+            toml::Value::Array(items.into_iter().map(masked_urls).collect())
+        }
+        toml::Value::Table(table) => toml::Value::Table(
+            table
+                .into_iter()
+                .map(|(k, v)| (k, masked_urls(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Where log lines go and how they look, for every process kind: standard error, filtered
+/// by `COPYHOUND_LOG` (tracing's `EnvFilter` syntax; `warn` when unset or not a filter), as
+/// text for people (coloured when `color`) or, with `json`, as JSON for a log collector.
+pub fn init_logs(json: bool, color: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var(LOG_VAR) {
+        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+            eprintln!("warning: {LOG_VAR}={spec:?} is not a log filter ({e}); using warn");
+            EnvFilter::new("warn")
+        }),
+        _ => EnvFilter::new("warn"),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
+    } else {
+        builder.with_ansi(color).init();
+    }
+}
+
+/// The variable that filters the log (`COPYHOUND_LOG=copyhound=debug,warn`).
+pub const LOG_VAR: &str = "COPYHOUND_LOG";
 
 /// The variable `--database` reads; with `_FILE` appended, the one naming a file that holds
 /// it (a Docker or Kubernetes secret).

@@ -83,6 +83,18 @@ impl CrawlStatus {
     }
 }
 
+/// A status as a person types it (`Done`, ` running `); the error names the statuses.
+impl std::str::FromStr for CrawlStatus {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        CrawlStatus::parse(&s.trim().to_ascii_lowercase()).map_err(|_| {
+            Error::InvalidInput(format!(
+                "{s:?} is not a crawl status: give queued, running, done, failed or cancelled"
+            ))
+        })
+    }
+}
+
 /// A crawl to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewCrawl {
@@ -1465,5 +1477,20 @@ impl HostStates for Store {
             .await?
         });
         row.map(|r| host_from_row(host, r)).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_parse_as_typed_and_bad_ones_are_named() {
+        assert_eq!(" Done ".parse::<CrawlStatus>().unwrap(), CrawlStatus::Done);
+        let err = "finished".parse::<CrawlStatus>().unwrap_err().to_string();
+        assert!(
+            err.contains("\"finished\"") && err.contains("cancelled"),
+            "{err}"
+        );
     }
 }

@@ -37,16 +37,8 @@ pub struct CheckArgs {
     #[arg(long)]
     allow_private: bool,
     /// Pages checked at once; default: twice the number of cores.
-    #[arg(long, value_parser = super::parse_count)]
+    #[arg(long, value_parser = bounds::parse_count)]
     jobs: Option<usize>,
-}
-
-/// Runs `check` against the database at `database`.
-pub async fn run(args: CheckArgs, database: &str, settings: &Settings) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = check(&store, args, settings).await;
-    store.close().await;
-    result
 }
 
 /// The index over every registered chapter, with warnings about what was left out.
@@ -71,7 +63,8 @@ pub(crate) async fn load(store: &Store, settings: &Settings, quiet: bool) -> Res
     Ok(matcher)
 }
 
-async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()> {
+/// Runs `check`.
+pub async fn run(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()> {
     let matcher = Arc::new(load(store, settings, args.json).await?);
     let inputs = expand_inputs(&args.inputs)?;
     let color = !args.json && super::use_color(std::io::stdout().is_terminal());
@@ -85,7 +78,7 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
         settings.crawler.extract.clone(),
     )
     .context("while setting up the checker ([crawler.fetch] and [crawler.extract] settings)")?;
-    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let jobs = args.jobs.unwrap_or_else(pipeline::check::default_jobs);
     let started = Instant::now();
     let (mut failed, mut pages, mut matches) = (0, 0, 0);
     let total = inputs.len();
@@ -121,16 +114,4 @@ async fn check(store: &Store, args: CheckArgs, settings: &Settings) -> Result<()
         bail!("{failed} of {total} inputs could not be read");
     }
     Ok(())
-}
-
-/// Pages checked at once by default: twice the cores, so that a core whose page waits for
-/// the store (or the network) has another page to work on (measured: 2 at once on 2 cores
-/// left a fifth of the time idle).
-pub(crate) fn default_jobs() -> usize {
-    2 * cores()
-}
-
-/// The number of cores (1 when unknown).
-pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }

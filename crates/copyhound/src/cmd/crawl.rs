@@ -10,7 +10,7 @@ use clap::Args;
 use crawler::{CrawlReport, CrawlSettings, Frontier};
 use indicatif::{ProgressBar, ProgressFinish, ProgressStyle};
 use pipeline::{CrawlOverrides, CrawlSummary, LocalCrawl, launch};
-use store::{CrawlId, CrawlStatus, Store};
+use store::{CrawlId, Store};
 
 use super::outln;
 use settings::Settings;
@@ -50,15 +50,8 @@ pub struct CrawlArgs {
     json: bool,
 }
 
-/// Runs `crawl` against the database at `database`.
-pub async fn run(args: CrawlArgs, database: &str, settings: &Settings) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = crawl(&store, args, settings).await;
-    store.close().await;
-    result
-}
-
-async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()> {
+/// Runs `crawl`.
+pub async fn run(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()> {
     let overrides = CrawlOverrides {
         max_pages: args.max_pages,
         max_depth: args.max_depth,
@@ -68,7 +61,9 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         Some(id) => {
             let id = CrawlId(id);
             let (stored, held) = launch::resume_crawl(store, id, &overrides).await?;
-            note_held_urls(id, &held);
+            for note in launch::held_urls_notes(id, &held) {
+                eprintln!("{note}");
+            }
             (id, stored)
         }
         None => launch::new_crawl(store, &settings.crawler, &args.urls, &overrides).await?,
@@ -89,27 +84,6 @@ async fn crawl(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<()
         return Ok(());
     }
     run_now(store, id, crawl_settings, settings, args.json).await
-}
-
-/// Tells the operator about URLs of a resumed crawl that other runs hold: those of dead runs
-/// come back at once, those of live runs stay with them.
-fn note_held_urls(id: CrawlId, held: &crawler::HeldUrls) {
-    if held.by_dead_runs > 0 {
-        eprintln!(
-            "note: {} urls of crawl {id} held by runs that died are crawled again",
-            held.by_dead_runs
-        );
-    }
-    if held.by_live_runs > 0 {
-        eprintln!(
-            "note: {} urls of crawl {id} are held by {} other run(s) that were alive \
-             moments ago; if they were killed, their urls come back within {} s \
-             (crawler.run_dead_after)",
-            held.by_live_runs,
-            held.live_runs,
-            held.longest_wait.as_secs_f64().ceil()
-        );
-    }
 }
 
 pub(crate) async fn run_now(
@@ -151,27 +125,7 @@ pub(crate) async fn run_now(
         let summary = CrawlSummary::new(id, &finish, &drain);
         outln!("{}", serde_json::to_string(&summary)?);
     } else {
-        let totals = &finish.totals;
-        outln!("crawl {id}: {}", finish.status.as_str());
-        outln!("{}", finish.report);
-        outln!(
-            "crawl {id} over all runs: {} pages, {:.1} MB, {} errors",
-            totals.pages_fetched,
-            totals.bytes as f64 / 1e6,
-            totals.pages_failed
-        );
-        outln!(
-            "pages matched: {}{}",
-            drain.matched,
-            if drain.left > 0 {
-                format!(" ({} left queued for `copyhound worker`)", drain.left)
-            } else {
-                String::new()
-            }
-        );
-        if finish.status == CrawlStatus::Queued {
-            outln!("resume with: copyhound crawl --resume {id}");
-        }
+        super::write_stdout(&launch::finished_text(id, &finish, &drain))?;
     }
     Ok(())
 }

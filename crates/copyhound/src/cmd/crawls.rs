@@ -21,7 +21,7 @@ pub enum CrawlsCommand {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only crawls in this status: queued, running, done, failed or cancelled.
-    #[arg(long, value_name = "STATUS", value_parser = parse_status)]
+    #[arg(long, value_name = "STATUS", value_parser = |s: &str| s.parse::<CrawlStatus>().map_err(|e| e.to_string()))]
     status: Option<CrawlStatus>,
     /// At most this many crawls.
     #[arg(long, value_name = "N", default_value_t = 50)]
@@ -45,29 +45,11 @@ pub struct ShowArgs {
 }
 
 /// Runs a `crawls` subcommand against the database at `database`.
-pub async fn run(command: CrawlsCommand, database: &str) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = match command {
-        CrawlsCommand::List(args) => list(&store, args).await,
-        CrawlsCommand::Show(args) => show(&store, args).await,
-    };
-    store.close().await;
-    result
-}
-
-fn parse_status(s: &str) -> std::result::Result<CrawlStatus, String> {
-    let all = [
-        CrawlStatus::Queued,
-        CrawlStatus::Running,
-        CrawlStatus::Done,
-        CrawlStatus::Failed,
-        CrawlStatus::Cancelled,
-    ];
-    all.into_iter()
-        .find(|status| status.as_str() == s.trim().to_ascii_lowercase())
-        .ok_or_else(|| {
-            format!("{s:?} is not a crawl status: give queued, running, done, failed or cancelled")
-        })
+pub async fn run(store: &Store, command: CrawlsCommand) -> Result<()> {
+    match command {
+        CrawlsCommand::List(args) => list(store, args).await,
+        CrawlsCommand::Show(args) => show(store, args).await,
+    }
 }
 
 async fn list(store: &Store, args: ListArgs) -> Result<()> {
@@ -103,19 +85,4 @@ async fn show(store: &Store, args: ShowArgs) -> Result<()> {
         return Ok(());
     }
     super::write_stdout(&sheet.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_parse_and_bad_ones_are_named() {
-        assert_eq!(parse_status("Done"), Ok(CrawlStatus::Done));
-        let err = parse_status("finished").unwrap_err();
-        assert!(
-            err.contains("\"finished\"") && err.contains("cancelled"),
-            "{err}"
-        );
-    }
 }

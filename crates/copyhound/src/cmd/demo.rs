@@ -60,26 +60,11 @@ async fn demo(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let handler = settings.handler(store)?;
-    let works = demo::register_sample(store, handler.importer())
+    let pages = bench::demo::demo_pages().context("while building the demo site")?;
+    let set_up = demo::set_up(store, handler.importer(), &settings.crawler, pages)
         .await
-        .context("while registering the sample works")?;
-    let created = works.iter().filter(|w| w.created).count();
-    eprintln!(
-        "{} sample works registered ({created} new), {} chapters",
-        works.len(),
-        works.iter().map(|w| w.chapters).sum::<usize>()
-    );
-    let site = demo::SiteServer::start(
-        demo::bind_site(store).await?,
-        bench::demo::demo_pages().context("while building the demo site")?,
-    )?;
-    let sites = demo::watch_demo_sites(store, &settings.crawler, site.addr())
-        .await
-        .context("while watching the demo sites")?;
-    eprintln!(
-        "demo pirate site: {} (site {}); licensed mirror: {} (site {}); crawls queued",
-        sites.pirate.start_url, sites.pirate.id, sites.mirror.start_url, sites.mirror.id
-    );
+        .context("while setting up the demo")?;
+    eprint!("{set_up}");
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| {
@@ -113,6 +98,6 @@ async fn demo(
         shutdown,
     )
     .await;
-    site.stop().await?;
+    set_up.site.stop().await?;
     served
 }

@@ -34,16 +34,8 @@ pub async fn run(args: DoctorArgs, config: Option<&Path>, database: &str) -> Res
     for f in &findings {
         if args.json {
             outln!("{}", serde_json::to_string(f)?);
-            continue;
-        }
-        let level = match f.level {
-            Level::Ok => "ok",
-            Level::Warn => "WARN",
-            Level::Fail => "FAIL",
-        };
-        outln!("{level:<4}  {:<10}  {}", f.check, f.detail);
-        if let Some(fix) = &f.fix {
-            outln!("{:<16}fix: {fix}", "");
+        } else {
+            super::write_stdout(&f.to_string())?;
         }
     }
     let failed = findings.iter().filter(|f| f.level == Level::Fail).count();

@@ -2,8 +2,6 @@
 
 pub mod backup;
 pub mod bench;
-pub mod bench_load;
-pub mod bench_pipeline;
 pub mod cases;
 pub mod check;
 pub mod completions;
@@ -12,10 +10,8 @@ pub mod crawl;
 pub mod crawls;
 pub mod demo;
 pub mod doctor;
-pub mod logs;
 pub mod migrate;
 pub mod notices;
-pub mod quality;
 pub mod rematch;
 pub mod reports;
 pub mod serve;
@@ -85,13 +81,17 @@ pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// A count from the command line that must be at least 1 (jobs, threads, workers).
-pub fn parse_count(s: &str) -> std::result::Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!(
-            "{s:?} is not a count: give a whole number, 1 or more"
-        )),
+/// A pipeline error as it is, or the message `missing` makes when what the call needed
+/// does not exist (a mistyped id).
+pub fn or_missing(
+    missing: impl FnOnce() -> String,
+) -> impl FnOnce(pipeline::Error) -> anyhow::Error {
+    move |e| {
+        if e.is_not_found() {
+            anyhow::anyhow!(missing())
+        } else {
+            e.into()
+        }
     }
 }
 
@@ -103,6 +103,15 @@ pub async fn open_store(url: &str) -> Result<Store> {
             masked(url)
         )
     })
+}
+
+/// Runs `command` on the database at `url` (see [`open_store`]) and closes the database
+/// after it, whether it succeeded or not.
+pub async fn on_store<T>(url: &str, command: impl AsyncFnOnce(&Store) -> Result<T>) -> Result<T> {
+    let store = open_store(url).await?;
+    let result = command(&store).await;
+    store.close().await;
+    result
 }
 
 /// Standard output was closed by its reader (`copyhound check DIR | head`): not an error;

@@ -1,14 +1,11 @@
 //! `copyhound notices`: takedown notices drafted from confirmed cases, marked sent by hand
 //! (copyhound sends no mail), and the re-checks that follow until every copy is gone.
 
-use std::sync::Arc;
-
 use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::{Subcommand, ValueEnum};
 use pipeline::notices::{self, NoticeTemplate};
-use pipeline::rechecks::{RecheckReport, Rechecker};
-use store::{CaseId, NoticeId, NoticeRecord, Notices, Rechecks, Store};
+use store::{CaseId, NoticeId, Notices, Rechecks, Store};
 
 use super::outln;
 use settings::Settings;
@@ -75,14 +72,7 @@ pub enum Format {
 }
 
 /// Runs a `notices` subcommand.
-pub async fn run(command: NoticesCommand, database: &str, settings: &Settings) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = run_on(&store, command, settings).await;
-    store.close().await;
-    result
-}
-
-async fn run_on(store: &Store, command: NoticesCommand, settings: &Settings) -> Result<()> {
+pub async fn run(store: &Store, command: NoticesCommand, settings: &Settings) -> Result<()> {
     match command {
         NoticesCommand::Create {
             case,
@@ -108,17 +98,7 @@ async fn run_on(store: &Store, command: NoticesCommand, settings: &Settings) -> 
             if json {
                 outln!("{}", serde_json::to_string(&notice)?);
             } else {
-                outln!(
-                    "notice {} drafted from case {case} ({} template), to {}",
-                    notice.id,
-                    notice.template,
-                    recipient(&notice)
-                );
-                outln!(
-                    "read it with `copyhound notices show {}`; once sent, run `copyhound notices mark-sent {}`",
-                    notice.id,
-                    notice.id
-                );
+                super::write_stdout(&notices::drafted_text(&notice))?;
             }
             Ok(())
         }
@@ -126,25 +106,8 @@ async fn run_on(store: &Store, command: NoticesCommand, settings: &Settings) -> 
             let list = store.notices(case).await?;
             if json {
                 outln!("{}", serde_json::to_string(&list)?);
-                return Ok(());
-            }
-            if list.is_empty() {
-                outln!("no notices yet: draft one with `copyhound notices create CASE`");
-            }
-            for n in &list {
-                let sent = n.sent_at.map_or_else(
-                    || "draft".to_owned(),
-                    |t| format!("sent {}", t.format("%Y-%m-%d %H:%M UTC")),
-                );
-                outln!(
-                    "{:>5}  case {:<5} {:<5} {:<22} to {}  {}",
-                    n.id,
-                    n.case_id,
-                    n.template,
-                    sent,
-                    recipient(n),
-                    n.subject
-                );
+            } else {
+                super::write_stdout(&notices::NoticeTable(&list).to_string())?;
             }
             Ok(())
         }
@@ -176,17 +139,7 @@ async fn run_on(store: &Store, command: NoticesCommand, settings: &Settings) -> 
             Ok(())
         }
         NoticesCommand::Recheck { case, json } => {
-            let analyser = pipeline::Analyser::new(
-                store.clone(),
-                settings.fingerprint.clone(),
-                settings.matcher.clone(),
-            );
-            let rechecker = Rechecker::new(
-                store.clone(),
-                Arc::new(analyser),
-                &settings.crawler,
-                settings.rechecks.clone(),
-            )?;
+            let rechecker = settings.rechecker(store)?;
             let report = rechecker
                 .recheck(case, Utc::now())
                 .await
@@ -194,32 +147,9 @@ async fn run_on(store: &Store, command: NoticesCommand, settings: &Settings) -> 
             if json {
                 outln!("{}", serde_json::to_string(&report)?);
             } else {
-                print_recheck(&report)?;
+                super::write_stdout(&format!("\n{report}"))?;
             }
             Ok(())
         }
     }
-}
-
-fn recipient(n: &NoticeRecord) -> &str {
-    if n.recipient.is_empty() {
-        "(no address known: fill it in)"
-    } else {
-        &n.recipient
-    }
-}
-
-/// The copies as [`super::cases::print_recheck`] shows them, then what became of the case.
-fn print_recheck(report: &RecheckReport) -> Result<()> {
-    let r = &report.written.recheck;
-    super::cases::print_recheck(r)?;
-    if report.written.case_removed {
-        outln!("case {}: every copy is gone; the case is removed", r.case);
-    } else if r.next_at.is_none() {
-        outln!(
-            "case {} is no longer notice_sent: its re-checks stopped",
-            r.case
-        );
-    }
-    Ok(())
 }

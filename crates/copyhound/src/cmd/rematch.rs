@@ -6,8 +6,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::Args;
-use pipeline::MatchWorkers;
-use serde::Serialize;
+use pipeline::{MatchWorkers, Rematched};
 use store::TextFilter;
 
 use super::outln;
@@ -30,19 +29,6 @@ pub struct RematchArgs {
     json: bool,
 }
 
-/// The summary `rematch --json` prints.
-#[derive(Debug, Serialize)]
-struct Summary {
-    /// Pages queued for matching now.
-    queued: u64,
-    /// Pages whose match job was already waiting.
-    waiting: u64,
-    /// Pages matched by this command (none with --enqueue).
-    matched: u64,
-    /// Match jobs left queued for `copyhound worker`.
-    left: u64,
-}
-
 /// A `--since` value: a date (midnight UTC) or an RFC 3339 time.
 fn parse_since(s: &str) -> std::result::Result<DateTime<Utc>, String> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
@@ -55,15 +41,8 @@ fn parse_since(s: &str) -> std::result::Result<DateTime<Utc>, String> {
         .ok_or_else(|| format!("{s:?} is not a date: give YYYY-MM-DD or an RFC 3339 time"))
 }
 
-/// Runs `rematch` against the database at `database`.
-pub async fn run(args: RematchArgs, database: &str, settings: &Settings) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = rematch(&store, args, settings).await;
-    store.close().await;
-    result
-}
-
-async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -> Result<()> {
+/// Runs `rematch`.
+pub async fn run(store: &store::Store, args: RematchArgs, settings: &Settings) -> Result<()> {
     if let Some(site) = &args.site
         && (site.is_empty() || site.contains(['/', ' ']))
     {
@@ -79,12 +58,7 @@ async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -
     let requeued = pipeline::queue_rematch(store, &filter)
         .await
         .context("while queueing the pages to match")?;
-    let mut summary = Summary {
-        queued: requeued.queued,
-        waiting: requeued.waiting,
-        matched: 0,
-        left: requeued.queued + requeued.waiting,
-    };
+    let mut summary = Rematched::queued(&requeued);
     if !args.enqueue && summary.left > 0 {
         if !args.json {
             eprintln!("matching {} pages…", summary.left);
@@ -98,26 +72,8 @@ async fn rematch(store: &store::Store, args: RematchArgs, settings: &Settings) -
     }
     if args.json {
         outln!("{}", serde_json::to_string(&summary)?);
-    } else if summary.queued + summary.waiting == 0 {
-        outln!("no stored pages to match{}", describe(&args));
     } else {
-        outln!(
-            "{} pages queued for matching ({} were already waiting){}",
-            summary.queued + summary.waiting,
-            summary.waiting,
-            describe(&args)
-        );
-        if args.enqueue {
-            outln!("run `copyhound worker` to match them");
-        } else {
-            outln!("{} pages matched", summary.matched);
-            if summary.left > 0 {
-                outln!(
-                    "{} match jobs left queued for `copyhound worker`",
-                    summary.left
-                );
-            }
-        }
+        super::write_stdout(&summary.text(&describe(&args), args.enqueue))?;
     }
     Ok(())
 }

@@ -45,12 +45,9 @@ pub struct ExportArgs {
 }
 
 /// Runs a `reports` subcommand.
-pub async fn run(command: ReportsCommand, database: &str) -> Result<()> {
+pub async fn run(store: &store::Store, command: ReportsCommand) -> Result<()> {
     let ReportsCommand::Export(args) = command;
-    let store = super::open_store(database).await?;
-    let result = export(&store, &args).await;
-    store.close().await;
-    let count = result?;
+    let count = export(store, &args).await?;
     eprintln!(
         "{count} records exported{}",
         args.out

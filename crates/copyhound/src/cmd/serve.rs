@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use pipeline::WorkerOptions;
 
-use super::worker::{shutdown_signal, start_workers};
+use super::worker::shutdown_signal;
 use settings::Settings;
 
 /// Options of `serve`.
@@ -30,7 +30,7 @@ pub struct ServeArgs {
     #[arg(long)]
     secure_cookies: Option<bool>,
     /// Jobs run at once per queue by this process's workers.
-    #[arg(long, default_value_t = 4, value_parser = super::parse_count)]
+    #[arg(long, default_value_t = 4, value_parser = bounds::parse_count)]
     concurrency: usize,
     /// Seconds running jobs get to finish after Ctrl-C.
     #[arg(long, default_value_t = 30)]
@@ -109,40 +109,22 @@ pub async fn serve(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let mut admin_settings = settings.admin(options.secure_cookies, options.upload_dir.clone());
-    let workers = match workers {
-        None => None,
-        Some(handler) => {
-            admin_settings.ops.analyser = Some(pipeline::load_index_now(&handler));
-            pipeline::rechecks::ensure_recheck_schedule(store, &settings.rechecks)
-                .await
-                .context("while creating the re-check schedule")?;
-            let worker_options = WorkerOptions {
-                concurrency: options.concurrency,
-                grace: Duration::from_secs(options.grace),
-                ..WorkerOptions::default()
-            };
-            Some(start_workers(
-                store,
-                &handler,
-                &pipeline::all_queues(),
-                &worker_options,
-                database,
-            ))
-        }
-    };
-    let local = listener.local_addr().context("reading the bound address")?;
-    eprintln!("copyhound serving http://{local}/ (Ctrl-C to stop)");
-    let state = admin::AdminState::new(store.clone(), admin_settings);
-    admin::serve(listener, state, shutdown)
-        .await
-        .context("the web server failed")?;
-    if let Some(workers) = workers {
-        let report = workers.stop().await?;
-        eprintln!(
-            "workers stopped: {} completed, {} retried, {} dead, {} released",
-            report.completed, report.retried, report.dead, report.released
-        );
+    let admin = settings.admin(options.secure_cookies, options.upload_dir.clone());
+    let workers = workers.map(|handler| admin::service::WorkersBeside {
+        handler,
+        options: WorkerOptions {
+            concurrency: options.concurrency,
+            grace: Duration::from_secs(options.grace),
+            ..WorkerOptions::default()
+        },
+        rechecks: settings.rechecks.clone(),
+        database: super::masked(database),
+    });
+    let say = |line: &str| eprintln!("{line}");
+    let stopped =
+        admin::service::serve_with_workers(store, listener, admin, workers, &say, shutdown).await?;
+    if let Some(report) = stopped {
+        eprintln!("workers stopped: {report}");
     }
     Ok(())
 }

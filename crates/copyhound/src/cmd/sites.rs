@@ -1,11 +1,10 @@
 //! `copyhound sites`: the suspect sites a rights team watches, each crawled on its own
 //! schedule by `copyhound worker` (or now, with `sites crawl`).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use pipeline::sites::{SiteEdit, SiteSettingsChange};
-use serde::Serialize;
-use store::{Enqueued, NewSite, Site, Store, SuspectSites};
+use pipeline::sites::{SiteEdit, SiteSettingsChange, SiteTable, schedule_note};
+use store::{NewSite, Store, SuspectSites};
 
 use super::outln;
 use settings::Settings;
@@ -124,64 +123,17 @@ pub struct SetArgs {
 }
 
 /// Runs a `sites` subcommand.
-pub async fn run(command: SitesCommand, database: &str, settings: &Settings) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = run_on(&store, command, settings).await;
-    store.close().await;
-    result
-}
-
-async fn run_on(store: &Store, command: SitesCommand, settings: &Settings) -> Result<()> {
+pub async fn run(store: &Store, command: SitesCommand, settings: &Settings) -> Result<()> {
     match command {
         SitesCommand::Add(args) => add(store, args, settings).await,
         SitesCommand::List { json } => list(store, json).await,
         SitesCommand::Show { id, crawls, json } => show(store, id, crawls, json).await,
         SitesCommand::Set(args) => set(store, args, settings).await,
-        SitesCommand::Pause { id } => {
-            let site = store
-                .set_site_enabled(id, false)
-                .await
-                .map_err(unknown(id))?;
-            outln!("site {} ({}) paused", site.id, site.name);
-            Ok(())
-        }
-        SitesCommand::Resume { id } => {
-            let site = store
-                .set_site_enabled(id, true)
-                .await
-                .map_err(unknown(id))?;
-            outln!(
-                "site {} ({}) resumed{}",
-                site.id,
-                site.name,
-                next_crawl(&site)
-            );
-            Ok(())
-        }
+        SitesCommand::Pause { id } => enable(store, id, false).await,
+        SitesCommand::Resume { id } => enable(store, id, true).await,
         SitesCommand::Crawl { id, enqueue, json } => {
             crawl(store, id, enqueue, json, settings).await
         }
-    }
-}
-
-/// A store error on site `id`, with a hint when the site does not exist.
-fn unknown(id: i64) -> impl FnOnce(store::Error) -> anyhow::Error {
-    move |e| match e {
-        store::Error::NotFound { .. } => {
-            anyhow::anyhow!("there is no watched site {id}: see `copyhound sites list`")
-        }
-        other => anyhow::Error::new(other).context(format!("while changing site {id}")),
-    }
-}
-
-fn next_crawl(site: &Site) -> String {
-    match (&site.schedule, site.next_crawl_at) {
-        (Some(cron), Some(at)) => format!(
-            "; next crawl {} ({cron})",
-            at.format("%Y-%m-%d %H:%M:%S UTC")
-        ),
-        (Some(cron), None) => format!("; schedule {cron} paused"),
-        _ => "; no schedule".to_owned(),
     }
 }
 
@@ -221,7 +173,7 @@ async fn add(store: &Store, args: AddArgs, settings: &Settings) -> Result<()> {
         site.id,
         site.name,
         site.start_url,
-        next_crawl(&site)
+        schedule_note(&site)
     );
     Ok(())
 }
@@ -244,8 +196,17 @@ async fn set(store: &Store, args: SetArgs, settings: &Settings) -> Result<()> {
         "site {} ({}) changed{}",
         site.id,
         site.name,
-        next_crawl(&site)
+        schedule_note(&site)
     );
+    Ok(())
+}
+
+/// Pauses or resumes site `id`'s schedule.
+async fn enable(store: &Store, id: i64, enabled: bool) -> Result<()> {
+    let said = pipeline::sites::set_site_enabled(store, id, enabled)
+        .await
+        .map_err(|e| site_error(id, e))?;
+    outln!("{said}");
     Ok(())
 }
 
@@ -262,112 +223,20 @@ async fn list(store: &Store, json: bool) -> Result<()> {
     let sites = store.watched_sites().await?;
     if json {
         outln!("{}", serde_json::to_string(&sites)?);
-    } else if sites.is_empty() {
-        outln!("no watched sites: add one with `copyhound sites add URL`");
     } else {
-        outln!("id\tstate\tschedule\tnext crawl\tname\tstart url");
-        for s in &sites {
-            outln!(
-                "{}\t{}\t{}\t{}\t{}\t{}",
-                s.id,
-                if s.enabled { "active" } else { "paused" },
-                s.schedule.as_deref().unwrap_or("-"),
-                s.next_crawl_at.map_or("-".to_owned(), |t| t
-                    .format("%Y-%m-%d %H:%M:%S")
-                    .to_string()),
-                s.name,
-                s.start_url
-            );
-        }
+        super::write_stdout(&SiteTable(&sites).to_string())?;
     }
     Ok(())
 }
 
 async fn show(store: &Store, id: i64, limit: u32, json: bool) -> Result<()> {
-    let site = store.site(id).await.map_err(unknown(id))?;
-    let crawls = pipeline::site_history(store, id, limit)
+    let sheet = pipeline::sites::site_sheet(store, id, limit)
         .await
-        .context("while reading the site's crawls")?;
+        .map_err(|e| site_error(id, e))?;
     if json {
-        #[derive(Serialize)]
-        struct Shown<'a> {
-            #[serde(flatten)]
-            site: &'a Site,
-            crawls: &'a [pipeline::SiteCrawl],
-        }
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&Shown {
-                site: &site,
-                crawls: &crawls
-            })?
-        );
-        return Ok(());
-    }
-    let s = &site.settings;
-    outln!("site {}: {}", site.id, site.name);
-    outln!("  start url   {}", site.start_url);
-    outln!(
-        "  state       {}{}",
-        if site.enabled { "active" } else { "paused" },
-        next_crawl(&site)
-    );
-    outln!(
-        "  settings    {} pages, depth {}, {} ms between fetches, {} at once",
-        s.max_pages,
-        s.max_depth,
-        s.delay_ms,
-        s.concurrency
-    );
-    for (what, patterns) in [("include", &s.include), ("exclude", &s.exclude)] {
-        if !patterns.is_empty() {
-            outln!("  {what:<11} {}", patterns.join("  "));
-        }
-    }
-    if crawls.is_empty() {
-        outln!("  no crawls yet: `copyhound sites crawl {}`", site.id);
-        return Ok(());
-    }
-    outln!("  crawls (newest first):");
-    for c in &crawls {
-        let errors = c
-            .errors_by_kind
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        outln!(
-            "    crawl {} {} {}: {} pages{}, {} errors{}, {} bytes{}, {} matches, cases {}",
-            c.id,
-            c.status,
-            c.started_at
-                .map_or("-".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string()),
-            c.pages,
-            if c.queued > 0 {
-                format!(" ({} to go)", c.queued)
-            } else {
-                String::new()
-            },
-            c.errors,
-            if errors.is_empty() {
-                String::new()
-            } else {
-                format!(" ({errors})")
-            },
-            c.bytes,
-            c.pages_per_second
-                .map_or(String::new(), |p| format!(", {p} pages/s")),
-            c.matches,
-            if c.cases.is_empty() {
-                "none".to_owned()
-            } else {
-                c.cases
-                    .iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }
-        );
+        outln!("{}", serde_json::to_string_pretty(&sheet)?);
+    } else {
+        super::write_stdout(&sheet.to_string())?;
     }
     Ok(())
 }
@@ -383,29 +252,12 @@ async fn crawl(
         let queued = pipeline::crawl_site_now(store, id)
             .await
             .map_err(|e| site_error(id, e))?;
-        let (job, new) = match queued {
-            Enqueued::New(job) => (job, true),
-            Enqueued::Duplicate(job) => (job, false),
-        };
-        if json {
-            outln!(
-                "{}",
-                serde_json::json!({"site": id, "job": job.0, "already_queued": !new})
-            );
-        } else if new {
-            outln!("crawl of site {id} queued (job {job}); run `copyhound worker` to crawl it");
-        } else {
-            outln!("site {id} already has a crawl queued or running (job {job})");
-        }
+        outln!("{}", pipeline::sites::queued_crawl_text(id, &queued, json));
         return Ok(());
     }
-    let (crawl, crawl_settings, resumed) =
-        match pipeline::site_crawl(store, &settings.crawler, id).await {
-            Err(e) if e.is_not_found() => {
-                bail!("there is no watched site {id}: see `copyhound sites list`")
-            }
-            other => other.with_context(|| format!("while starting a crawl of site {id}"))?,
-        };
+    let (crawl, crawl_settings, resumed) = pipeline::site_crawl(store, &settings.crawler, id)
+        .await
+        .map_err(|e| site_error(id, e))?;
     if resumed && !json {
         eprintln!("resuming the unfinished crawl {crawl} of site {id}");
     }

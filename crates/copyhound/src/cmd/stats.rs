@@ -30,12 +30,9 @@ fn parse_date(s: &str) -> std::result::Result<NaiveDate, String> {
 }
 
 /// Runs `stats`.
-pub async fn run(args: StatsArgs, database: &str) -> Result<()> {
+pub async fn run(store: &store::Store, args: StatsArgs) -> Result<()> {
     let window = analytics::Window::new(args.since, Utc::now()).context("--since")?;
-    let store = super::open_store(database).await?;
-    let result = analytics::stats(&store, &window, args.top).await;
-    store.close().await;
-    let stats = result?;
+    let stats = analytics::stats(store, &window, args.top).await?;
     if args.json {
         outln!("{}", serde_json::to_string(&stats)?);
     } else {

@@ -1,10 +1,9 @@
 //! `copyhound users`: the admin UI's accounts (users, roles, passwords) and API tokens.
 
-use std::io::{BufRead as _, IsTerminal as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use chrono::{DateTime, Utc};
+use anyhow::{Context, Result};
+use chrono::Utc;
 use clap::Subcommand;
 use pipeline::accounts;
 use store::{ApiTokenId, ApiTokens, Role, Store, UserChanges, UserRecord, Users};
@@ -93,14 +92,7 @@ pub enum UsersCommand {
 }
 
 /// Runs a `users` subcommand.
-pub async fn run(command: UsersCommand, database: &str) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = run_on(&store, command).await;
-    store.close().await;
-    result
-}
-
-async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
+pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
     match command {
         UsersCommand::Add {
             name,
@@ -109,7 +101,7 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
             password_file,
         } => {
             accounts::check_username(&name)?;
-            let password = read_password(password_file.as_deref(), &name)?;
+            let password = accounts::read_new_password(password_file.as_deref(), &name)?;
             let user = accounts::add_user(
                 store,
                 &name,
@@ -131,24 +123,8 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
             let users = store.users().await?;
             if json {
                 outln!("{}", serde_json::to_string(&users)?);
-                return Ok(());
-            }
-            if users.is_empty() {
-                outln!("no users yet: add one with `copyhound users add NAME --role admin`");
-            }
-            for u in &users {
-                outln!(
-                    "{:>5}  {:<24} {:<8} {:<8} last login {}{}",
-                    u.id,
-                    u.username,
-                    u.role,
-                    if u.disabled { "disabled" } else { "enabled" },
-                    time(u.last_login_at),
-                    u.display_name
-                        .as_deref()
-                        .map(|d| format!("  ({d})"))
-                        .unwrap_or_default()
-                );
+            } else {
+                super::write_stdout(&accounts::UserTable(&users).to_string())?;
             }
         }
         UsersCommand::SetRole { name, role } => {
@@ -195,7 +171,7 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
             password_file,
         } => {
             let user = user_named(store, &name).await?;
-            let password = read_password(password_file.as_deref(), &name)?;
+            let password = accounts::read_new_password(password_file.as_deref(), &name)?;
             let reset = accounts::set_password(store, user.id, &password, ACTOR)
                 .await
                 .with_context(|| format!("while setting the password of {name:?}"))?;
@@ -218,17 +194,7 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
             let issued = accounts::issue_api_token(store, owner.id, &name, expires_at, ACTOR)
                 .await
                 .with_context(|| format!("while issuing a token for {user:?}"))?;
-            outln!("{}", issued.token);
-            outln!(
-                "token {} ({}) for {}, {}: copy it now, it will not be shown again",
-                issued.record.id,
-                issued.record.prefix,
-                issued.record.username,
-                expires_at.map_or_else(
-                    || "valid until revoked".to_owned(),
-                    |t| format!("expires {}", t.format("%Y-%m-%d %H:%M UTC"))
-                )
-            );
+            super::write_stdout(&issued.to_string())?;
         }
         UsersCommand::Tokens { user, json } => {
             let owner = match user {
@@ -240,27 +206,14 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
                 outln!("{}", serde_json::to_string(&tokens)?);
                 return Ok(());
             }
-            if tokens.is_empty() {
-                outln!("no API tokens: issue one with `copyhound users token NAME --name LABEL`");
-            }
             let now = Utc::now();
-            for t in &tokens {
-                let state = match (t.revoked_at, t.expires_at) {
-                    (Some(at), _) => format!("revoked {}", time(Some(at))),
-                    (None, Some(end)) if end <= now => format!("expired {}", time(Some(end))),
-                    (None, Some(end)) => format!("expires {}", time(Some(end))),
-                    (None, None) => "live".to_owned(),
-                };
-                outln!(
-                    "{:>5}  {}…  {:<16} {:<24} last used {:<20} {}",
-                    t.id,
-                    t.prefix,
-                    t.username,
-                    t.name,
-                    time(t.last_used_at),
-                    state
-                );
-            }
+            super::write_stdout(
+                &accounts::TokenTable {
+                    tokens: &tokens,
+                    now,
+                }
+                .to_string(),
+            )?;
         }
         UsersCommand::RevokeToken { id } => {
             store.revoke_api_token(id, ACTOR).await.with_context(|| {
@@ -272,59 +225,10 @@ async fn run_on(store: &Store, command: UsersCommand) -> Result<()> {
     Ok(())
 }
 
-fn time(t: Option<DateTime<Utc>>) -> String {
-    t.map_or_else(
-        || "never".to_owned(),
-        |t| t.format("%Y-%m-%d %H:%M UTC").to_string(),
-    )
-}
-
 async fn user_named(store: &Store, name: &str) -> Result<UserRecord> {
-    match store.user_by_name(name).await? {
-        Some(user) => Ok(user),
-        None => bail!("no user is named {name:?}: see `copyhound users list`"),
-    }
+    Ok(accounts::user_named(store, name).await?)
 }
 
 async fn update(store: &Store, name: &str, changes: UserChanges) -> Result<UserRecord> {
-    let user = user_named(store, name).await?;
-    store
-        .update_user(user.id, &changes, ACTOR)
-        .await
-        .with_context(|| format!("while changing user {name:?}"))
-}
-
-/// The new password: the first line of `file`, else asked for twice on the terminal, else
-/// one line of standard input (a script's pipe).
-fn read_password(file: Option<&Path>, name: &str) -> Result<String> {
-    let password = if let Some(file) = file {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("while reading the password file {}", file.display()))?;
-        text.lines().next().unwrap_or_default().to_owned()
-    } else if std::io::stdin().is_terminal() {
-        let first = rpassword::prompt_password(format!("new password for {name}: "))
-            .context("while reading the password from the terminal")?;
-        accounts::check_password(&first, name)?;
-        let again = rpassword::prompt_password("the same password again: ")
-            .context("while reading the password from the terminal")?;
-        if again != first {
-            bail!("the two passwords differ: run the command again");
-        }
-        first
-    } else {
-        let mut line = String::new();
-        std::io::stdin()
-            .lock()
-            .read_line(&mut line)
-            .context("while reading the password from standard input")?;
-        line.trim_end_matches(['\n', '\r']).to_owned()
-    };
-    if password.is_empty() {
-        bail!(
-            "no password given: put it on the first line of --password-file FILE, type it on \
-             a terminal, or pipe it in"
-        );
-    }
-    accounts::check_password(&password, name)?;
-    Ok(password)
+    Ok(accounts::update_user_named(store, name, &changes, ACTOR).await?)
 }

@@ -16,7 +16,7 @@ pub struct WorkerArgs {
     #[arg(long = "queue", value_name = "QUEUE")]
     pub queues: Vec<String>,
     /// Jobs run at once, per queue.
-    #[arg(long, default_value_t = 4, value_parser = super::parse_count)]
+    #[arg(long, default_value_t = 4, value_parser = bounds::parse_count)]
     pub concurrency: usize,
     /// Seconds running jobs get to finish after Ctrl-C before they are released.
     #[arg(long, default_value_t = 30)]
@@ -43,10 +43,12 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     } else {
         args.queues.clone()
     };
-    let workers = start_workers(&store, &handler, &queues, &args.options(), database);
+    let workers = Workers::start(&store, &handler, &queues, &args.options());
+    for line in workers.serving_notes(&super::masked(database)) {
+        eprintln!("{line}");
+    }
     let analyser =
         pipeline::workers::serves_matches(&queues).then(|| pipeline::load_index_now(&handler));
-    let (stop_ops, ops_stopped) = tokio::sync::oneshot::channel::<()>();
     let ops = match args.metrics_listen {
         Some(address) => {
             let listener = tokio::net::TcpListener::bind(address)
@@ -56,29 +58,21 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
                 "worker metrics on http://{}/metrics",
                 listener.local_addr().context("reading the bound address")?
             );
-            Some(tokio::spawn(admin::serve_ops(
+            let ops = settings.ops(analyser);
+            Some(admin::service::OpsServer::start(
                 listener,
                 store.clone(),
-                settings.ops(analyser),
-                async move {
-                    let _ = ops_stopped.await;
-                },
-            )))
+                ops,
+            ))
         }
         None => None,
     };
     shutdown.await;
-    let _ = stop_ops.send(());
     if let Some(ops) = ops {
-        ops.await
-            .context("the metrics server panicked")?
-            .context("the metrics server failed")?;
+        ops.stop().await.context("the metrics server failed")?;
     }
     let report = workers.stop().await?;
-    eprintln!(
-        "worker stopped: {} completed, {} retried, {} dead, {} released",
-        report.completed, report.retried, report.dead, report.released
-    );
+    eprintln!("worker stopped: {report}");
     store.close().await;
     Ok(())
 }
@@ -94,26 +88,6 @@ impl WorkerArgs {
     }
 }
 
-/// Starts the worker loops over `queues`, saying which worker serves which queue.
-pub fn start_workers(
-    store: &store::Store,
-    handler: &pipeline::Handler,
-    queues: &[String],
-    options: &WorkerOptions,
-    database: &str,
-) -> Workers {
-    let workers = Workers::start(store, handler, queues, options);
-    for w in workers.serving() {
-        eprintln!(
-            "worker {} serving queue {:?} on {} (Ctrl-C to stop)",
-            w.name,
-            w.queue,
-            super::masked(database)
-        );
-    }
-    workers
-}
-
 /// [`shutdown_signal_quiet`], saying so when it comes.
 pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     let signal = shutdown_signal_quiet();
@@ -123,39 +97,12 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     }
 }
 
-/// Listens for Ctrl-C and, on Unix, SIGTERM (what `docker stop` and systemd send) from the
-/// moment it is called, so that a signal arriving while the command is still starting up is
-/// caught rather than killing the process; the returned future resolves on the first one.
-/// Must be called inside the runtime.
+/// Listens for Ctrl-C and SIGTERM from the moment it is called
+/// ([`pipeline::workers::stop_signal`]); a Ctrl-C is recorded as the interruption it is.
 pub fn shutdown_signal_quiet() -> impl Future<Output = ()> + Send + 'static {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let listeners = signal(SignalKind::interrupt()).and_then(|interrupt| {
-            signal(SignalKind::terminate()).map(|terminate| (interrupt, terminate))
-        });
-        async move {
-            match listeners {
-                Ok((mut interrupt, mut terminate)) => {
-                    // Ctrl-C is an interruption (exit 130); SIGTERM is how a service
-                    // manager stops a service, which then exits as it would have anyway.
-                    tokio::select! {
-                        _ = interrupt.recv() => super::mark_interrupted(),
-                        _ = terminate.recv() => {}
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only");
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        super::mark_interrupted();
-                    }
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        if tokio::signal::ctrl_c().await.is_ok() {
+    let signal = pipeline::workers::stop_signal();
+    async move {
+        if signal.await == pipeline::workers::Stop::Interrupt {
             super::mark_interrupted();
         }
     }

@@ -3,12 +3,12 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use import::{ImportEvent, ImportOptions, ImportReport, ImportSettings, Importer, SplitSettings};
+use import::{ImportEvent, ImportOptions};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
-use store::{Page, Store, WorkDeletion, WorkFilter, WorkId, WorkReads, WorkUpdate, WorkWrites};
+use pipeline::works;
+use store::{Store, WorkId};
 
 use super::outln;
 use settings::Settings;
@@ -118,18 +118,15 @@ pub struct DeleteArgs {
 const ACTOR: &str = "cli";
 
 /// Runs a `works` subcommand against the database at `database`.
-pub async fn run(command: WorksCommand, database: &str, settings: &Settings) -> Result<()> {
-    let store = super::open_store(database).await?;
-    let result = match command {
-        WorksCommand::Import(args) => import(&store, args, settings).await,
-        WorksCommand::List(args) => list(&store, args).await,
-        WorksCommand::Show(args) => show(&store, args).await,
-        WorksCommand::Set(args) => set(&store, args).await,
-        WorksCommand::Delete(args) => delete(&store, args).await,
-        WorksCommand::Refingerprint(args) => refingerprint(&store, args, settings).await,
-    };
-    store.close().await;
-    result
+pub async fn run(store: &Store, command: WorksCommand, settings: &Settings) -> Result<()> {
+    match command {
+        WorksCommand::Import(args) => import(store, args, settings).await,
+        WorksCommand::List(args) => list(store, args).await,
+        WorksCommand::Show(args) => show(store, args).await,
+        WorksCommand::Set(args) => set(store, args).await,
+        WorksCommand::Delete(args) => delete(store, args).await,
+        WorksCommand::Refingerprint(args) => refingerprint(store, args, settings).await,
+    }
 }
 
 async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<()> {
@@ -139,16 +136,7 @@ async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<
             args.paths.len()
         );
     }
-    let mut split = SplitSettings::default();
-    split.heading_patterns.extend(args.headings);
-    // The configured fingerprint parameters: the matcher compares with the same ones.
-    let importer = Importer::new(ImportSettings {
-        split,
-        fingerprint: settings.fingerprint.clone(),
-        threads: args.threads,
-        limits: settings.import.clone(),
-    })
-    .context("while setting up the importer")?;
+    let importer = settings.importer(args.threads, args.headings)?;
     let options = ImportOptions {
         title: args.title,
         author: args.author,
@@ -165,7 +153,7 @@ async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<
                 for warning in &report.warnings {
                     eprintln!("warning: {}: {warning}", path.display());
                 }
-                outln!("{}", describe(&report));
+                outln!("{report}");
             }
             Err(e) => {
                 failed += 1;
@@ -177,29 +165,6 @@ async fn import(store: &Store, args: ImportArgs, settings: &Settings) -> Result<
         bail!("{failed} of {} files were not imported", args.paths.len());
     }
     Ok(())
-}
-
-fn describe(r: &ImportReport) -> String {
-    let encoding = r
-        .encoding
-        .as_deref()
-        .map_or_else(String::new, |e| format!(", {e}"));
-    if r.created {
-        format!(
-            "imported work {} «{}»: {} chapters, {} chars ({}{encoding}, {:.1} s)",
-            r.work,
-            r.title,
-            r.chapters,
-            r.chars,
-            r.format.as_str(),
-            r.elapsed.as_secs_f64()
-        )
-    } else {
-        format!(
-            "already imported: work {} has the same text as «{}»",
-            r.work, r.title
-        )
-    }
 }
 
 /// A progress bar on a terminal, plain lines otherwise (both on stderr).
@@ -255,260 +220,72 @@ impl Progress {
     }
 }
 
-/// One line of `works list --json`.
-#[derive(Debug, Serialize)]
-struct ListedWork {
-    id: WorkId,
-    title: String,
-    author: Option<String>,
-    chapters: u32,
-    chars: u64,
-}
-
 async fn list(store: &Store, args: ListArgs) -> Result<()> {
-    let works = store
-        .works(&WorkFilter::All, Page::all())
-        .await
-        .context("while listing works")?;
+    let table = works::work_table(store).await?;
     if args.json {
-        let listed: Vec<ListedWork> = works
-            .into_iter()
-            .map(|w| ListedWork {
-                id: w.id,
-                title: w.title,
-                author: w.author,
-                chapters: w.chapters,
-                chars: w.chars,
-            })
-            .collect();
-        outln!("{}", serde_json::to_string_pretty(&listed)?);
-        return Ok(());
-    }
-    if works.is_empty() {
-        outln!("no works yet: add one with `copyhound works import FILE`");
-        return Ok(());
-    }
-    outln!(
-        "{:>6}  {:>8}  {:>10}  TITLE / AUTHOR",
-        "ID",
-        "CHAPTERS",
-        "CHARS"
-    );
-    for w in works {
-        let author = w.author.map_or_else(String::new, |a| format!(" / {a}"));
-        outln!(
-            "{:>6}  {:>8}  {:>10}  {}{author}",
-            w.id,
-            w.chapters,
-            w.chars,
-            w.title
-        );
+        outln!("{}", serde_json::to_string_pretty(&table)?);
+    } else {
+        outln!("{}", table.to_string().trim_end());
     }
     Ok(())
+}
+
+/// "there is no work ID", when a pipeline error says the work does not exist.
+fn no_work(id: WorkId) -> impl FnOnce(pipeline::Error) -> anyhow::Error {
+    super::or_missing(move || format!("there is no work {id}: see `copyhound works list`"))
 }
 
 async fn show(store: &Store, args: ShowArgs) -> Result<()> {
-    let work = match store.work(args.id).await {
-        Err(store::Error::NotFound { .. }) => {
-            bail!("there is no work {}: see `copyhound works list`", args.id)
-        }
-        other => other.context("while reading the work")?,
-    };
-    let chapters = store
-        .chapters(work.id)
+    let sheet = works::work_sheet(store, args.id)
         .await
-        .context("while reading the chapters")?;
+        .map_err(no_work(args.id))?;
     if args.json {
-        #[derive(Serialize)]
-        struct Shown<'a> {
-            #[serde(flatten)]
-            work: &'a store::Work,
-            chapter_list: &'a [store::ChapterInfo],
-        }
-        let shown = Shown {
-            work: &work,
-            chapter_list: &chapters,
-        };
-        outln!("{}", serde_json::to_string_pretty(&shown)?);
-        return Ok(());
-    }
-    outln!("work {}: {}", work.id, work.title);
-    if let Some(author) = &work.author {
-        outln!("author:        {author}");
-    }
-    let source = [
-        work.source_name.as_deref(),
-        Some(work.source_format.as_str()),
-        work.source_encoding.as_deref(),
-    ];
-    let source: Vec<&str> = source.into_iter().flatten().collect();
-    outln!("source:        {}", source.join(", "));
-    outln!(
-        "registered:    {}",
-        work.created_at.format("%Y-%m-%d %H:%M:%S UTC")
-    );
-    outln!("chapters:      {}", work.chapters);
-    outln!("chars:         {}", work.chars);
-    outln!("front matter:  {} chars", work.front_matter.chars().count());
-    let hash: String = work
-        .content_hash
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    outln!("content hash:  {hash}");
-    outln!();
-    outln!("{:>5}  {:>7}  TITLE", "#", "CHARS");
-    for c in &chapters {
-        outln!("{:>5}  {:>7}  {}", c.ordinal, c.chars, c.title);
+        outln!("{}", serde_json::to_string_pretty(&sheet)?);
+    } else {
+        outln!("{}", sheet.to_string().trim_end());
     }
     Ok(())
 }
 
-/// The work for a message, or the message a missing work gets.
-async fn existing_work(store: &Store, id: WorkId) -> Result<store::Work> {
-    match store.work(id).await {
-        Err(store::Error::NotFound { .. }) => {
-            bail!("there is no work {id}: see `copyhound works list`")
-        }
-        other => Ok(other.context("while reading the work")?),
-    }
-}
-
-/// `«title» / author`, or `«title»`.
-fn label(title: &str, author: Option<&str>) -> String {
-    match author {
-        Some(author) => format!("«{title}» / {author}"),
-        None => format!("«{title}» (no author)"),
-    }
-}
-
 async fn set(store: &Store, args: SetArgs) -> Result<()> {
-    let clean = |s: String| bounds::text::strip_controls(&s).into_owned();
-    if let Some(title) = &args.title
-        && clean(title.clone()).is_empty()
-    {
-        bail!("--title {title:?} is empty: give the work a title, e.g. --title 红楼梦");
-    }
-    let update = WorkUpdate {
-        title: args.title.map(clean),
-        author: args
-            .author
-            .map(|a| Some(clean(a)).filter(|a| !a.is_empty())),
+    let edit = works::WorkEdit {
+        title: args.title,
+        author: args.author,
     };
-    let updated = match store.update_work(args.id, &update, ACTOR).await {
-        Err(store::Error::NotFound { .. }) => {
-            bail!("there is no work {}: see `copyhound works list`", args.id)
-        }
-        other => other.with_context(|| format!("while updating work {}", args.id))?,
-    };
-    let (before, after) = (&updated.before, &updated.after);
-    if updated.changed() {
-        outln!(
-            "work {}: {} → {}",
-            args.id,
-            label(&before.title, before.author.as_deref()),
-            label(&after.title, after.author.as_deref())
-        );
-    } else {
-        outln!(
-            "work {} unchanged: {}",
-            args.id,
-            label(&after.title, after.author.as_deref())
-        );
-    }
+    let edited = works::edit_work(store, args.id, edit, ACTOR)
+        .await
+        .map_err(no_work(args.id))?;
+    outln!("{edited}");
     Ok(())
 }
 
 async fn refingerprint(store: &Store, args: RefingerprintArgs, settings: &Settings) -> Result<()> {
-    let importer = Importer::new(ImportSettings {
-        split: SplitSettings::default(),
-        fingerprint: settings.fingerprint.clone(),
-        threads: args.threads,
-        limits: settings.import.clone(),
-    })
-    .context("while setting up the fingerprinter")?;
+    let importer = settings.importer(args.threads, Vec::new())?;
     let ids = if args.all {
-        let mut ids = Vec::new();
-        let mut after = None;
-        loop {
-            let page = store
-                .works(
-                    &WorkFilter::All,
-                    Page {
-                        after,
-                        limit: Some(500),
-                    },
-                )
-                .await
-                .context("while listing works")?;
-            ids.extend(page.iter().map(|w| w.id));
-            match page.last() {
-                Some(last) if page.len() == 500 => after = Some(last.id),
-                _ => break,
-            }
-        }
-        ids
+        works::all_work_ids(store).await?
     } else {
         args.ids
     };
     let (mut redone, mut current) = (0, 0);
     for id in ids {
-        let work = existing_work(store, id).await?;
-        let chapters = importer
-            .refingerprint(store, id, args.force)
+        let done = works::refingerprint_work(store, &importer, id, args.force)
             .await
-            .with_context(|| format!("while refingerprinting work {id}"))?;
-        if chapters == 0 {
+            .map_err(no_work(id))?;
+        if done.chapters == 0 {
             current += 1;
-            outln!(
-                "work {id} {}: fingerprints are current (version {})",
-                label(&work.title, work.author.as_deref()),
-                fingerprint::NORMALIZER_VERSION
-            );
         } else {
             redone += 1;
-            outln!(
-                "work {id} {}: {chapters} chapters fingerprinted again (version {})",
-                label(&work.title, work.author.as_deref()),
-                fingerprint::NORMALIZER_VERSION
-            );
         }
+        outln!("{done}");
     }
     outln!("{redone} works refingerprinted, {current} already current");
     Ok(())
 }
 
 async fn delete(store: &Store, args: DeleteArgs) -> Result<()> {
-    let work = existing_work(store, args.id).await?;
-    let outcome = match store.delete_work_checked(args.id, args.force, ACTOR).await {
-        Err(store::Error::NotFound { .. }) => {
-            bail!("there is no work {}: see `copyhound works list`", args.id)
-        }
-        other => other.with_context(|| format!("while deleting work {}", args.id))?,
-    };
-    match outcome {
-        WorkDeletion::Refused { cases } => bail!(
-            "work {} «{}» has {cases} case{}: deleting it deletes {} with {} matches and \
-             notices; to do that, run `copyhound works delete {} --force`",
-            args.id,
-            work.title,
-            if cases == 1 { "" } else { "s" },
-            if cases == 1 { "it" } else { "them" },
-            if cases == 1 { "its" } else { "their" },
-            args.id
-        ),
-        WorkDeletion::Deleted { work, cases } => {
-            let cases = match cases {
-                0 => String::new(),
-                1 => " and its 1 case".to_owned(),
-                n => format!(" and its {n} cases"),
-            };
-            outln!(
-                "deleted work {} {}{cases}",
-                args.id,
-                label(&work.title, work.author.as_deref())
-            );
-        }
-    }
+    let done = works::delete_work(store, args.id, args.force, ACTOR)
+        .await
+        .map_err(no_work(args.id))?;
+    outln!("{done}");
     Ok(())
 }

@@ -224,6 +224,17 @@ pub struct WorkerReport {
     pub lost: u64,
 }
 
+/// `N completed, N retried, N dead, N released`: what a stopped worker says.
+impl std::fmt::Display for WorkerReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} completed, {} retried, {} dead, {} released",
+            self.completed, self.retried, self.dead, self.released
+        )
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Outcome {
     Completed,

@@ -1,0 +1,103 @@
+//! The stored crawl evidence, all of it or one crawl's, written as one WARC file
+//! (`snapshots export`), reading a batch of rows at a time so memory stays flat.
+
+use std::path::Path;
+
+use store::{
+    CrawlId, Crawls, EvidenceReads, Page, SnapshotCursor, SnapshotId, SnapshotRecord, Store,
+};
+
+use crate::error::{Error, Result, store_err};
+
+/// Rows read per query.
+const BATCH: u32 = 200;
+
+/// What [`export_warc`] wrote.
+#[derive(Debug, Clone, Copy)]
+pub struct WarcExport {
+    /// Snapshots written.
+    pub snapshots: u64,
+    /// Bytes written (compressed, for a `.gz` file).
+    pub bytes: u64,
+}
+
+/// Which snapshots an export reads next.
+enum Position {
+    /// All of them, by id.
+    All(Option<SnapshotId>),
+    /// One crawl's, by URL.
+    Crawl(CrawlId, Option<SnapshotCursor>),
+}
+
+impl Position {
+    async fn next_batch(&mut self, store: &Store) -> store::Result<Vec<SnapshotRecord>> {
+        let rows = match self {
+            Position::All(after) => {
+                let page = Page {
+                    after: *after,
+                    limit: Some(BATCH),
+                };
+                store.snapshots(page).await?
+            }
+            Position::Crawl(crawl, after) => {
+                store.crawl_snapshots(*crawl, after.as_ref(), BATCH).await?
+            }
+        };
+        if let Some(last) = rows.last() {
+            match self {
+                Position::All(after) => *after = Some(last.id),
+                Position::Crawl(_, after) => *after = Some(SnapshotCursor::after(last)),
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// Writes every stored snapshot, or crawl `crawl`'s in URL order, to the WARC file `path`
+/// (gzip members when it ends in `.gz`). An unknown crawl is refused
+/// ([`Error::Refused`]) before the file is created, so a mistyped id leaves no empty
+/// file behind.
+pub async fn export_warc(store: &Store, crawl: Option<CrawlId>, path: &Path) -> Result<WarcExport> {
+    if let Some(id) = crawl {
+        match store.crawl(id).await {
+            Err(store::Error::NotFound { .. }) => {
+                return Err(Error::Refused(format!(
+                    "there is no crawl {id}: see `copyhound crawls list` for the ids"
+                )));
+            }
+            other => other.map_err(store_err("looking up the crawl"))?,
+        };
+    }
+    let file = std::fs::File::create(path).map_err(|source| Error::WriteFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    let out = std::io::BufWriter::new(file);
+    let mut warc = if path.extension().is_some_and(|e| e == "gz") {
+        crawler::WarcWriter::new_gzip(out)
+    } else {
+        crawler::WarcWriter::new(out)
+    };
+    let mut position = match crawl {
+        Some(id) => Position::Crawl(id, None),
+        None => Position::All(None),
+    };
+    let mut snapshots = 0u64;
+    loop {
+        let rows = position
+            .next_batch(store)
+            .await
+            .map_err(store_err("reading snapshots"))?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in &rows {
+            let snapshot = crawler::stored_snapshot(store, row).await?;
+            warc.write_snapshot(&snapshot)?;
+            snapshots += 1;
+        }
+    }
+    let bytes = warc.bytes_written();
+    warc.finish()?;
+    Ok(WarcExport { snapshots, bytes })
+}
