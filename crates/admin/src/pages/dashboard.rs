@@ -36,22 +36,34 @@ pub(crate) async fn figures(
     window: &Window,
     top: u32,
 ) -> WebResult<Arc<Stats>> {
+    figures_at(state, window, top, Instant::now()).await
+}
+
+/// [`figures`] as of `now` (a test's clock): counted then, or reused when counted less
+/// than the TTL before.
+async fn figures_at(
+    state: &AdminState,
+    window: &Window,
+    top: u32,
+    now: Instant,
+) -> WebResult<Arc<Stats>> {
     let ttl = state.settings().figures_ttl;
+    let fresh = |at: &Instant| now.saturating_duration_since(*at) < ttl;
     let mut cache = state.figures().0.lock().await;
     let key = (window.since, top);
     if let Some((at, stats)) = cache.get(&key)
-        && at.elapsed() < ttl
+        && fresh(at)
     {
         return Ok(Arc::clone(stats));
     }
     let stats = Arc::new(analytics::stats(state.store(), window, top).await?);
     if cache.len() >= FIGURES_KEPT {
-        cache.retain(|_, (at, _)| at.elapsed() < ttl);
+        cache.retain(|_, (at, _)| fresh(at));
         if cache.len() >= FIGURES_KEPT {
             cache.clear();
         }
     }
-    cache.insert(key, (Instant::now(), Arc::clone(&stats)));
+    cache.insert(key, (now, Arc::clone(&stats)));
     Ok(stats)
 }
 
@@ -158,6 +170,8 @@ pub(crate) async fn analytics(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::AdminSettings;
 
@@ -167,18 +181,25 @@ mod tests {
         let state = AdminState::new(
             db.store.clone(),
             AdminSettings {
-                figures_ttl: std::time::Duration::from_millis(300),
+                figures_ttl: Duration::from_secs(10),
                 ..AdminSettings::default()
             },
         );
+        // A clock of the test's own: how long counting takes does not matter.
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
         let window = Window::new(None, Utc::now()).unwrap();
-        let first = figures(&state, &window, 5).await.unwrap();
-        let again = figures(&state, &window, 5).await.unwrap();
+        let first = figures_at(&state, &window, 5, t0).await.unwrap();
+        let again = figures_at(&state, &window, 5, at(9_999)).await.unwrap();
         assert!(Arc::ptr_eq(&first, &again), "reused while fresh");
-        let other = figures(&state, &window, 6).await.unwrap();
+        let other = figures_at(&state, &window, 6, at(1)).await.unwrap();
         assert!(!Arc::ptr_eq(&first, &other), "another size is counted");
-        tokio::time::sleep(std::time::Duration::from_millis(350)).await;
-        let later = figures(&state, &window, 5).await.unwrap();
+        let later = figures_at(&state, &window, 5, at(10_000)).await.unwrap();
         assert!(!Arc::ptr_eq(&first, &later), "counted again once stale");
+        let after = figures_at(&state, &window, 5, at(10_001)).await.unwrap();
+        assert!(
+            Arc::ptr_eq(&later, &after),
+            "the new count is the fresh one"
+        );
     }
 }
