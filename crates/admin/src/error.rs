@@ -106,11 +106,15 @@ impl From<pipeline::Error> for WebError {
                 other => WebError::Internal(format!("while {doing}: {}", chain(&other))),
             },
             pipeline::Error::Notice(m) | pipeline::Error::Page(m) => WebError::BadRequest(m),
-            pipeline::Error::Account(m) => WebError::BadRequest(m),
+            pipeline::Error::Account(m) | pipeline::Error::Refused(m) => WebError::BadRequest(m),
+            // What the person asked for is refused as given: settings, a URL, an address
+            // the crawler will not fetch (the message names the setting that allows it).
             pipeline::Error::Crawler(c)
                 if matches!(
                     c.kind(),
-                    crawler::ErrorKind::Config | crawler::ErrorKind::InvalidUrl
+                    crawler::ErrorKind::Config
+                        | crawler::ErrorKind::InvalidUrl
+                        | crawler::ErrorKind::AddressRefused
                 ) =>
             {
                 WebError::BadRequest(chain(&c))

@@ -498,6 +498,24 @@ async fn api_for_every_role(db: &TestDb) {
         )
         .await;
     assert_eq!(a.error_code(StatusCode::BAD_REQUEST), "bad_request");
+    // An address the crawler would refuse is refused here, in any spelling, with the
+    // setting that allows it named.
+    for url in [
+        "http://127.0.0.1:8080/",
+        "http://2130706433/",
+        "http://[::1]/",
+    ] {
+        let a = api
+            .post("/api/v1/sites", reviewer, json!({"start_url": url}))
+            .await;
+        assert_eq!(
+            a.error_code(StatusCode::BAD_REQUEST),
+            "bad_request",
+            "{url}"
+        );
+        let message = a.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("allow_private"), "{url}: {message}");
+    }
     let a = api
         .post(
             "/api/v1/sites",

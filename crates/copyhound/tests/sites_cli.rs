@@ -139,6 +139,27 @@ async fn watched_sites(db: &str, dir: &std::path::Path) {
     )
     .await;
     refused(db, &["sites", "add", "c.example/book"], "http(s)").await;
+    // Other spellings of the address are the same site.
+    let port = addr.port();
+    for other in [
+        format!("http://2130706433:{port}/book/"),
+        format!("http://0x7f000001:{port}/"),
+        format!("http://127.1:{port}/other/"),
+    ] {
+        refused(db, &["sites", "add", &other], "watched already").await;
+    }
+    // Without the setting that allows them, a loopback or private address is refused with
+    // the setting named, in the UI's and the API's words too (`pipeline::watch_site`).
+    let mut strict = copyhound(db);
+    strict.args(["sites", "add", "http://10.0.0.7/", "--name", "内网"]);
+    let out = tokio::task::spawn_blocking(move || strict.output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("private") && stderr.contains("allow_private"),
+        "{stderr}"
+    );
     let sites = json(db, &["sites", "list", "--json"]).await;
     let sites = sites.as_array().unwrap();
     assert_eq!(sites.len(), 1, "{sites:?}");

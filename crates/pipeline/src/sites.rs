@@ -79,8 +79,37 @@ pub fn site_crawl_settings(base: &CrawlSettings, site: &SiteSettings) -> CrawlSe
 /// [`Error::Crawler`] naming what is wrong.
 pub fn check_site(base: &CrawlSettings, start_url: &str, settings: &SiteSettings) -> Result<()> {
     let url = parse_start_url(start_url)?;
+    check_literal_address(base, &url)?;
     site_crawl_settings(base, settings).check(&[url])?;
     Ok(())
+}
+
+/// Refuses a start URL whose host is an address the crawler would refuse to fetch (a
+/// loopback, private or link-local IP written as the host, in any of its spellings:
+/// `0x7f000001`, `2130706433` and `127.1` are all 127.0.0.1 once parsed, and `localhost`),
+/// saying which setting allows it. A host name is not looked up here: where it points can
+/// change, and each fetch checks it.
+fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
+    let ip = match url.host() {
+        Some(url::Host::Ipv4(ip)) => std::net::IpAddr::V4(ip),
+        Some(url::Host::Ipv6(ip)) => std::net::IpAddr::V6(ip),
+        Some(url::Host::Domain(d))
+            if d.eq_ignore_ascii_case("localhost")
+                || d.to_ascii_lowercase().ends_with(".localhost") =>
+        {
+            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
+        }
+        _ => return Ok(()),
+    };
+    let host = url.host_str().unwrap_or_default();
+    crawler::safety::AddressPolicy::new(&base.fetch.safety).check(host, ip)?;
+    Ok(())
+}
+
+/// `start_url` written as the WHATWG URL parser writes it: the host lower-cased, IDNA'd and,
+/// for an IPv4 address in another spelling, as four decimals.
+fn normalized_url(start_url: &str) -> Result<String> {
+    Ok(parse_start_url(start_url)?.into())
 }
 
 fn parse_start_url(start_url: &str) -> Result<Url> {
@@ -105,8 +134,14 @@ fn parse_start_url(start_url: &str) -> Result<Url> {
 /// already, [`store::Error::InvalidInput`] for a bad schedule).
 pub async fn watch_site(store: &Store, base: &CrawlSettings, site: &NewSite) -> Result<Site> {
     check_site(base, &site.start_url, &site.settings)?;
+    // Stored as parsed: `http://2130706433/` is `http://127.0.0.1/`, one site, as the
+    // crawl's pages will name it.
+    let site = NewSite {
+        start_url: normalized_url(&site.start_url)?,
+        ..site.clone()
+    };
     store
-        .watch_site(site)
+        .watch_site(&site)
         .await
         .map_err(store_err("watching the site"))
 }
@@ -296,6 +331,39 @@ mod tests {
     }
 
     #[test]
+    fn a_site_on_an_address_the_crawler_refuses_is_refused_in_every_spelling() {
+        let base = CrawlSettings::default();
+        for url in [
+            "http://127.0.0.1/",
+            "http://0x7f000001/",
+            "http://2130706433/",
+            "http://127.1/",
+            "http://0177.0.0.1:8080/book/",
+            "http://localhost/",
+            "http://books.localhost/",
+            "http://10.1.2.3/",
+            "http://192.168.0.1/",
+            "http://169.254.169.254/latest/",
+            "http://[::1]/",
+            "http://[fe80::1]/",
+            "http://[::ffff:127.0.0.1]/",
+        ] {
+            let err = check_site(&base, url, &settings()).unwrap_err().to_string();
+            assert!(
+                err.contains("allow_private") && err.contains("allowed_networks"),
+                "{url}: {err}"
+            );
+        }
+        check_site(&base, "http://93.184.215.14/", &settings()).unwrap();
+        let mut allowed = base.clone();
+        allowed.fetch.safety.allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
+        check_site(&allowed, "http://2130706433/", &settings()).unwrap();
+        check_site(&allowed, "http://10.1.2.3/", &settings()).unwrap_err();
+        allowed.fetch.safety.allow_private = true;
+        check_site(&allowed, "http://10.1.2.3/", &settings()).unwrap();
+    }
+
+    #[test]
     fn a_site_is_checked_as_its_crawl_would_be() {
         let base = CrawlSettings::default();
         check_site(&base, "https://pirate.example/book/", &settings()).unwrap();
@@ -398,7 +466,7 @@ pub async fn edit_site(
     check_site(base, start_url, &settings)?;
     let changes = store::SiteChanges {
         name: edit.name.clone(),
-        start_url: edit.start_url.clone(),
+        start_url: edit.start_url.as_deref().map(normalized_url).transpose()?,
         settings: Some(settings),
         schedule: edit
             .schedule
