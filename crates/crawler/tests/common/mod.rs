@@ -627,8 +627,13 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
             }
             let page = book_page(&state.book, n, part);
             // Chapter 1 declares its charset in the header only, the others in <meta> only,
-            // the split chapter nowhere.
-            let ct = if n == 1 { "text/html; charset=GBK" } else { "text/html" };
+            // the split chapter nowhere; chapter 4's server adds the classic default
+            // `iso-8859-1`, which overrides its <meta> and is wrong.
+            let ct = match n {
+                1 => "text/html; charset=GBK",
+                4 => "text/html; charset=iso-8859-1",
+                _ => "text/html",
+            };
             gbk_html(&page, ct)
         }
         ["extra", "sitemap-only.html"] => {
