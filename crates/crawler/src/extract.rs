@@ -15,6 +15,10 @@
 //! to the deeper element. Its blocks, minus link-dense ones, headings, blocks inside
 //! navigation-like descendants and short ad lines ("一秒记住本站地址", URLs), are the text.
 //!
+//! Before the walk, the page's own `<style>` rules and inline styles are applied
+//! ([`crate::css`]): flex and grid items are put in their `order`, elements hidden by a class
+//! are dropped.
+//!
 //! Site rules come first: CSS selectors configured for a site ([`ExtractSettings`]) win when
 //! they match an element with text. dom_smoothie (a Readability port) was considered as a
 //! fallback and left out: on every fixture and real page it adds nothing this does not
@@ -32,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::{links, script};
+use crate::{css, links, script};
 
 /// Extraction settings, usually per site.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -417,7 +421,10 @@ impl Extractor {
     /// ([`Extracted::exceeded`] says so). Linear in the page whatever its markup.
     pub fn extract_by(&self, html: &str, url: &Url, deadline: Option<Instant>) -> Extracted {
         let parsed = parse_document(html, &self.limits, deadline);
-        let doc = parsed.html;
+        let mut doc = parsed.html;
+        // The text in the order the page's own CSS shows it, without what it hides.
+        css::apply(&mut doc, deadline);
+        let doc = doc;
         let base = base_url(&doc, url);
         let walk = Walk::run(&doc, !self.selectors.is_empty());
         let head = head_info(&doc, &base);

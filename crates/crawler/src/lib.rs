@@ -68,6 +68,7 @@ pub use ingest::charset;
 pub use ingest::html::{Exceeded, HtmlLimits};
 pub mod coding;
 pub mod crawl;
+pub mod css;
 use bounds::duration_serde;
 mod error;
 pub mod extract;
