@@ -74,6 +74,7 @@ mod error;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;
+pub mod js;
 pub mod links;
 pub mod politeness;
 pub mod robots;
@@ -97,6 +98,7 @@ pub use fetch::{FetchRequest, FetchSettings, Fetcher, Validators};
 pub use frontier::{
     Claim, Claimed, Discovery, EntryId, Frontier, FrontierEntry, FrontierLimits, MemoryFrontier,
 };
+pub use js::ScriptSettings;
 pub use links::{Scope, ScopeSettings};
 pub use politeness::{
     HostFeedback, HostKey, HostState, HostStateStore, MemoryHostStates, Politeness,
