@@ -352,7 +352,8 @@ impl Matcher {
     /// On a page with Private Use Area characters, the chapter's characters they replace are
     /// wildcards too: a remapping font draws one code point for every occurrence of one
     /// character, so the `n` distinct code points stand for the `n` characters most frequent
-    /// in the chapter among those the page never shows otherwise ([`remapped`]).
+    /// in the chapter among those the page shows far less often than its share of the chapter
+    /// would (usually never).
     pub fn verify(
         &self,
         page: &Page<'_>,
