@@ -96,6 +96,7 @@ async fn crawl(s: &Store) {
         fetched_at: Utc::now(),
         text_source: "markup".into(),
         text_snapshot: None,
+        declared_encoding: None,
     })
     .await
     .unwrap();

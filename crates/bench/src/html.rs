@@ -8,7 +8,16 @@
 //! chapter's HTML as `\uXXXX` literals cut into pieces joined with `+=`, assigned to
 //! `innerHTML`), `script-write` (`document.write` of raw `'<p>...</p>' +` pieces) and, when
 //! the pages are served (`bench pipeline`), `json-endpoint` (the script fetches the chapter
-//! from `N.json`). Encodings, by page: simplified Chinese in
+//! from `N.json`). Script-built pages (#27) are filled by scripts that compute the text at
+//! load time: `script-atob` (`atob` of the UTF-8 bytes in base64, through
+//! `decodeURIComponent(escape(...))`), `script-charcodes` (`String.fromCharCode` over arrays
+//! of char codes), `script-reversed` (the text reversed, `split('').reverse().join('')`) and
+//! `script-hostile` (char codes, then a script that never ends, recurses without end, builds a
+//! huge string or rewrites the prototypes the page's own script used). CSS-ordered pages
+//! shuffle the chapter's paragraphs (`css-paragraphs`) or half-sentences (`css-phrases`) in the
+//! markup and order them with flexbox `order` classes. Pages of a remapped font carry an
+//! `@font-face` for their content; GBK pages of `GBK as iso-8859-1` declare `iso-8859-1`.
+//! Encodings, by page: simplified Chinese in
 //! UTF-8, GBK with and without a meta charset, and GB18030; traditional Chinese in Big5 with
 //! and without a meta charset, and UTF-8; English in UTF-8 and windows-1252. Characters an
 //! encoding lacks become numeric character references, as browsers do when submitting forms.
@@ -18,6 +27,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use base64::Engine as _;
 use encoding_rs::{BIG5, Encoding, GB18030, GBK, UTF_8, WINDOWS_1252};
 use matcher::ChapterId;
 use serde::Serialize;
@@ -128,6 +138,15 @@ struct Rendered {
 }
 
 const LAYOUTS: [&str; 4] = ["div-br", "p-article", "table", "biquge"];
+/// Layouts of script-built pages.
+const BUILT_LAYOUTS: [&str; 4] = [
+    "script-atob",
+    "script-charcodes",
+    "script-reversed",
+    "script-hostile",
+];
+/// Layouts of CSS-ordered pages.
+const CSS_LAYOUTS: [&str; 2] = ["css-paragraphs", "css-phrases"];
 /// Layouts of script-written pages; the last only when the page is served with its endpoint.
 const SCRIPT_LAYOUTS: [&str; 3] = ["script-escaped", "script-write", "json-endpoint"];
 
@@ -144,13 +163,18 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
         &[(BIG5, true), (BIG5, false), (UTF_8, true)]
     };
     let script_layouts = if served_as.is_some() { 3 } else { 2 };
-    let layout = if page.case == Case::Script {
-        SCRIPT_LAYOUTS[n % script_layouts]
-    } else {
-        LAYOUTS[n % LAYOUTS.len()]
+    let layout = match page.case {
+        Case::Script => SCRIPT_LAYOUTS[n % script_layouts],
+        Case::ScriptBuilt => BUILT_LAYOUTS[n % BUILT_LAYOUTS.len()],
+        Case::CssOrder => CSS_LAYOUTS[n % CSS_LAYOUTS.len()],
+        _ => LAYOUTS[n % LAYOUTS.len()],
     };
     // Shifted by one every round of layouts, so that each layout meets every encoding.
-    let (encoding, meta) = options[(n + n / LAYOUTS.len()) % options.len()];
+    let (encoding, meta) = if page.case == Case::Latin1Gbk {
+        (GBK, true)
+    } else {
+        options[(n + n / LAYOUTS.len()) % options.len()]
+    };
     let lines: Vec<String> = page
         .text
         .lines()
@@ -159,7 +183,7 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
         .map(escape)
         .collect();
     let title = lines.first().cloned().unwrap_or_default();
-    let label = if encoding == WINDOWS_1252 {
+    let label = if encoding == WINDOWS_1252 || page.case == Case::Latin1Gbk {
         "iso-8859-1"
     } else {
         encoding.name()
@@ -179,6 +203,23 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
     );
     let mut endpoint = None;
     let html = match layout {
+        "script-atob" | "script-charcodes" | "script-reversed" | "script-hostile" => {
+            let script = built_script(layout, &lines, n);
+            format!(
+                "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+                 <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
+                 <div id=\"content\"></div>\n{script}\n\
+                 <div class=\"bottem\">{nav}</div>\n</body></html>\n"
+            )
+        }
+        "css-paragraphs" | "css-phrases" => {
+            let (style, body) = css_ordered(layout, &lines, n);
+            format!(
+                "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title><style>{style}</style></head><body>\n\
+                 <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
+                 {body}\n<div class=\"bottem\">{nav}</div>\n</body></html>\n"
+            )
+        }
         "script-escaped" | "script-write" | "json-endpoint" => {
             let (script, json) = content_script(layout, &lines, served_as);
             endpoint = json;
@@ -210,6 +251,16 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
             lines.join("<br>\n")
         ),
         _ => biquge(&meta_tag, &title, &lines),
+    };
+    let html = if page.case == Case::FontRemap {
+        // The font that draws the Private Use Area code points as the characters they replace.
+        let font = format!(
+            "<style>@font-face {{ font-family: \"r{n}\"; src: url(\"/fonts/r{n}.woff2\") format(\"woff2\"); }}\n\
+             #content, article, td {{ font-family: \"r{n}\", serif; }}</style></head>"
+        );
+        html.replacen("</head>", &font, 1)
+    } else {
+        html
     };
     let (bytes, _, _) = encoding.encode(&html);
     Rendered {
@@ -264,6 +315,106 @@ fn content_script(
                     "$.getJSON(\"{n}.json\", function (d) {{ $(\"#content\").html(d.data.content.join(\"<br>\")); }});"
                 ),
                 Some(json),
+            )
+        }
+    }
+}
+
+/// A small deterministic permutation of `0..len` (the same for the same `seed`).
+fn shuffled(len: usize, seed: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    let mut x = (seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..len).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
+/// The `<style>` and the content of a CSS-ordered page: the items (paragraphs, or the
+/// half-sentences of each paragraph, cut after `，`, `。`, `,`, `;` or `.`) shuffled in the
+/// markup, each with a class that puts it back in its place.
+fn css_ordered(layout: &str, lines: &[String], seed: usize) -> (String, String) {
+    let mut style = String::from(
+        ".content{display:flex;flex-direction:column}.line{display:flex;flex-wrap:wrap}",
+    );
+    let items = |n: usize, seed: usize, make: &dyn Fn(usize) -> String| -> String {
+        shuffled(n, seed).into_iter().map(make).collect()
+    };
+    let body = if layout == "css-paragraphs" {
+        for i in 0..lines.len() {
+            style += &format!(".o{i}{{order:{i}}}");
+        }
+        let inner = items(lines.len(), seed, &|i| {
+            format!("<p class=\"o{i}\">{}</p>", lines[i])
+        });
+        format!("<div id=\"content\" class=\"content\">{inner}</div>")
+    } else {
+        let mut most = 0;
+        let mut inner = String::new();
+        for (k, line) in lines.iter().enumerate() {
+            let parts: Vec<&str> = line.split_inclusive(['，', '。', ',', ';', '.']).collect();
+            most = most.max(parts.len());
+            let spans = items(parts.len(), seed + k, &|i| {
+                format!("<span class=\"h{i}\">{}</span>", parts[i])
+            });
+            inner += &format!("<div class=\"line\">{spans}</div>");
+        }
+        for i in 0..most {
+            style += &format!(".h{i}{{order:{i}}}");
+        }
+        format!("<div id=\"content\" class=\"content\">{inner}</div>")
+    };
+    (style, body)
+}
+
+/// The `<script>` elements of a script-built page (see the module docs).
+fn built_script(layout: &str, lines: &[String], n: usize) -> String {
+    let html = lines.join("<br /><br />\n");
+    let codes = |s: &str| -> String {
+        s.encode_utf16()
+            .map(|u| u.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match layout {
+        "script-atob" => format!(
+            "<script>var d = \"{}\";\ndocument.getElementById(\"content\").innerHTML = decodeURIComponent(escape(atob(d)));</script>",
+            base64::engine::general_purpose::STANDARD.encode(html.as_bytes())
+        ),
+        "script-reversed" => {
+            // Reversed by UTF-16 unit, as `split('')` cuts, and written as \u escapes.
+            let units: Vec<u16> = html.encode_utf16().collect();
+            let reversed: String = units.iter().rev().map(|u| format!("\\u{u:04x}")).collect();
+            format!(
+                "<script>var s = \"{reversed}\";\nvar el = document.querySelector(\"#content\");\nel.innerHTML = s.split('').reverse().join('');</script>"
+            )
+        }
+        _ => {
+            // Char codes in pieces, joined at load time.
+            let pieces: Vec<String> = lines
+                .iter()
+                .map(|l| format!("[{}]", codes(&format!("<p>{l}</p>"))))
+                .collect();
+            let build = format!(
+                "<script>var parts = [{}];\nvar out = \"\";\nfor (var i = 0; i < parts.length; i++) {{ out += String.fromCharCode.apply(null, parts[i]); }}\ndocument.getElementById(\"content\").innerHTML = out;</script>",
+                pieces.join(",\n")
+            );
+            if layout == "script-charcodes" {
+                return build;
+            }
+            const HOSTILE: [&str; 5] = [
+                "while (true) {}",
+                "(function f() { return f() + 1; })();",
+                "var s = \"x\"; while (true) { s += s; }",
+                "Object.defineProperty(Object.prototype, \"innerHTML\", { set: function () { throw 1; } }); String.prototype.split = function () { return []; }; Array.prototype.join = null; document.getElementById = null;",
+                "var a = []; for (;;) { a.push(new Array(1e6).join(\"z\")); }",
+            ];
+            format!(
+                "{build}\n<script>{}</script>",
+                HOSTILE[n / BUILT_LAYOUTS.len() % HOSTILE.len()]
             )
         }
     }

@@ -19,6 +19,10 @@
 //! | partial | a contiguous 30–60% of the chapter |
 //! | look-alike letters | an English chapter with half of its Latin letters that have a Cyrillic or Greek look-alike (`а е о р с х у і`, `А В Е К М Н О Р С Т Х`, `ο ν`) swapped for it |
 //! | script-written | the chapter as it is; [`crate::html`] renders its pages with an empty content element that an inline script fills (`\uXXXX` literals, pieces joined by `+`, `innerHTML` or `document.write`) or fetches from a JSON endpoint |
+//! | script-built | the chapter as it is; [`crate::html`] renders its pages with an empty content element that inline scripts build at load time (`atob` of base64, `String.fromCharCode` over char codes, a reversed string `split('').reverse().join('')`), some followed by a hostile script (an endless loop, unbounded recursion, a huge string, prototype tricks) |
+//! | CSS order | the chapter as it is; [`crate::html`] shuffles its paragraphs, or its half-sentences, in the markup and puts them back in order with flexbox `order` classes of the page's `<style>` |
+//! | remapped font | the most frequent letters and Han characters, 10–25% of them, each replaced by its own Private Use Area code point, as a page whose `@font-face` draws them as the originals does |
+//! | GBK as iso-8859-1 | a simplified Chinese chapter as it is; [`crate::html`] writes it in GBK declared as `iso-8859-1`, a server's classic default |
 //! | other chapter | a held-out chapter of a registered novel (negative) |
 //! | other novel | a chapter of a foreign novel (negative) |
 //! | quotation | a held-out or foreign chapter quoting 1–3 sentences (at most 150 characters) of a registered chapter (negative) |
@@ -331,6 +335,14 @@ pub enum Case {
     /// The chapter written into the page by a script (the text is verbatim here; the HTML
     /// rendering decides how the script writes it).
     Script,
+    /// The chapter built by scripts at load time (the HTML rendering decides how).
+    ScriptBuilt,
+    /// Paragraphs or half-sentences shuffled in the markup, put in order by CSS `order`.
+    CssOrder,
+    /// The most frequent characters replaced by Private Use Area code points.
+    FontRemap,
+    /// A GBK page declared as `iso-8859-1` (simplified Chinese chapters).
+    Latin1Gbk,
     /// Negative: a held-out chapter of a registered novel.
     OtherChapter,
     /// Negative: a chapter of a novel that is not registered.
@@ -341,7 +353,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, evasions first.
-    pub const ALL: [Case; 13] = [
+    pub const ALL: [Case; 17] = [
         Case::Verbatim,
         Case::Ads,
         Case::Traditional,
@@ -352,6 +364,10 @@ impl Case {
         Case::Partial,
         Case::LookAlike,
         Case::Script,
+        Case::ScriptBuilt,
+        Case::CssOrder,
+        Case::FontRemap,
+        Case::Latin1Gbk,
         Case::OtherChapter,
         Case::OtherNovel,
         Case::Quotation,
@@ -370,6 +386,10 @@ impl Case {
             Case::Partial => "partial copy",
             Case::LookAlike => "look-alike letters",
             Case::Script => "script-written",
+            Case::ScriptBuilt => "script-built",
+            Case::CssOrder => "CSS order",
+            Case::FontRemap => "remapped font",
+            Case::Latin1Gbk => "GBK as iso-8859-1",
             Case::OtherChapter => "neg: other chapter",
             Case::OtherNovel => "neg: other novel",
             Case::Quotation => "neg: quotation",
@@ -393,6 +413,10 @@ impl Case {
             Case::Quotation => 10,
             Case::LookAlike => 11,
             Case::Script => 12,
+            Case::ScriptBuilt => 13,
+            Case::CssOrder => 14,
+            Case::FontRemap => 15,
+            Case::Latin1Gbk => 16,
         }
     }
 
@@ -592,6 +616,35 @@ fn look_alikes(text: &str, rng: &mut Rng) -> String {
         .collect()
 }
 
+/// First Private Use Area code point a remapped font uses.
+const PUA_START: u32 = 0xE000;
+
+/// `text` with its most frequent letters and Han characters (ties to the lower code point)
+/// each replaced by its own Private Use Area code point, until at least `share` of the letters
+/// and Han characters are: what a page shows through a font whose glyphs for those code points
+/// are the originals'. Every occurrence of a character gets the same code point.
+pub fn remap_font(text: &str, share: f64) -> String {
+    let mut counts: HashMap<char, usize> = HashMap::default();
+    let mut total = 0usize;
+    for c in text.chars().filter(|c| c.is_alphanumeric()) {
+        *counts.entry(c).or_default() += 1;
+        total += 1;
+    }
+    let mut by_count: Vec<(char, usize)> = counts.into_iter().collect();
+    by_count.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut map: HashMap<char, char> = HashMap::default();
+    let mut covered = 0usize;
+    for (c, n) in by_count {
+        if covered as f64 >= share * total as f64 {
+            break;
+        }
+        let pua = char::from_u32(PUA_START + map.len() as u32).expect("in the Private Use Area");
+        map.insert(c, pua);
+        covered += n;
+    }
+    text.chars().map(|c| *map.get(&c).unwrap_or(&c)).collect()
+}
+
 fn with_ads(text: &str, chinese: bool, rng: &mut Rng) -> String {
     let mut out = String::with_capacity(text.len() + 1024);
     let mut until_ad = rng.range(2, 4);
@@ -753,7 +806,12 @@ fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<
                     let t = look_alikes(&c.text, rng);
                     one(t, rng)
                 }
-                Case::Script => one(c.text.clone(), rng),
+                Case::Script | Case::ScriptBuilt | Case::CssOrder => one(c.text.clone(), rng),
+                Case::Latin1Gbk if chinese && zhconv::is_hans(&c.text) => one(c.text.clone(), rng),
+                Case::FontRemap => {
+                    let share = rng.range(10, 25) as f64 / 100.0;
+                    one(remap_font(&c.text, share), rng)
+                }
                 Case::Homophones if chinese => {
                     let t = homophones(&c.text, tables, rng);
                     one(t, rng)
@@ -935,5 +993,16 @@ mod tests {
         assert!(with_ads(&c.text, true, &mut rng).len() > c.text.len());
         let parts = split(&c, &mut rng);
         assert!(parts.len() >= 2 && parts.iter().all(|(_, n)| *n == parts.len()));
+        let remapped = remap_font(&c.text, 0.25);
+        let letters = c.text.chars().filter(|c| c.is_alphanumeric()).count();
+        let pua = remapped
+            .chars()
+            .filter(|&c| (0xE000..=0xF8FF).contains(&(c as u32)))
+            .count();
+        assert_eq!(remapped.chars().count(), c.text.chars().count());
+        assert!(
+            pua * 4 >= letters && pua * 2 < letters,
+            "{pua} of {letters}"
+        );
     }
 }

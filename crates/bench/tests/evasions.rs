@@ -89,6 +89,32 @@ fn symbols(text: &str) -> Vec<u32> {
     normalize(text).text().chars().map(symbol).collect()
 }
 
+/// Symbols of a page's text as verification aligns them: Private Use Area characters (a
+/// remapping font's), which normalisation drops, kept in place as [`matcher::WILDCARD`].
+fn page_symbols(text: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    for c in text.chars() {
+        if matcher::is_private_use(c) {
+            out.extend(symbols(&piece));
+            piece.clear();
+            out.push(matcher::WILDCARD);
+        } else {
+            piece.push(c);
+        }
+    }
+    out.extend(symbols(&piece));
+    out
+}
+
+/// Whether two symbols agree, a wildcard agreeing with anything.
+fn agree(a: &[u32], b: &[u32]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x == y || *x == matcher::WILDCARD)
+}
+
 #[test]
 fn spans_point_at_the_same_text_in_both_documents() {
     let f = fixture();
@@ -99,10 +125,16 @@ fn spans_point_at_the_same_text_in_both_documents() {
             let chapter = f.source.get(m.chapter).unwrap();
             for span in &m.spans {
                 let (a, b) = (&p.text[span.page.clone()], &chapter[span.chapter.clone()]);
-                let (sa, sb) = (symbols(a), symbols(b));
-                // Both ends of a span are exact runs: the first and last 8 symbols agree.
-                assert_eq!(sa[..8], sb[..8], "{:?}: {a:?} vs {b:?}", p.case);
-                assert_eq!(sa[sa.len() - 8..], sb[sb.len() - 8..], "{:?}", p.case);
+                let (sa, sb) = (page_symbols(a), symbols(b));
+                // Both ends of a span are exact runs: the first and last 8 symbols agree (a
+                // remapped font's characters with whatever they stand for).
+                assert!(agree(&sa[..8], &sb[..8]), "{:?}: {:?}", p.case, p.origin);
+                assert!(
+                    agree(&sa[sa.len() - 8..], &sb[sb.len() - 8..]),
+                    "{:?}: {:?}",
+                    p.case,
+                    p.origin
+                );
                 if matches!(
                     p.case,
                     Case::Verbatim
@@ -131,9 +163,16 @@ fn coverage_and_page_share_measure_what_was_copied() {
             assert!((0.0..=1.0).contains(&m.coverage) && (0.0..=1.0).contains(&m.page_share));
             assert!(m.identical_chars <= m.matched_chars);
             let (lo, hi) = match p.case {
-                Case::Verbatim | Case::Ads | Case::Merged | Case::LookAlike | Case::Script => {
-                    (0.99, 1.0)
-                }
+                Case::Verbatim
+                | Case::Ads
+                | Case::Merged
+                | Case::LookAlike
+                | Case::Script
+                | Case::ScriptBuilt
+                | Case::CssOrder
+                | Case::Latin1Gbk => (0.99, 1.0),
+                // Every character is there, a quarter of them as wildcards.
+                Case::FontRemap => (0.95, 1.0),
                 Case::Traditional | Case::Homophones => (0.97, 1.0),
                 Case::Edits => (0.75, 0.99),
                 // 30-60% of the sentences (a sentence is at most a few per cent of a chapter).

@@ -806,6 +806,7 @@ where
             fetched_at: snapshot.fetched_at,
             source,
             text_snapshot,
+            declared_encoding: decoded.overridden.map(|e| e.name()),
         };
         self.sink.store_page(page).await?;
         self.tally(|r| {
@@ -1317,6 +1318,7 @@ mod tests {
             fetched_at: Utc::now(),
             source: crate::extract::TextSource::Markup,
             text_snapshot: None,
+            declared_encoding: None,
         }
     }
 

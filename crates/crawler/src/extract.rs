@@ -15,6 +15,10 @@
 //! to the deeper element. Its blocks, minus link-dense ones, headings, blocks inside
 //! navigation-like descendants and short ad lines ("一秒记住本站地址", URLs), are the text.
 //!
+//! Before the walk, the page's own `<style>` rules and inline styles are applied
+//! ([`crate::css`]): flex and grid items are put in their `order`, elements hidden by a class
+//! are dropped.
+//!
 //! Site rules come first: CSS selectors configured for a site ([`ExtractSettings`]) win when
 //! they match an element with text. dom_smoothie (a Readability port) was considered as a
 //! fallback and left out: on every fixture and real page it adds nothing this does not
@@ -32,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::{links, script};
+use crate::{css, js, links, script};
 
 /// Extraction settings, usually per site.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -47,6 +51,8 @@ pub struct ExtractSettings {
     /// is skipped as `over_limit` (its snapshot is kept).
     #[serde(with = "crate::duration_serde")]
     pub time_budget: Duration,
+    /// Limits of the sandbox that runs a page's inline scripts ([`crate::js`]).
+    pub scripts: js::ScriptSettings,
 }
 
 impl ExtractSettings {
@@ -56,6 +62,9 @@ impl ExtractSettings {
     /// The first setting out of range, keyed relative to this section.
     pub fn validate(&self) -> bounds::Check {
         bounds::at_least("time_budget", self.time_budget, crate::crawl::MIN_TIMEOUT)?;
+        self.scripts
+            .validate()
+            .map_err(|e| e.in_section("scripts"))?;
         self.limits.validate().map_err(|e| e.in_section("limits"))
     }
 }
@@ -67,6 +76,7 @@ impl Default for ExtractSettings {
             limits: HtmlLimits::default(),
             // Linear parsing handles the 5 MiB body cap in well under a second.
             time_budget: Duration::from_secs(2),
+            scripts: js::ScriptSettings::default(),
         }
     }
 }
@@ -105,7 +115,8 @@ pub enum TextSource {
     /// The page's markup.
     #[default]
     Markup,
-    /// String literals an inline script writes into the page ([`crate::script`]).
+    /// What an inline script writes into the page: its string literals ([`crate::script`]),
+    /// or what it builds when it runs in the sandbox ([`crate::js`]).
     Script,
     /// A same-site JSON or text endpoint the page's script fetches its content from.
     Endpoint,
@@ -379,6 +390,7 @@ pub fn extract(html: &str, url: &Url) -> Extracted {
 pub struct Extractor {
     selectors: Vec<(String, Selector)>,
     limits: HtmlLimits,
+    scripts: js::ScriptSettings,
 }
 
 impl Extractor {
@@ -404,6 +416,7 @@ impl Extractor {
         Ok(Self {
             selectors,
             limits: settings.limits.clone(),
+            scripts: settings.scripts.clone(),
         })
     }
 
@@ -417,7 +430,10 @@ impl Extractor {
     /// ([`Extracted::exceeded`] says so). Linear in the page whatever its markup.
     pub fn extract_by(&self, html: &str, url: &Url, deadline: Option<Instant>) -> Extracted {
         let parsed = parse_document(html, &self.limits, deadline);
-        let doc = parsed.html;
+        let mut doc = parsed.html;
+        // The text in the order the page's own CSS shows it, without what it hides.
+        css::apply(&mut doc, deadline);
+        let doc = doc;
         let base = base_url(&doc, url);
         let walk = Walk::run(&doc, !self.selectors.is_empty());
         let head = head_info(&doc, &base);
@@ -438,6 +454,7 @@ impl Extractor {
         let chosen = chosen.or_else(|| walk.best_candidate());
         let mut paragraphs = chosen.map(|c| walk.text_of(c)).unwrap_or_default();
         let mut main_chars: usize = paragraphs.iter().map(|p| p.chars().count()).sum();
+        let markup_chars = main_chars;
         let mut container = chosen.map(|c| walk.els[c].describe());
 
         // Text an inline script writes wins when it is more than the markup's: the page
@@ -454,6 +471,34 @@ impl Extractor {
                 source = TextSource::Script;
                 method = Method::Script;
                 container = Some("script".to_owned());
+            }
+        }
+        // A page that holds no chapter of its own but has scripts: run them, for the text they
+        // build at load time (decoded, computed, reversed), which the literal scanner reads as
+        // it is written, or not at all. What they write wins over the scanner's reading when
+        // it is at least half as long: it is what a browser shows.
+        if main_chars < ENDPOINT_BELOW_CHARS
+            && source == TextSource::Markup
+            && !walk.script_list.is_empty()
+            || source == TextSource::Script && markup_chars < ENDPOINT_BELOW_CHARS
+        {
+            let evaluated = js::evaluate(
+                &walk.script_list,
+                &walk.page_elements,
+                &self.scripts,
+                deadline,
+            );
+            if !evaluated.html.is_empty() {
+                let from_js = self.fragment_paragraphs(&evaluated.html, deadline);
+                let js_chars: usize = from_js.iter().map(|p| p.chars().count()).sum();
+                if js_chars > markup_chars && js_chars * 2 >= script_chars {
+                    paragraphs = from_js;
+                    main_chars = js_chars;
+                    script_chars = script_chars.max(js_chars);
+                    source = TextSource::Script;
+                    method = Method::Script;
+                    container = Some("script".to_owned());
+                }
             }
         }
         let content_endpoint = if main_chars < ENDPOINT_BELOW_CHARS {
@@ -628,6 +673,11 @@ struct Walk {
     scripts: String,
     /// Inline script source, whole (up to [`script::MAX_SCRIPT_BYTES`]), for [`script::scan`].
     inline_scripts: String,
+    /// The inline scripts one by one (within the same bound), for [`js::evaluate`].
+    script_list: Vec<String>,
+    /// The body's elements as the sandbox's `document` shows them (at most
+    /// [`MAX_PAGE_ELEMENTS`]).
+    page_elements: Vec<js::PageElement>,
     by_node: std::collections::HashMap<ego_tree::NodeId, usize>,
     unfinished_marker: bool,
 }
@@ -639,6 +689,9 @@ struct Pending {
     link_chars: usize,
     space: bool,
 }
+
+/// Elements of a page the sandbox's `document` knows at most.
+const MAX_PAGE_ELEMENTS: usize = 10_000;
 
 /// Tags whose content is never text.
 fn is_skipped(tag: &str) -> bool {
@@ -788,6 +841,8 @@ impl Walk {
         let mut blocks_open: Vec<usize> = Vec::new();
         let mut skip_depth = 0usize;
         let mut in_script = false;
+        // Whether the current inline script already has an entry in `script_list`.
+        let mut script_open = false;
         let mut link_stack: Vec<usize> = Vec::new();
         let mut heading_depth = 0usize;
         let mut pending = Pending::default();
@@ -830,6 +885,15 @@ impl Walk {
                         } else {
                             1.0
                         };
+                        if w.page_elements.len() < MAX_PAGE_ELEMENTS
+                            && (el.id().is_some() || el.attr("class").is_some() || tag == "body")
+                        {
+                            w.page_elements.push(js::PageElement {
+                                tag: tag.to_owned(),
+                                id: el.id().map(str::to_owned),
+                                classes: el.classes().map(str::to_owned).collect(),
+                            });
+                        }
                         let idx = w.els.len();
                         w.els.push(El {
                             parent: open.iter().rev().flatten().next().copied(),
@@ -871,6 +935,11 @@ impl Walk {
                             }
                             if w.inline_scripts.len() < script::MAX_SCRIPT_BYTES {
                                 w.inline_scripts.push_str(text);
+                                match w.script_list.last_mut() {
+                                    Some(s) if script_open => s.push_str(text),
+                                    _ => w.script_list.push(text.to_string()),
+                                }
+                                script_open = true;
                             }
                             continue;
                         }
@@ -907,6 +976,7 @@ impl Walk {
                             skip_depth -= 1;
                             if skip_depth == 0 && in_script {
                                 in_script = false;
+                                script_open = false;
                                 // Ends what the script left open (a string, an expression).
                                 w.inline_scripts.push_str("\n;\n");
                             }

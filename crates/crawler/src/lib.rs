@@ -17,8 +17,10 @@
 //! | [`safety`] | refuses loopback/private/link-local/multicast addresses after DNS and on every redirect | [`AddressPolicy`] |
 //! | [`robots`] | robots.txt fetched once per origin, cached, obeyed, per-site override | [`RobotsCache`] |
 //! | [`politeness`] | per-host delay/concurrency, global concurrency, `Retry-After`, backoff with jitter | [`Politeness`], [`HostStateStore`] |
-//! | [`charset`] | header → BOM → `<meta>` → chardetng, decoded with encoding_rs (the `ingest` crate's, shared with the importer) | [`charset::decode`] |
+//! | [`charset`] | BOM → header → `<meta>` → chardetng (an `iso-8859-1` label is weak evidence), decoded with encoding_rs (the `ingest` crate's, shared with the importer) | [`charset::decode`] |
 //! | [`extract`] | main text, title, chapter heading, next page/chapter, page kind; parsed within [`HtmlLimits`] | [`Extractor`], [`Extracted`] |
+//! | [`css`] | the page's own `<style>` and inline styles: flex/grid `order`, hidden classes, applied before extraction | [`css::apply`] |
+//! | [`script`], [`js`] | what inline scripts write: their string literals scanned; on a page without text of its own, the scripts run in a QuickJS sandbox | [`script::scan`], [`js::evaluate`], [`ScriptSettings`] |
 //! | [`links`] | normalisation, scope, trap shapes, sitemaps | [`links::normalize`], [`Scope`] |
 //! | [`snapshot`], [`warc`] | evidence values, zstd, header blocks; WARC 1.1 writer and reader | [`Snapshot`], [`WarcWriter`] |
 //! | [`frontier`], [`sink`], [`crawl`] | the runner over storage traits, with in-memory stores | [`Crawl`], [`Frontier`], [`SnapshotSink`] |
@@ -68,11 +70,13 @@ pub use ingest::charset;
 pub use ingest::html::{Exceeded, HtmlLimits};
 pub mod coding;
 pub mod crawl;
+pub mod css;
 use bounds::duration_serde;
 mod error;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;
+pub mod js;
 pub mod links;
 pub mod politeness;
 pub mod robots;
@@ -96,6 +100,7 @@ pub use fetch::{FetchRequest, FetchSettings, Fetcher, Validators};
 pub use frontier::{
     Claim, Claimed, Discovery, EntryId, Frontier, FrontierEntry, FrontierLimits, MemoryFrontier,
 };
+pub use js::ScriptSettings;
 pub use links::{Scope, ScopeSettings};
 pub use politeness::{
     HostFeedback, HostKey, HostState, HostStateStore, MemoryHostStates, Politeness,

@@ -66,6 +66,9 @@ pub struct PageRecord {
     pub source: crate::extract::TextSource,
     /// For a text from the content endpoint: the snapshot of the endpoint's response.
     pub text_snapshot: Option<SnapshotId>,
+    /// The charset the page declared, when it was decoded in another one
+    /// ([`ingest::charset::Decoded::overridden`]).
+    pub declared_encoding: Option<&'static str>,
 }
 
 /// Storage for snapshots and pages.

@@ -281,6 +281,7 @@ where
             fetched_at: page.fetched_at,
             text_source: page.source.as_str().to_owned(),
             text_snapshot: page.text_snapshot.map(|s| store::SnapshotId(s.0 as i64)),
+            declared_encoding: page.declared_encoding.map(str::to_owned),
         };
         let job = self.follow_up.as_ref().and_then(|f| f(&row));
         self.store

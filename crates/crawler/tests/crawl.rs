@@ -96,6 +96,13 @@ async fn crawls_a_novel_site_end_to_end() {
     assert_eq!(page("/stub").kind, PageKind::Redirect);
     let first = page("/book/1/1.html");
     assert_eq!((first.kind, first.encoding), (PageKind::Content, "GBK"));
+    assert_eq!(first.declared_encoding, None);
+    let fourth = page("/book/1/4.html");
+    assert_eq!(
+        (fourth.encoding, fourth.declared_encoding),
+        ("GBK", Some("windows-1252")),
+        "a GBK page served as iso-8859-1 is read as GBK, the conflict recorded"
+    );
     assert_eq!(
         first.chapter_title.as_deref(),
         Some("第一回 宴桃园豪杰三结义 斩黄巾英雄首立功")

@@ -97,6 +97,7 @@ async fn evidence_round_trips(db: &TestDb) {
         fetched_at: first.fetched_at,
         source: crawler::TextSource::Script,
         text_snapshot: None,
+        declared_encoding: Some("windows-1252"),
     })
     .await
     .unwrap();
@@ -108,6 +109,7 @@ async fn evidence_round_trips(db: &TestDb) {
     assert_eq!(text.body, "天下大势");
     assert_eq!(text.kind, "content");
     assert_eq!(text.text_source, "script");
+    assert_eq!(text.declared_encoding.as_deref(), Some("windows-1252"));
 
     let rows = db.store.snapshots(Page::all()).await.unwrap();
     assert_eq!(rows.len(), 2);

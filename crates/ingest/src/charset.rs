@@ -13,6 +13,14 @@
 //! GBK, Big5, Shift_JIS, ...) that decodes with far fewer, the guess wins and
 //! [`Decoded::overridden`] keeps the declaration for the record.
 //!
+//! A declaration of `iso-8859-1` (windows-1252 in the Encoding Standard, like `latin1` and
+//! `us-ascii`) is weaker still: it is many servers' default, and every byte string decodes
+//! in it without an error, so a GBK page served with it would be read as mojibake. Over
+//! non-ASCII bytes the detector is asked all the same, and its guess wins when it is a
+//! multi-byte encoding in which the bytes decode cleanly, or when the declared reading is not
+//! text (C1 control characters); [`Decoded::overridden`] records the declaration. Bytes
+//! served with that header therefore read as they read without one, as `check` reads a file.
+//!
 //! Damaged input keeps its encoding. chardetng rules an encoding out on a single malformed
 //! sequence, so a GBK file with one stray byte, or cut in the middle of a character, would be
 //! read as windows-1252 mojibake. [`detect`] therefore takes UTF-8 with a few malformed
@@ -23,7 +31,7 @@
 //! that decode cleanly is taken. The errors become U+FFFD and are counted in
 //! [`Decoded::replaced`].
 
-use encoding_rs::{BIG5, EUC_JP, EUC_KR, Encoding, GBK, SHIFT_JIS, UTF_8};
+use encoding_rs::{BIG5, EUC_JP, EUC_KR, Encoding, GBK, SHIFT_JIS, UTF_8, WINDOWS_1252};
 
 /// How many leading bytes the `<meta>` prescan looks at. The standard says 1024; real novel
 /// sites put a long `<title>`, keywords and description first, so we look further.
@@ -99,6 +107,9 @@ pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&str>) -> De
         return decode_with(bytes, encoding, CharsetSource::Detected, None);
     };
     let declared = decode_with(bytes, encoding, source, None);
+    if encoding == WINDOWS_1252 && !bytes.is_ascii() {
+        return weakly_declared(bytes, declared, tld);
+    }
     if !declared.had_errors {
         return declared;
     }
@@ -110,6 +121,39 @@ pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&str>) -> De
         // A damaged page in the guessed encoding still has a few errors; the declared
         // encoding over the wrong bytes has one every few characters.
         if guessed.replaced * 4 < declared.replaced {
+            return guessed;
+        }
+    }
+    declared
+}
+
+/// A declaration of windows-1252 (what `iso-8859-1`, `latin1` and `us-ascii` name in the
+/// Encoding Standard) over non-ASCII bytes: weak evidence, as it is many servers' default and
+/// any byte string decodes in it without an error. The detected encoding wins when it is a
+/// multi-byte encoding in which the bytes decode cleanly ([`detect`] returns one only then, or
+/// for a damaged text it rescued), or when the declared decoding is not text (it holds C1
+/// control characters, which windows-1252 gives only for its five undefined bytes) and the
+/// detector names another encoding. The declaration is then kept in
+/// [`Decoded::overridden`].
+fn weakly_declared(bytes: &[u8], declared: Decoded, tld: Option<&str>) -> Decoded {
+    let guess = detect(bytes, tld);
+    if guess == WINDOWS_1252 {
+        return declared;
+    }
+    let not_text = declared
+        .text
+        .chars()
+        .any(|c| ('\u{80}'..='\u{9F}').contains(&c));
+    if !guess.is_single_byte() || not_text {
+        let guessed = decode_with(
+            bytes,
+            guess,
+            CharsetSource::Detected,
+            Some(declared.encoding),
+        );
+        // A rescued, damaged text is taken when its errors are few; otherwise a clean
+        // single-byte reading of control characters is still better than a broken one.
+        if guessed.replaced * RESCUE_GOOD_PER_ERROR <= guessed.text.chars().count() {
             return guessed;
         }
     }
@@ -553,6 +597,82 @@ mod tests {
         let d = decode(&bytes, None, None);
         assert_eq!((d.encoding, d.overridden), (GBK, Some(UTF_8)));
         assert_eq!(d.replaced, 1);
+    }
+
+    #[test]
+    fn an_iso_8859_1_declaration_over_gbk_loses() {
+        let page = format!("<html><body><p>{LONG}</p><p>{ZH}</p></body></html>");
+        let bytes = gbk(&page);
+        let undeclared = decode(&bytes, None, None);
+        for (header, source) in [
+            (
+                Some("text/html; charset=iso-8859-1"),
+                CharsetSource::Detected,
+            ),
+            (
+                Some("text/html; charset=ISO-8859-1"),
+                CharsetSource::Detected,
+            ),
+            (Some("text/html; charset=us-ascii"), CharsetSource::Detected),
+            (
+                Some("text/html; charset=windows-1252"),
+                CharsetSource::Detected,
+            ),
+        ] {
+            let d = decode(&bytes, header, None);
+            assert_eq!((d.encoding, d.source), (GBK, source), "{header:?}");
+            assert_eq!(d.overridden, Some(WINDOWS_1252));
+            // The crawl (with the header) reads what `check` reads from the file.
+            assert_eq!(d.text, undeclared.text);
+        }
+        // The same default written into the page by its template.
+        let meta = gbk(&format!(
+            "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\"></head><body>{LONG}</body></html>"
+        ));
+        let d = decode(&meta, None, None);
+        assert_eq!((d.encoding, d.overridden), (GBK, Some(WINDOWS_1252)));
+        assert!(d.text.contains(LONG));
+        // Big5 and UTF-8 under the same header.
+        let hant = "話說天下大勢，分久必合，合久必分。周末七國分爭，并入於秦。及秦滅之後，楚、漢分爭，又并入於漢。";
+        let d = decode(
+            &BIG5.encode(hant).0,
+            Some("text/html; charset=iso-8859-1"),
+            Some("tw"),
+        );
+        assert_eq!((d.encoding, d.text.as_str()), (BIG5, hant));
+        let d = decode(LONG.as_bytes(), Some("text/html; charset=iso-8859-1"), None);
+        assert_eq!((d.encoding, d.text.as_str()), (UTF_8, LONG));
+    }
+
+    #[test]
+    fn an_iso_8859_1_declaration_over_latin_text_stands() {
+        for text in [
+            "Café crème brûlée, naïve façade, à la carte. ".repeat(20),
+            "Größe, Übermaß und Äpfel schmecken süß. ".repeat(20),
+            "Señor, ¿dónde está la estación? Año nuevo, mañana. ".repeat(20),
+            "plain ascii only".to_owned(),
+        ] {
+            let bytes = WINDOWS_1252.encode(&text).0.into_owned();
+            let d = decode(&bytes, Some("text/html; charset=iso-8859-1"), None);
+            assert_eq!(
+                (d.encoding, d.source, d.overridden),
+                (WINDOWS_1252, CharsetSource::Header, None),
+                "{text}"
+            );
+            assert_eq!(d.text, text);
+        }
+    }
+
+    #[test]
+    fn control_characters_are_not_windows_1252_text() {
+        // DOS Cyrillic puts capitals on windows-1252's undefined bytes (Б 0x81, Н 0x8D,
+        // П 0x8F, Р 0x90, Э 0x9D), read there as C1 control characters.
+        let ru = "Бури мглою небо кроет. Прощай, Наташа! Россия. Пушкин, Это Нева. ".repeat(10);
+        let bytes = encoding_rs::IBM866.encode(&ru).0.into_owned();
+        let d = decode(&bytes, Some("text/html; charset=iso-8859-1"), Some("ru"));
+        assert_ne!(d.encoding, WINDOWS_1252);
+        assert_eq!(d.overridden, Some(WINDOWS_1252));
+        assert!(!d.text.chars().any(|c| ('\u{80}'..='\u{9F}').contains(&c)));
     }
 
     #[test]

@@ -95,7 +95,7 @@ mod postings;
 
 pub use ids::{ChapterId, ChapterKey, WorkId};
 pub use index::{Candidate, ChapterEntry, Evidence, Index, IndexBuilder, IndexStats, MemoryUsage};
-pub use matching::{AlignedSpan, Match, Matcher, Page, Verification};
+pub use matching::{AlignedSpan, Match, Matcher, Page, Verification, WILDCARD, is_private_use};
 pub use settings::{
     AlignSettings, CandidateSettings, IndexSettings, MatcherSettings, ReportSettings,
 };

@@ -18,13 +18,73 @@ use crate::{ChapterId, Error, Result, WorkId};
 /// A page prepared for matching: its normalised text with the offset map, its pinyin symbols,
 /// its fingerprints and the hashes of all its sentences. Prepare once, then ask for candidates
 /// and verify them.
+///
+/// Private Use Area characters ([`is_private_use`]), which normalisation drops, stay in the
+/// sequence that verification aligns, as wildcards: a page whose `@font-face` draws them as
+/// the letters they replace shows the chapter, and each one stands in the place of a letter.
 #[derive(Debug, Clone)]
 pub struct Page<'a> {
     normalized: Normalized<'a>,
+    /// The normalised characters, with the page's Private Use Area characters in their places.
     chars: Vec<char>,
+    /// Their pinyin symbols, [`WILDCARD`] for a Private Use Area character.
     symbols: Vec<u32>,
+    /// When the page holds Private Use Area characters: the byte range in the original text of
+    /// each of `chars` (else [`Normalized::original_range`] maps positions).
+    origins: Option<Vec<(u32, u32)>>,
+    /// Distinct Private Use Area characters on the page (as many characters of the text as
+    /// the font remaps).
+    private_use: usize,
     fingerprint: ChapterFingerprint,
     sentence_hashes: Vec<u64>,
+}
+
+/// The alignment symbol of a Private Use Area character of a page, and of the characters of a
+/// chapter it is taken to replace (see [`Matcher::verify`]). Above every pinyin symbol.
+pub const WILDCARD: u32 = u32::MAX - 1;
+
+/// Whether `c` is in a Private Use Area (U+E000–U+F8FF, planes 15 and 16): code points with no
+/// meaning of their own, which a page's font may draw as any letter.
+pub fn is_private_use(c: char) -> bool {
+    matches!(c as u32, 0xE000..=0xF8FF | 0xF_0000..=0xF_FFFD | 0x10_0000..=0x10_FFFD)
+}
+
+/// The normalised characters of `normalized` with the original's Private Use Area characters
+/// inserted where they stand, each one's original byte range, and how many distinct ones there
+/// are; `None` when there are none, or more of them than of other characters (no text).
+#[allow(clippy::type_complexity)]
+fn with_private_use(normalized: &Normalized<'_>) -> Option<(Vec<char>, Vec<(u32, u32)>, usize)> {
+    let original = normalized.original();
+    let pua: Vec<(usize, char)> = original
+        .char_indices()
+        .filter(|&(_, c)| is_private_use(c))
+        .collect();
+    if pua.is_empty() || pua.len() > normalized.char_len() {
+        return None;
+    }
+    let mut distinct: Vec<char> = pua.iter().map(|&(_, c)| c).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut chars = Vec::with_capacity(normalized.char_len() + pua.len());
+    let mut origins = Vec::with_capacity(chars.capacity());
+    let mut pua = pua.into_iter().peekable();
+    for (i, c) in normalized.text().chars().enumerate() {
+        let at = normalized.original_range(i..i + 1);
+        while let Some(&(b, p)) = pua.peek()
+            && b < at.start
+        {
+            chars.push(p);
+            origins.push((b as u32, (b + p.len_utf8()) as u32));
+            pua.next();
+        }
+        chars.push(c);
+        origins.push((at.start as u32, at.end as u32));
+    }
+    for (b, p) in pua {
+        chars.push(p);
+        origins.push((b as u32, (b + p.len_utf8()) as u32));
+    }
+    Some((chars, origins, distinct.len()))
 }
 
 impl<'a> Page<'a> {
@@ -50,8 +110,20 @@ impl<'a> Page<'a> {
         fingerprinter: &Fingerprinter,
         fingerprint: ChapterFingerprint,
     ) -> Self {
-        let chars: Vec<char> = normalized.text().chars().collect();
-        let symbols = chars.iter().map(|&c| symbol(c)).collect();
+        let (chars, origins, private_use) = match with_private_use(&normalized) {
+            Some((chars, origins, distinct)) => (chars, Some(origins), distinct),
+            None => (normalized.text().chars().collect(), None, 0),
+        };
+        let symbols = chars
+            .iter()
+            .map(|&c| {
+                if is_private_use(c) {
+                    WILDCARD
+                } else {
+                    symbol(c)
+                }
+            })
+            .collect();
         let min_chars = fingerprinter.settings().sentence_min_chars.max(1);
         let mut buf = Compact::default();
         let mut sentence_hashes = Vec::new();
@@ -65,6 +137,8 @@ impl<'a> Page<'a> {
             normalized,
             chars,
             symbols,
+            origins,
+            private_use,
             fingerprint,
             sentence_hashes,
         }
@@ -80,9 +154,23 @@ impl<'a> Page<'a> {
         &self.normalized
     }
 
-    /// Normalised characters.
+    /// Normalised characters, Private Use Area characters included.
     pub fn chars(&self) -> usize {
         self.chars.len()
+    }
+
+    /// The byte range in the original text of `chars`, a range of [`Page::chars`]'s positions.
+    fn original_range(&self, chars: Range<usize>) -> Range<usize> {
+        match &self.origins {
+            None => self.normalized.original_range(chars),
+            Some(origins) if chars.is_empty() => {
+                let at = origins
+                    .get(chars.start)
+                    .map_or(self.normalized.original().len(), |o| o.0 as usize);
+                at..at
+            }
+            Some(origins) => origins[chars.start].0 as usize..origins[chars.end - 1].1 as usize,
+        }
     }
 
     /// The page's fingerprints.
@@ -260,6 +348,12 @@ impl Matcher {
 
     /// Aligns `page` with the candidate's chapter text and measures the match. Pure
     /// computation: the caller fetched `chapter_text` (see [`ChapterSource`]).
+    ///
+    /// On a page with Private Use Area characters, the chapter's characters they replace are
+    /// wildcards too: a remapping font draws one code point for every occurrence of one
+    /// character, so the `n` distinct code points stand for the `n` characters most frequent
+    /// in the chapter among those the page shows far less often than its share of the chapter
+    /// would (usually never).
     pub fn verify(
         &self,
         page: &Page<'_>,
@@ -268,7 +362,15 @@ impl Matcher {
     ) -> Verification {
         let chapter = normalize(chapter_text);
         let chapter_chars: Vec<char> = chapter.text().chars().collect();
-        let chapter_symbols: Vec<u32> = chapter_chars.iter().map(|&c| symbol(c)).collect();
+        let mut chapter_symbols: Vec<u32> = chapter_chars.iter().map(|&c| symbol(c)).collect();
+        if page.private_use > 0 {
+            let wild = remapped(&page.chars, &chapter_chars, page.private_use);
+            for (s, c) in chapter_symbols.iter_mut().zip(&chapter_chars) {
+                if wild.contains(c) {
+                    *s = WILDCARD;
+                }
+            }
+        }
         let alignment: Alignment = align(&page.symbols, &chapter_symbols, &self.settings.align);
         let matched = alignment.matched();
         let identical = alignment
@@ -284,7 +386,7 @@ impl Matcher {
             .passages
             .iter()
             .map(|p| AlignedSpan {
-                page: page.normalized.original_range(p.page.clone()),
+                page: page.original_range(p.page.clone()),
                 chapter: chapter.original_range(p.chapter.clone()),
                 chars: p.matched,
             })
@@ -398,6 +500,30 @@ impl Matcher {
     pub fn check(&self, text: &str, source: &(impl ChapterSource + ?Sized)) -> Result<Vec<Match>> {
         self.check_page(&self.page(text), source)
     }
+}
+
+/// The `n` characters of `chapter` that a page of `page` characters replaced by Private Use
+/// Area ones: the most frequent in the chapter (ties to the lower code point) among those the
+/// page shows less than a quarter as often as its share of the chapter would (not at all,
+/// usually; a remapped `e` still shows where the page has `E`, which normalises to it).
+fn remapped(page: &[char], chapter: &[char], n: usize) -> foldhash::HashSet<char> {
+    let mut shown: foldhash::HashMap<char, usize> = foldhash::HashMap::default();
+    for &c in page {
+        *shown.entry(c).or_default() += 1;
+    }
+    let mut counts: foldhash::HashMap<char, usize> = foldhash::HashMap::default();
+    for &c in chapter {
+        *counts.entry(c).or_default() += 1;
+    }
+    // The page's share of the chapter, at most all of it (a page may hold more chapters).
+    let share = (page.len() as f64 / chapter.len().max(1) as f64).min(1.0);
+    let mut missing: Vec<(char, usize)> = counts
+        .into_iter()
+        .filter(|&(c, n)| (shown.get(&c).copied().unwrap_or(0) as f64) * 4.0 < n as f64 * share)
+        .collect();
+    missing.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    missing.truncate(n);
+    missing.into_iter().map(|(c, _)| c).collect()
 }
 
 #[cfg(test)]

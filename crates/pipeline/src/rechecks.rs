@@ -502,6 +502,7 @@ impl Rechecker {
             fetched_at: snapshot.fetched_at,
             source: read.source,
             text_snapshot: None,
+            declared_encoding: read.decoded.overridden.map(|e| e.name()),
         })
         .await?;
         let analysed = self.analyser.analyse(id).await?;

@@ -116,6 +116,9 @@ pub struct NewPageText {
     pub text_source: String,
     /// For `endpoint`: the snapshot of the endpoint's response.
     pub text_snapshot: Option<SnapshotId>,
+    /// The charset the page declared when it was decoded in another one ([`Self::encoding`])
+    /// because the declaration was weak or wrong; `None` when it was decoded as declared.
+    pub declared_encoding: Option<String>,
 }
 
 /// A stored page text.
@@ -133,6 +136,8 @@ pub struct PageText {
     pub text_source: String,
     /// See [`NewPageText::text_snapshot`].
     pub text_snapshot: Option<SnapshotId>,
+    /// See [`NewPageText::declared_encoding`].
+    pub declared_encoding: Option<String>,
 }
 
 /// Evidence writes, for the crawler.
@@ -483,7 +488,7 @@ impl EvidenceWrites for Store {
         write_tx!(self, |tx| {
             // The common case, a new row, takes one statement; a text stored again (a
             // re-extraction) replaces the row and queues nothing.
-            // Binds the row's fifteen values to `$1`..`$15` of a statement.
+            // Binds the row's sixteen values to `$1`..`$16` of a statement.
             macro_rules! page_text {
                 ($sql:expr) => {
                     sqlx::query($sql)
@@ -502,6 +507,7 @@ impl EvidenceWrites for Store {
                         .bind(page.fetched_at)
                         .bind(&page.text_source)
                         .bind(page.text_snapshot)
+                        .bind(&page.declared_encoding)
                         .execute(&mut *tx)
                         .await?
                 };
@@ -509,8 +515,9 @@ impl EvidenceWrites for Store {
             let inserted = page_text!(
                 "INSERT INTO page_texts (snapshot_id, url, depth, chain_head, chain_index, kind, \
                  title, chapter_title, body, encoding, decode_errors, not_modified, fetched_at, \
-                 text_source, text_snapshot_id) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+                 text_source, text_snapshot_id, declared_encoding) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+                 $16) \
                  ON CONFLICT (snapshot_id) DO NOTHING"
             )
             .rows_affected()
@@ -526,7 +533,8 @@ impl EvidenceWrites for Store {
                     "UPDATE page_texts SET url = $2, depth = $3, chain_head = $4, \
                      chain_index = $5, kind = $6, title = $7, chapter_title = $8, body = $9, \
                      encoding = $10, decode_errors = $11, not_modified = $12, fetched_at = $13, \
-                     text_source = $14, text_snapshot_id = $15 WHERE snapshot_id = $1"
+                     text_source = $14, text_snapshot_id = $15, declared_encoding = $16 \
+                     WHERE snapshot_id = $1"
                 );
             }
             Ok::<(), crate::Error>(())
@@ -535,8 +543,8 @@ impl EvidenceWrites for Store {
     }
 }
 
-/// `url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot_id` of
-/// a `page_texts` row.
+/// `url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot_id,
+/// declared_encoding` of a `page_texts` row.
 type PageTextRow = (
     String,
     i32,
@@ -547,6 +555,7 @@ type PageTextRow = (
     String,
     String,
     Option<SnapshotId>,
+    Option<String>,
 );
 
 impl EvidenceReads for Store {
@@ -661,14 +670,24 @@ impl EvidenceReads for Store {
         let row: Option<PageTextRow> = read_pool!(self, |pool| {
             sqlx::query_as(
                 "SELECT url, depth, kind, title, chapter_title, body, encoding, text_source, \
-                     text_snapshot_id FROM page_texts WHERE snapshot_id = $1",
+                     text_snapshot_id, declared_encoding FROM page_texts WHERE snapshot_id = $1",
             )
             .bind(id)
             .fetch_optional(pool)
             .await?
         });
-        let (url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot) =
-            row.ok_or_else(|| Error::not_found("page text", id))?;
+        let (
+            url,
+            depth,
+            kind,
+            title,
+            chapter_title,
+            body,
+            encoding,
+            text_source,
+            text_snapshot,
+            declared_encoding,
+        ) = row.ok_or_else(|| Error::not_found("page text", id))?;
         Ok(PageText {
             snapshot: id,
             url,
@@ -680,6 +699,7 @@ impl EvidenceReads for Store {
             encoding,
             text_source,
             text_snapshot,
+            declared_encoding,
         })
     }
 

@@ -545,5 +545,6 @@ pub fn sample_page_text(
         fetched_at: chrono::Utc::now(),
         text_source: "markup".into(),
         text_snapshot: None,
+        declared_encoding: None,
     }
 }

@@ -53,6 +53,7 @@ pub async fn stored_page(store: &Store, url: &str, text: &str) -> store::Snapsho
             fetched_at: chrono::Utc::now(),
             text_source: "markup".into(),
             text_snapshot: None,
+            declared_encoding: None,
         })
         .await
         .unwrap();

@@ -627,8 +627,13 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
             }
             let page = book_page(&state.book, n, part);
             // Chapter 1 declares its charset in the header only, the others in <meta> only,
-            // the split chapter nowhere.
-            let ct = if n == 1 { "text/html; charset=GBK" } else { "text/html" };
+            // the split chapter nowhere; chapter 4's server adds the classic default
+            // `iso-8859-1`, which overrides its <meta> and is wrong.
+            let ct = match n {
+                1 => "text/html; charset=GBK",
+                4 => "text/html; charset=iso-8859-1",
+                _ => "text/html",
+            };
             gbk_html(&page, ct)
         }
         ["extra", "sitemap-only.html"] => {
@@ -820,4 +825,79 @@ fn httpdate(t: std::time::SystemTime) -> String {
 /// A `HeaderValue` from a static string (test convenience).
 pub fn hv(s: &'static str) -> HeaderValue {
     HeaderValue::from_static(s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages whose scripts build their text (issue #27)
+
+pub fn base64(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            out.push(if i <= c.len() {
+                A[(n >> (18 - 6 * i) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+pub fn char_codes(s: &str) -> String {
+    s.encode_utf16()
+        .map(|u| u.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+pub fn reversed_escaped(s: &str) -> String {
+    let units: Vec<u16> = s.encode_utf16().collect();
+    units.iter().rev().map(|u| format!("\\u{u:04x}")).collect()
+}
+
+/// A page whose `<div id=content>` is empty and whose inline scripts build `text` (one
+/// paragraph) at load time, each way pirate pages do it (issue #27): base64 through `atob`,
+/// char codes, a reversed string, a deferred jQuery callback.
+pub fn built_pages(text: &str) -> Vec<(&'static str, String)> {
+    let html = format!("<p>{text}</p>");
+    let page = |body: &str| {
+        format!(
+            "<html><head><title>第一回</title></head><body><div class=nav><a href=/>首页</a> <a href=/2.html>下一章</a></div><div id=content></div>{body}</body></html>"
+        )
+    };
+    vec![
+        (
+            "atob",
+            page(&format!(
+                "<script>var d = '{}'; document.getElementById('content').innerHTML = decodeURIComponent(escape(atob(d)));</script>",
+                base64(html.as_bytes())
+            )),
+        ),
+        (
+            "char codes",
+            page(&format!(
+                "<script>var a = [{}]; var s = ''; for (var i = 0; i < a.length; i++) s += String.fromCharCode(a[i]); document.querySelector('#content').innerHTML = s;</script>",
+                char_codes(&html)
+            )),
+        ),
+        (
+            "reversed",
+            page(&format!(
+                "<script>var r = \"{}\"; document.getElementById('content').innerHTML = r.split('').reverse().join('');</script>",
+                reversed_escaped(&html)
+            )),
+        ),
+        (
+            "jquery, deferred",
+            page(&format!(
+                "<script>$(function () {{ $('#content').html(String.fromCharCode.apply(null, [{}])); }});</script>",
+                char_codes(&html)
+            )),
+        ),
+    ]
 }

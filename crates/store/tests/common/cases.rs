@@ -671,6 +671,7 @@ pub async fn reports_have_one_row_per_page_and_chapter(db: &TestDb) {
             fetched_at: at(5),
             text_source: "script".into(),
             text_snapshot: None,
+            declared_encoding: None,
         },
     )
     .await

@@ -2419,6 +2419,7 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
         fetched_at: Utc::now(),
         text_source: "markup".into(),
         text_snapshot: None,
+        declared_encoding: None,
     };
     s.insert_page_text(&page).await.unwrap();
     let text = s.page_text(id).await.unwrap();
@@ -2462,6 +2463,15 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
     assert_eq!(
         (text.text_source.as_str(), text.text_snapshot),
         ("script", None)
+    );
+    assert_eq!(text.declared_encoding, None);
+    // A page decoded in another charset than it declared says which it declared.
+    page.declared_encoding = Some("windows-1252".into());
+    s.insert_page_text(&page).await.unwrap();
+    let text = s.page_text(id).await.unwrap();
+    assert_eq!(
+        (text.encoding.as_str(), text.declared_encoding.as_deref()),
+        ("GBK", Some("windows-1252"))
     );
     // A page text needs its snapshot.
     page.snapshot = store::SnapshotId(id.0 + 1000);
@@ -2637,6 +2647,7 @@ async fn crawl_page(s: &Store, crawl: CrawlId, url: &str, sha: u8, kind: &str) -
         fetched_at: Utc::now(),
         text_source: "markup".into(),
         text_snapshot: None,
+        declared_encoding: None,
     })
     .await
     .unwrap();
