@@ -149,6 +149,10 @@ pub fn fraction(key: &str, value: f64) -> Check {
     between(key, value, 0.0, 1.0)
 }
 
+/// The shortest timeout, lease or cache lifetime a setting may have: zero would make every
+/// fetch time out, every lease expire at once or every cached answer stale.
+pub const MIN_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// A count typed by a person that must be at least 1 (jobs, threads, workers), for a
 /// command-line flag; the error says what to give.
 ///

@@ -41,10 +41,6 @@ const MAX_INLINE_WAIT: Duration = Duration::from_secs(5);
 const MAX_CHILD_SITEMAPS: usize = 100;
 const MAX_SITEMAP_FILES: usize = 1_000;
 
-/// The shortest timeout, lease or cache lifetime a setting may have: zero would make every
-/// fetch time out, every lease expire at once or every cached answer stale.
-pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
-
 /// Settings of one crawl.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
@@ -116,8 +112,8 @@ impl CrawlSettings {
         }
         bounds::at_least("max_attempts", self.max_attempts, 1)?;
         bounds::at_least("max_frontier", self.max_frontier, 1)?;
-        bounds::at_least("frontier_lease", self.frontier_lease, MIN_TIMEOUT)?;
-        bounds::at_least("run_dead_after", self.run_dead_after, MIN_TIMEOUT)?;
+        bounds::at_least("frontier_lease", self.frontier_lease, bounds::MIN_TIMEOUT)?;
+        bounds::at_least("run_dead_after", self.run_dead_after, bounds::MIN_TIMEOUT)?;
         self.fetch.validate().map_err(|e| e.in_section("fetch"))?;
         self.robots.validate().map_err(|e| e.in_section("robots"))?;
         self.politeness

@@ -61,7 +61,7 @@ impl ExtractSettings {
     /// # Errors
     /// The first setting out of range, keyed relative to this section.
     pub fn validate(&self) -> bounds::Check {
-        bounds::at_least("time_budget", self.time_budget, crate::crawl::MIN_TIMEOUT)?;
+        bounds::at_least("time_budget", self.time_budget, bounds::MIN_TIMEOUT)?;
         self.scripts
             .validate()
             .map_err(|e| e.in_section("scripts"))?;

@@ -15,7 +15,6 @@ use url::{Host, Url};
 use reqwest::cookie::{CookieStore, Jar};
 
 use crate::coding::{self, DecodeLimits};
-use crate::crawl::MIN_TIMEOUT;
 use crate::error::{Error, Result, TimeoutPhase};
 use crate::safety::{AddressPolicy, GuardedResolver, ResolveFailure, SafetySettings};
 use crate::snapshot::{
@@ -108,9 +107,9 @@ impl FetchSettings {
     /// # Errors
     /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
     pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
-        bounds::at_least("connect_timeout", self.connect_timeout, MIN_TIMEOUT)?;
-        bounds::at_least("read_timeout", self.read_timeout, MIN_TIMEOUT)?;
-        bounds::at_least("timeout", self.timeout, MIN_TIMEOUT)?;
+        bounds::at_least("connect_timeout", self.connect_timeout, bounds::MIN_TIMEOUT)?;
+        bounds::at_least("read_timeout", self.read_timeout, bounds::MIN_TIMEOUT)?;
+        bounds::at_least("timeout", self.timeout, bounds::MIN_TIMEOUT)?;
         bounds::at_least("max_body_bytes", self.max_body_bytes, 1)?;
         bounds::at_least("max_decoded_bytes", self.max_decoded_bytes, 1)?;
         bounds::at_least("max_decoding_ratio", self.max_decoding_ratio, 1)

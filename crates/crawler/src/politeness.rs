@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use url::Url;
 
-use crate::crawl::MIN_TIMEOUT;
 use crate::error::{Error, Result};
 
 /// How long a worker waits before asking again when a host is at its concurrency limit
@@ -312,9 +311,9 @@ impl PolitenessSettings {
     pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
         bounds::at_least("per_host_concurrency", self.per_host_concurrency, 1)?;
         bounds::at_least("global_concurrency", self.global_concurrency, 1)?;
-        bounds::at_least("backoff_base", self.backoff_base, MIN_TIMEOUT)?;
+        bounds::at_least("backoff_base", self.backoff_base, bounds::MIN_TIMEOUT)?;
         bounds::at_least("backoff_max", self.backoff_max, self.backoff_base)?;
-        bounds::at_least("lease", self.lease, MIN_TIMEOUT)
+        bounds::at_least("lease", self.lease, bounds::MIN_TIMEOUT)
     }
 
     /// The backoff rules.

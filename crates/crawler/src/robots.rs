@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use texting_robots::Robot;
 use url::Url;
 
-use crate::crawl::MIN_TIMEOUT;
 use crate::error::{Error, Result};
 
 /// Settings for [`RobotsCache`].
@@ -56,8 +55,8 @@ impl RobotsSettings {
     /// # Errors
     /// [`bounds::OutOfRange`] naming the first bad setting and what is allowed.
     pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
-        bounds::at_least("ttl", self.ttl, MIN_TIMEOUT)?;
-        bounds::at_least("error_ttl", self.error_ttl, MIN_TIMEOUT)?;
+        bounds::at_least("ttl", self.ttl, bounds::MIN_TIMEOUT)?;
+        bounds::at_least("error_ttl", self.error_ttl, bounds::MIN_TIMEOUT)?;
         bounds::at_least("max_bytes", self.max_bytes, 1)?;
         bounds::at_least("cache_capacity", self.cache_capacity, 1)
     }
