@@ -332,17 +332,25 @@ pub struct CaseSheet<'a> {
 
 /// The dossier with the source of each matched page's text, read from the store.
 pub async fn case_sheet<'a>(store: &Store, dossier: &'a CaseDossier) -> Result<CaseSheet<'a>> {
-    let mut sources = Vec::with_capacity(dossier.view.matches.len());
+    // A page matching several chapters is one snapshot: its text is read once.
+    let mut by_snapshot = BTreeMap::new();
     for m in &dossier.view.matches {
-        let text = match store::EvidenceReads::page_text(store, m.snapshot_id).await {
-            Ok(text) => Some(text),
+        if by_snapshot.contains_key(&m.snapshot_id) {
+            continue;
+        }
+        let source = match store::EvidenceReads::page_text(store, m.snapshot_id).await {
+            Ok(t) => crate::check::source_note(&t.text_source).map(|note| (note, t.text_snapshot)),
             Err(store::Error::NotFound { .. }) => None,
             Err(e) => return Err(store_err("reading a page text")(e)),
         };
-        sources.push(text.and_then(|t| {
-            crate::check::source_note(&t.text_source).map(|note| (note, t.text_snapshot))
-        }));
+        by_snapshot.insert(m.snapshot_id, source);
     }
+    let sources = dossier
+        .view
+        .matches
+        .iter()
+        .map(|m| by_snapshot[&m.snapshot_id])
+        .collect();
     Ok(CaseSheet { dossier, sources })
 }
 

@@ -78,10 +78,20 @@ pub fn site_crawl_settings(base: &CrawlSettings, site: &SiteSettings) -> CrawlSe
 /// # Errors
 /// [`Error::Crawler`] naming what is wrong.
 pub fn check_site(base: &CrawlSettings, start_url: &str, settings: &SiteSettings) -> Result<()> {
+    checked_start_url(base, start_url, settings).map(drop)
+}
+
+/// [`check_site`], returning the start URL as parsed: stored so, `http://2130706433/` is
+/// `http://127.0.0.1/`, one site, as the crawl's pages will name it.
+fn checked_start_url(
+    base: &CrawlSettings,
+    start_url: &str,
+    settings: &SiteSettings,
+) -> Result<Url> {
     let url = parse_start_url(start_url)?;
     check_literal_address(base, &url)?;
-    site_crawl_settings(base, settings).check(&[url])?;
-    Ok(())
+    site_crawl_settings(base, settings).check(std::slice::from_ref(&url))?;
+    Ok(url)
 }
 
 /// Refuses a start URL whose host is an address the crawler would refuse to fetch (a
@@ -106,12 +116,6 @@ fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
     Ok(())
 }
 
-/// `start_url` written as the WHATWG URL parser writes it: the host lower-cased, IDNA'd and,
-/// for an IPv4 address in another spelling, as four decimals.
-fn normalized_url(start_url: &str) -> Result<String> {
-    Ok(parse_start_url(start_url)?.into())
-}
-
 fn parse_start_url(start_url: &str) -> Result<Url> {
     let url = Url::parse(start_url).map_err(|e| {
         Error::Page(format!(
@@ -133,11 +137,9 @@ fn parse_start_url(start_url: &str) -> Result<Url> {
 /// As [`check_site`]; the store's refusals ([`store::Error::Conflict`] for a site watched
 /// already, [`store::Error::InvalidInput`] for a bad schedule).
 pub async fn watch_site(store: &Store, base: &CrawlSettings, site: &NewSite) -> Result<Site> {
-    check_site(base, &site.start_url, &site.settings)?;
-    // Stored as parsed: `http://2130706433/` is `http://127.0.0.1/`, one site, as the
-    // crawl's pages will name it.
+    let url = checked_start_url(base, &site.start_url, &site.settings)?;
     let site = NewSite {
-        start_url: normalized_url(&site.start_url)?,
+        start_url: url.into(),
         ..site.clone()
     };
     store
@@ -463,10 +465,10 @@ pub async fn edit_site(
         .map_err(store_err("reading the site"))?;
     let settings = edit.settings.applied_to(&site.settings);
     let start_url = edit.start_url.as_deref().unwrap_or(&site.start_url);
-    check_site(base, start_url, &settings)?;
+    let url = checked_start_url(base, start_url, &settings)?;
     let changes = store::SiteChanges {
         name: edit.name.clone(),
-        start_url: edit.start_url.as_deref().map(normalized_url).transpose()?,
+        start_url: edit.start_url.is_some().then(|| url.into()),
         settings: Some(settings),
         schedule: edit
             .schedule

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::Subcommand;
 use pipeline::accounts;
-use store::{ApiTokenId, ApiTokens, Role, Store, UserChanges, UserRecord, Users};
+use store::{ApiTokenId, ApiTokens, Role, Store, UserChanges, Users};
 
 use super::outln;
 
@@ -128,25 +128,27 @@ pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
             }
         }
         UsersCommand::SetRole { name, role } => {
-            let user = update(
+            let user = accounts::update_user_named(
                 store,
                 &name,
-                UserChanges {
+                &UserChanges {
                     role: Some(role),
                     ..UserChanges::default()
                 },
+                ACTOR,
             )
             .await?;
             outln!("user {} is now {}", user.username, user.role);
         }
         UsersCommand::Disable { name } => {
-            let user = update(
+            let user = accounts::update_user_named(
                 store,
                 &name,
-                UserChanges {
+                &UserChanges {
                     disabled: Some(true),
                     ..UserChanges::default()
                 },
+                ACTOR,
             )
             .await?;
             outln!(
@@ -155,13 +157,14 @@ pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
             );
         }
         UsersCommand::Enable { name } => {
-            let user = update(
+            let user = accounts::update_user_named(
                 store,
                 &name,
-                UserChanges {
+                &UserChanges {
                     disabled: Some(false),
                     ..UserChanges::default()
                 },
+                ACTOR,
             )
             .await?;
             outln!("user {} is enabled", user.username);
@@ -170,7 +173,7 @@ pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
             name,
             password_file,
         } => {
-            let user = user_named(store, &name).await?;
+            let user = accounts::user_named(store, &name).await?;
             let password = accounts::read_new_password(password_file.as_deref(), &name)?;
             let reset = accounts::set_password(store, user.id, &password, ACTOR)
                 .await
@@ -188,7 +191,7 @@ pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
             name,
             expires_days,
         } => {
-            let owner = user_named(store, &user).await?;
+            let owner = accounts::user_named(store, &user).await?;
             let expires_at =
                 expires_days.map(|d| Utc::now() + chrono::TimeDelta::days(i64::from(d)));
             let issued = accounts::issue_api_token(store, owner.id, &name, expires_at, ACTOR)
@@ -198,7 +201,7 @@ pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
         }
         UsersCommand::Tokens { user, json } => {
             let owner = match user {
-                Some(name) => Some(user_named(store, &name).await?.id),
+                Some(name) => Some(accounts::user_named(store, &name).await?.id),
                 None => None,
             };
             let tokens = store.api_tokens(owner).await?;
@@ -223,12 +226,4 @@ pub async fn run(store: &Store, command: UsersCommand) -> Result<()> {
         }
     }
     Ok(())
-}
-
-async fn user_named(store: &Store, name: &str) -> Result<UserRecord> {
-    Ok(accounts::user_named(store, name).await?)
-}
-
-async fn update(store: &Store, name: &str, changes: UserChanges) -> Result<UserRecord> {
-    Ok(accounts::update_user_named(store, name, &changes, ACTOR).await?)
 }
