@@ -3,25 +3,20 @@
 //! workflow driven as a person would, with a screenshot of each main page saved under
 //! `target/screenshots/`.
 
+mod browser;
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
+use browser::{Browser, Server};
 use thirtyfour::prelude::*;
-use thirtyfour::{ChromiumLikeCapabilities, LoggingPrefsLogLevel};
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// 老残游记: its contents and first two chapters (public domain, see the import crate's
 /// `tests/data/README.md`); the work registered by upload.
@@ -43,30 +38,6 @@ const PROFILE: &[(&str, &str)] = &[
     ),
     ("COPYHOUND_NOTICES__RIGHTS_HOLDER__SIGNATORY", "黄人瑞"),
 ];
-
-/// How long one step may wait for the server or its workers before the test fails with
-/// the page it was looking at. Generous: five builders share the machine's two cores.
-const STEP: Duration = Duration::from_secs(120);
-
-/// A process the test started, killed with its process group when dropped (also while a
-/// failed assertion unwinds), so no chromedriver, Chromium or server outlives the test.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        // The child leads its own group: Chromium's processes go with chromedriver.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .status();
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn_in_own_group(cmd: &mut Command) -> Killed {
-    use std::os::unix::process::CommandExt;
-    Killed(cmd.process_group(0).spawn().unwrap())
-}
 
 /// `text` between its first `start` and the `end` after it (or its end).
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
@@ -187,364 +158,20 @@ async fn serve_pirate(site: Pirate) -> (SocketAddr, tokio::sync::oneshot::Sender
     (addr, tx)
 }
 
-/// `copyhound serve` as a process: its address, the one-time admin password it printed, and
-/// its log (drained by a thread, so the pipe never fills and blocks it).
-struct Server {
-    process: Killed,
-    addr: String,
-    password: String,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    fn start(env: &common::Env) -> Server {
-        let mut cmd = common::copyhound(&env.db);
-        cmd.args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--grace",
-            "5",
-            "--upload-dir",
-        ])
-        .arg(env.dir.path().join("uploads"))
-        // The pirate site is on loopback, which crawls refuse unless allowed.
-        .env("COPYHOUND_CRAWLER__FETCH__SAFETY__ALLOW_PRIVATE", "true")
-        .env("COPYHOUND_CRAWLER__POLITENESS__DELAY", "10ms")
-        .envs(PROFILE.iter().copied())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-        let mut process = spawn_in_own_group(&mut cmd);
-        let stderr = process.0.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::channel();
-        let lines = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line.clone());
-                lines.lock().unwrap().push(line);
-            }
-        });
-        let (mut password, mut addr) = (None, None);
-        let started = Instant::now();
-        while addr.is_none() {
-            let left = STEP.saturating_sub(started.elapsed());
-            let line = rx
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("serve did not start: {:?}", log.lock().unwrap()));
-            if let Some(rest) = line.split("one-time password ").nth(1) {
-                password = Some(rest.trim().to_owned());
-            }
-            if let Some(rest) = line.split("serving http://").nth(1) {
-                addr = Some(rest.split('/').next().unwrap().to_owned());
-            }
-        }
-        Server {
-            process,
-            addr: addr.unwrap(),
-            password: password.expect("a one-time admin password"),
-            log,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// The server's last lines, for a failure message.
-    fn tail(&self) -> String {
-        let log = self.log.lock().unwrap();
-        log[log.len().saturating_sub(30)..].join("\n")
-    }
-
-    /// SIGTERM, then the process must end cleanly, its workers stopped.
-    fn stop(mut self) {
-        let pid = self.process.0.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let started = Instant::now();
-        let exit = loop {
-            if let Some(exit) = self.process.0.try_wait().unwrap() {
-                break exit;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(40),
-                "serve did not stop"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        assert!(exit.success(), "{exit:?}\n{}", self.tail());
-    }
-}
-
-/// chromedriver on a free port of 127.0.0.1, answering.
-fn start_chromedriver(dir: &Path) -> (Killed, u16) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let log = std::fs::File::create(dir.join("chromedriver.log")).unwrap();
-    let driver = spawn_in_own_group(
-        Command::new(CHROMEDRIVER)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(log),
-    );
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "chromedriver did not listen on {port}: {}",
-            std::fs::read_to_string(dir.join("chromedriver.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (driver, port)
-}
-
-/// The browser, its server and where its screenshots go.
-struct Browser<'a> {
-    driver: WebDriver,
-    server: &'a Server,
-    shots: PathBuf,
-}
-
-impl Browser<'_> {
-    async fn goto(&self, path: &str) {
-        self.driver.goto(self.server.url(path)).await.unwrap();
-        self.clean_console(path).await;
-    }
-
-    /// The page's visible text (empty while a reload swaps it).
-    async fn text(&self) -> String {
-        match self.driver.find(By::Tag("body")).await {
-            Ok(body) => body.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        }
-    }
-
-    async fn fail(&self, what: &str) -> ! {
-        let url = self.driver.current_url().await.map(|u| u.to_string());
-        let _ = self
-            .driver
-            .screenshot(&self.shots.join("failure.png"))
-            .await;
-        panic!(
-            "{what}\nat {url:?}, page text:\n{}\n\nserver log:\n{}",
-            self.text().await,
-            self.server.tail()
-        );
-    }
-
-    async fn el(&self, css: &str) -> WebElement {
-        match self.driver.find(By::Css(css)).await {
-            Ok(e) => e,
-            Err(e) => self.fail(&format!("no {css} on the page: {e}")).await,
-        }
-    }
-
-    /// Clicks what leads to another page (a link, a form's button) and waits for it.
-    async fn click(&self, css: &str) {
-        let element = self.el(css).await;
-        self.navigating(css, element.click()).await;
-    }
-
-    /// A key that stays on the page; it must reach the page as one key press.
-    async fn press(&self, key: &str) {
-        let count = "return window.keydowns || 0";
-        self.driver
-            .execute(
-                "if (window.keydowns === undefined) { window.keydowns = 0; \
-                 document.addEventListener('keydown', function () { window.keydowns += 1; }); }",
-                Vec::new(),
-            )
-            .await
-            .unwrap();
-        let before = self.driver.execute(count, Vec::new()).await.unwrap();
-        self.driver
-            .action_chain()
-            .send_keys(key)
-            .perform()
-            .await
-            .unwrap();
-        let after = self.driver.execute(count, Vec::new()).await.unwrap();
-        let (before, after) = (before.json().as_i64(), after.json().as_i64());
-        assert_eq!(
-            after.zip(before).map(|(a, b)| a - b),
-            Some(1),
-            "{key} reached the page as {before:?} -> {after:?} key presses"
-        );
-        self.clean_console(key).await;
-    }
-
-    /// A key that leads to another page, pressed on the current one. Dispatched as the
-    /// DOM event the page listens for: through WebDriver actions, chromedriver sometimes
-    /// (about one run in three, Chromium 156) delivered the key's keydown to the next page
-    /// as well, which acted on that page's current case.
-    async fn key(&self, key: &str) {
-        let script = format!(
-            "document.dispatchEvent(new KeyboardEvent('keydown', {{ key: {key:?}, bubbles: true }}));"
-        );
-        self.navigating(key, async {
-            self.driver.execute(&script, Vec::new()).await.map(drop)
-        })
-        .await;
-    }
-
-    /// Runs `action` and waits until it replaced the page: a click does not wait for the
-    /// answer to a form, and an element looked up meanwhile would be the old page's.
-    async fn navigating(
-        &self,
-        what: &str,
-        action: impl std::future::Future<Output = WebDriverResult<()>>,
-    ) {
-        let old = self.driver.find(By::Tag("html")).await.unwrap();
-        action.await.unwrap();
-        self.poll(
-            &format!("{what} to lead to a new page"),
-            false,
-            async || {
-                let stale = old.tag_name().await.is_err();
-                let ready = self
-                    .driver
-                    .execute("return document.readyState", Vec::new())
-                    .await
-                    .ok()
-                    .is_some_and(|r| r.json() == "complete");
-                (stale && ready).then_some(())
-            },
-        )
-        .await;
-    }
-
-    async fn type_into(&self, css: &str, text: &str) {
-        self.el(css).await.send_keys(text).await.unwrap();
-    }
-
-    /// The browser's console since the last look: a script the Content-Security-Policy
-    /// blocked, a script error or a resource that failed to load is a bug.
-    async fn clean_console(&self, after: &str) {
-        let entries = self.driver.browser_log().await.unwrap();
-        let severe: Vec<_> = entries
-            .iter()
-            .filter(|e| e.level == "SEVERE")
-            .map(|e| e.message.as_str())
-            .collect();
-        if !severe.is_empty() {
-            self.fail(&format!("console errors after {after}: {severe:#?}"))
-                .await;
-        }
-    }
-
-    /// Polls `check` until it gives a value, reloading the page every second when `reload`
-    /// (otherwise the page must change by itself), then checks the console. Fails with the
-    /// page after [`STEP`].
-    async fn poll<T>(&self, what: &str, reload: bool, check: impl AsyncFn() -> Option<T>) -> T {
-        let started = Instant::now();
-        let mut reloaded = Instant::now();
-        loop {
-            if let Some(found) = check().await {
-                self.clean_console(what).await;
-                return found;
-            }
-            if started.elapsed() > STEP {
-                self.fail(&format!("timed out after {STEP:?} waiting for {what}"))
-                    .await;
-            }
-            if reload && reloaded.elapsed() > Duration::from_secs(1) {
-                self.driver.refresh().await.unwrap();
-                reloaded = Instant::now();
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-    }
-
-    /// Waits until the page's text satisfies `done` (see [`Browser::poll`]); that text.
-    async fn wait_for(&self, what: &str, reload: bool, done: impl Fn(&str) -> bool) -> String {
-        self.poll(what, reload, async || {
-            let text = self.text().await;
-            done(&text).then_some(text)
-        })
-        .await
-    }
-
-    /// Waits until the page has an element matching `css` (see [`Browser::poll`]).
-    async fn wait_el(&self, what: &str, reload: bool, css: &str) -> WebElement {
-        self.poll(what, reload, async || {
-            self.driver.find(By::Css(css)).await.ok()
-        })
-        .await
-    }
-
-    async fn shot(&self, name: &str) {
-        self.driver
-            .screenshot(&self.shots.join(format!("{name}.png")))
-            .await
-            .unwrap();
-    }
-
-    async fn classes(&self, element: &WebElement) -> String {
-        element.class_name().await.unwrap().unwrap_or_default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rights_team_works_a_case_from_upload_to_recheck_in_a_real_browser() {
-    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
-        .into_iter()
-        .filter(|p| !Path::new(p).exists())
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true and {missing:?} missing: `apt-get install chromium chromium-driver` (.ci/run does)"
-        );
-        eprintln!(
-            "\n*** skipped: the browser test needs {missing:?}; \
-             `apt-get install chromium chromium-driver` to run it ***\n"
-        );
+    if !browser::available() {
         return;
     }
     let env = common::Env::new();
     let site = Pirate::new();
     let (pirate, _stop_pirate) = serve_pirate(site.clone()).await;
-    let server = Server::start(&env);
-    let (_chromedriver, port) = start_chromedriver(env.dir.path());
+    let server = Server::start(&env, PROFILE);
+    let (b, _chromedriver) = browser::open(&env, &server, (1280, 900), "en-US").await;
 
-    let mut caps = DesiredCapabilities::chrome();
-    caps.set_binary(CHROMIUM).unwrap();
-    for arg in [
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--window-size=1280,900",
-        "--lang=en-US",
-    ] {
-        caps.add_arg(arg).unwrap();
-    }
-    caps.set_browser_log_level(LoggingPrefsLogLevel::All)
-        .unwrap();
-    let driver = WebDriver::new(format!("http://127.0.0.1:{port}"), caps)
-        .await
-        .unwrap();
-    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
-    std::fs::create_dir_all(&shots).unwrap();
-    let browser = Browser {
-        driver,
-        server: &server,
-        shots,
-    };
+    workflow(&b, &env, pirate, &site).await;
 
-    workflow(&browser, &env, pirate, &site).await;
-
-    browser.driver.clone().quit().await.unwrap();
+    b.driver.clone().quit().await.unwrap();
     server.stop();
 }
 
