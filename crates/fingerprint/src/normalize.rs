@@ -649,7 +649,7 @@ fn push_capped(out: &mut String, segment: &str, run: &mut usize) {
 
 /// Whether `c` is a Han character (CJK unified ideographs, extension A and the astral
 /// extensions).
-pub(crate) fn is_han(c: char) -> bool {
+pub fn is_han(c: char) -> bool {
     matches!(c as u32, 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0x20000..=0x3134F)
 }
 

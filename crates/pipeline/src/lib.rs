@@ -46,6 +46,7 @@ pub mod metrics;
 pub mod notices;
 pub mod rechecks;
 pub mod reports;
+pub mod review;
 mod serve;
 pub mod sites;
 mod texts;
