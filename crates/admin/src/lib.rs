@@ -45,7 +45,7 @@ use axum::middleware;
 pub use api::openapi_json;
 pub use auth::LoginLimits;
 pub use error::WebError;
-pub use i18n::Lang;
+pub use i18n::{LABELS, Lang};
 pub use ops::{METRICS_CONTENT_TYPE, OpsSettings, serve_ops};
 pub use state::{AdminSettings, AdminState};
 

@@ -54,6 +54,20 @@ impl Ctx {
         self.lang.t(&format!("status.{status}"))
     }
 
+    /// An audit entry's action (`case.confirmed`, `site.pause`, ...) in the page's
+    /// language; an action without a label shows as it is stored.
+    pub fn action<'a>(&self, action: &'a str) -> &'a str {
+        self.named("audit", action)
+    }
+
+    /// The label `prefix.value` for a value stored in data (a target type, a role), or the
+    /// value itself when it has none.
+    pub fn named<'a>(&self, prefix: &str, value: &'a str) -> &'a str {
+        self.lang
+            .lookup(&format!("{prefix}.{value}"))
+            .unwrap_or(value)
+    }
+
     pub fn can_review(&self) -> bool {
         self.user.as_ref().is_some_and(|u| u.role >= Role::Reviewer)
     }
@@ -110,6 +124,19 @@ pub fn when_opt(t: &Option<DateTime<Utc>>) -> String {
 }
 
 /// A share 0..1 as a whole percentage.
+/// `n` with its thousands grouped by commas (12,345), as both languages write counts.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
 pub fn pct(share: &f64) -> String {
     format!("{:.0}%", share * 100.0)
 }

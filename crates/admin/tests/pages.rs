@@ -91,7 +91,7 @@ async fn pages_for_every_role(db: &TestDb) {
         "escaped text shown"
     );
     assert!(
-        detail.body.contains("<mark class=\"page\">"),
+        detail.body.contains("<span class=\"m-copied\">"),
         "passages highlighted"
     );
     for admin_only in ["/users", "/jobs", "/audit"] {

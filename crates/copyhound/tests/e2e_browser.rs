@@ -105,7 +105,12 @@ impl Pirate {
             ("/about.html", about),
             (
                 "/book/1.html",
-                chapter_page("老残游记 第一回", "/book/2.html", laocan_1),
+                // One word edited inside the copy, which the case page marks as an edit.
+                chapter_page(
+                    "老残游记 第一回",
+                    "/book/2.html",
+                    &laocan_1.replacen("蓬莱阁", "蓬莱高阁", 1),
+                ),
             ),
             (
                 "/book/2.html",
@@ -314,37 +319,140 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
     b.wait_for("the case page", false, |t| t.contains("老残游记"))
         .await;
     let case_url = b.driver.current_url().await.unwrap().path().to_owned();
-    let page_marks = b
+    // Every page of the case is a row with a real link, and has its passages beside the
+    // chapter's, copied text marked on both sides.
+    let rows = b
         .driver
-        .find_all(By::Css(".passages mark.page"))
+        .find_all(By::Css("#case-pages tbody tr"))
         .await
         .unwrap();
-    let chapter_marks = b
+    assert_eq!(rows.len(), 2, "{}", b.text().await);
+    for page in ["book/1.html", "book/2.html"] {
+        let link = b
+            .el(&format!("#case-pages a.url[href='http://{pirate}/{page}']"))
+            .await;
+        assert_eq!(
+            link.attr("rel").await.unwrap().as_deref(),
+            Some("noopener noreferrer nofollow")
+        );
+    }
+    let sections = b
         .driver
-        .find_all(By::Css(".passages mark.chapter"))
+        .find_all(By::Css("section[data-page]"))
         .await
         .unwrap();
-    assert!(page_marks.len() >= 2, "{}", b.text().await);
-    assert_eq!(page_marks.len(), chapter_marks.len());
-    let marked = page_marks[0].text().await.unwrap();
+    assert_eq!(sections.len(), 2);
+    for section in &sections {
+        let page_side = section
+            .find_all(By::Css(".passages [data-side=page] .m-copied"))
+            .await
+            .unwrap();
+        let chapter_side = section
+            .find_all(By::Css(".passages [data-side=chapter] .m-copied"))
+            .await
+            .unwrap();
+        assert!(
+            !page_side.is_empty() && !chapter_side.is_empty(),
+            "{}",
+            section.text().await.unwrap()
+        );
+    }
+    let passage = b
+        .el(".passages [data-side=page]")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(
-        marked.chars().count() >= 300,
-        "a whole chapter copied: {marked}"
+        passage.chars().count() >= 300,
+        "a whole chapter copied: {passage}"
     );
-    let colour = page_marks[0].css_value("background-color").await.unwrap();
+    let colour = b
+        .el(".passages .m-copied")
+        .await
+        .css_value("background-color")
+        .await
+        .unwrap();
     assert_ne!(
         colour, "rgba(0, 0, 0, 0)",
         "the stylesheet marks the passage"
     );
-    let sections = b.text().await;
+    // The disguises: one page is in traditional script, the other has a word edited, which
+    // is marked inside the passage rather than shown as copied.
+    let table = b.el("#case-pages").await.text().await.unwrap();
+    assert!(table.contains("converted script"), "{table}");
+    assert!(table.contains("edited"), "{table}");
     assert!(
-        sections.contains(&format!("http://{pirate}/book/1.html")),
-        "{sections}"
+        !b.driver
+            .find_all(By::Css("[data-side=chapter] .m-variant"))
+            .await
+            .unwrap()
+            .is_empty()
     );
-    assert!(
-        sections.contains(&format!("http://{pirate}/book/2.html")),
-        "{sections}"
-    );
+    let edits: Vec<String> = {
+        let mut out = Vec::new();
+        for e in b
+            .driver
+            .find_all(By::Css(
+                "[data-side=page] .m-extra, [data-side=page] .m-changed",
+            ))
+            .await
+            .unwrap()
+        {
+            out.push(e.text().await.unwrap());
+        }
+        out
+    };
+    assert!(edits.iter().any(|e| e.contains('高')), "{edits:?}");
+    // j and k move between the case's pages.
+    b.press("j").await;
+    assert!(b.classes(&sections[0]).await.contains("current"));
+    b.press("j").await;
+    assert!(b.classes(&sections[1]).await.contains("current"));
+    b.press("k").await;
+    assert!(b.classes(&sections[0]).await.contains("current"));
+    // The whole chapter beside the whole page.
+    let whole = b
+        .el("section[data-page] a.whole")
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    b.goto(&whole).await;
+    let chapter_side = b
+        .el("#whole [data-side=chapter]")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(chapter_side.chars().count() >= 2000, "{chapter_side}");
+    b.shot("08-compare").await;
+    b.goto(&case_url).await;
+
+    // Dismissed by mistake, with its reason, then undone. d asks for the reason.
+    b.press("d").await;
+    let focused = b
+        .driver
+        .execute("return document.activeElement.id", Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(focused.json(), "dismiss-reason");
+    b.el("#dismiss-reason option[value='not_ours']")
+        .await
+        .click()
+        .await
+        .unwrap();
+    b.click("#to-dismissed").await;
+    b.wait_el("the case dismissed", false, "#case-status.dismissed")
+        .await;
+    let history = b.text().await;
+    assert!(history.contains("Not our text"), "{history}");
+    b.el("#undo-message").await;
+    b.shot("08-undo").await;
+    b.click("#undo").await;
+    b.wait_el("the dismissal undone", false, "#case-status.new")
+        .await;
     b.shot("08-case").await;
 
     // Confirm it, draft a notice, mark it sent.
@@ -353,6 +461,18 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
     b.click("#to-confirmed").await;
     b.wait_el("the case confirmed", false, "#case-status.confirmed")
         .await;
+    // The first thing offered after confirming is drafting the notice.
+    let first = b
+        .driver
+        .execute(
+            "return (document.getElementById('create-notice').compareDocumentPosition(\
+             document.getElementById('case-pages')) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.json(), &serde_json::json!(true));
+    b.el("#undo-message").await;
     b.el("#notice-template option[value='cn']")
         .await
         .click()
@@ -415,17 +535,115 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
     );
     b.shot("11-jobs").await;
     b.goto("/audit").await;
-    let audit = b.text().await;
     for action in [
         "work.upload",
         "site.watch",
         "site.crawl_now",
         "case.confirmed",
     ] {
-        assert!(
-            audit.contains(action),
-            "{action} not in the audit log:\n{audit}"
-        );
+        b.el(&format!("#audit [title='{action}']")).await;
     }
     b.shot("12-audit").await;
+
+    phone_in_chinese(b, &case_url, &whole).await;
+}
+
+/// Every page a team uses, as a phone (390×844) shows it and in Chinese: none scrolls
+/// sideways, and none shows a label left in English. Text that is data rather than a label
+/// (URLs, hashes, page and chapter text, a notice in its own language) is left out of the
+/// language check.
+async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
+    b.driver.set_window_rect(0, 0, 390, 844).await.unwrap();
+    b.goto("/").await;
+    b.click("header.top form.inline button.link").await;
+    b.wait_for("the UI in Chinese", false, |t| t.contains("案件"))
+        .await;
+    b.goto(case_url).await;
+    let snapshot = b
+        .el("#case-pages a[href^='/snapshots/']")
+        .await
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert!(snapshot.starts_with("/snapshots/"), "{snapshot:?}");
+    // English labels that are also names here: the product's and the admin's user name.
+    let data = ["copyhound", "admin"];
+    let english: Vec<&str> = admin::LABELS
+        .iter()
+        .filter(|(_, en, zh)| {
+            en != zh && en.len() >= 4 && en.chars().any(|c| c.is_ascii_alphabetic())
+        })
+        .map(|(_, en, _)| *en)
+        .filter(|en| !data.contains(en))
+        .collect();
+    let pages = [
+        "/",
+        "/cases",
+        "/cases?status=all",
+        case_url,
+        compare_url,
+        snapshot.as_str(),
+        "/works",
+        "/works/1",
+        "/sites",
+        "/sites/1",
+        "/notices",
+        "/notices/1",
+        "/analytics",
+        "/jobs",
+        "/users",
+        "/audit",
+    ];
+    for path in pages {
+        b.goto(path).await;
+        let widths = b
+            .driver
+            .execute(
+                "return [document.documentElement.scrollWidth, window.innerWidth]",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        let widths: Vec<i64> = serde_json::from_value(widths.json().clone()).unwrap();
+        if widths[0] > widths[1] {
+            b.shot("failure-wide").await;
+            b.fail(&format!("{path} scrolls sideways at 390 px: {widths:?}"))
+                .await;
+        }
+        let labels = b
+            .driver
+            .execute(
+                "var c = document.body.cloneNode(true); \
+                 c.querySelectorAll('.mono, pre, .url, .text, [data-raw], #notice-body') \
+                  .forEach(function (e) { e.remove(); }); \
+                 return c.textContent;",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        let labels = labels.json().as_str().unwrap_or_default().to_owned();
+        let left: Vec<&str> = english
+            .iter()
+            .copied()
+            .filter(|en| contains_word(&labels, en))
+            .collect();
+        if !left.is_empty() {
+            b.fail(&format!("{path} shows English labels in Chinese: {left:?}"))
+                .await;
+        }
+        if path == case_url {
+            b.shot("13-phone-case").await;
+        }
+    }
+}
+
+/// Whether `text` holds `phrase` as whole words (not inside a longer word).
+fn contains_word(text: &str, phrase: &str) -> bool {
+    text.match_indices(phrase).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + phrase.len()..].chars().next();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    })
 }

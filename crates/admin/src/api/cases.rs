@@ -378,6 +378,9 @@ pub(crate) struct StatusIn {
     status: Status,
     /// Why, for the history (at most 2000 characters).
     note: Option<String>,
+    /// Why a case is dismissed: `licensed`, `quotation`, `not_ours` or `other`; written first
+    /// in the history's note.
+    reason: Option<String>,
 }
 
 #[utoipa::path(
@@ -408,6 +411,13 @@ pub(crate) async fn set_status(
     if note.as_ref().is_some_and(|n| n.chars().count() > 2000) {
         return Err(ApiError(WebError::bad("note: at most 2000 characters")));
     }
+    let reason = change
+        .reason
+        .as_deref()
+        .map(pipeline::review::DismissReason::parse)
+        .transpose()
+        .map_err(WebError::from)?;
+    let note = pipeline::review::decision_note(reason, note.as_deref());
     let id = CaseId(id);
     state
         .store()

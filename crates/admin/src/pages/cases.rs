@@ -5,7 +5,8 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use pipeline::{CaseView, SnapshotTimestamp, Verification};
+use pipeline::review::{self, Disguise, DismissReason, ReviewLimits, ReviewPage};
+use pipeline::{SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
     AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus, CaseWrites,
@@ -15,7 +16,7 @@ use store::{
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
-use crate::render::{Ctx, page, pct, when, when_opt};
+use crate::render::{Ctx, grouped, page, pct, when, when_opt};
 use crate::state::AdminState;
 
 /// The queue's filters as they come in the query string.
@@ -111,9 +112,13 @@ struct QueuePage {
     site: String,
     min_exposure: String,
     next: Option<String>,
+    reasons: &'static [DismissReason],
 }
 
 impl QueuePage {
+    fn reason_key(&self, r: &DismissReason) -> &'static str {
+        reason_key(*r)
+    }
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
         when(t)
     }
@@ -142,6 +147,7 @@ pub(crate) async fn queue(
         min_exposure: q.min_exposure.clone().unwrap_or_default(),
         cases,
         next,
+        reasons: &DismissReason::ALL,
     })
 }
 
@@ -175,11 +181,12 @@ pub(crate) async fn bulk(
     if ids.len() > 500 {
         return Err(WebError::bad("at most 500 cases at once"));
     }
-    let note = field("note").map(str::trim).filter(|n| !n.is_empty());
+    let reason = dismiss_reason(status, field("reason"))?;
+    let note = review::decision_note(reason, field("note"));
     for id in ids {
         state
             .store()
-            .set_case_status(id, status, user.actor(), note)
+            .set_case_status(id, status, user.actor(), note.as_deref())
             .await?;
     }
     let back = field("back")
@@ -188,110 +195,12 @@ pub(crate) async fn bulk(
     Ok(Redirect::to(back))
 }
 
-/// One side of an aligned passage: the text before, the copied part, the text after.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Excerpt {
-    pub before: String,
-    pub marked: String,
-    pub after: String,
-}
-
-/// Characters of context around a passage, and the longest marked part shown (a whole
-/// chapter copied is one passage; the page stays small).
-const CONTEXT_CHARS: usize = 60;
-const MARKED_CHARS: usize = 600;
-
-/// `range` of `text` (byte offsets, as the matcher stores them) with context; an
-/// out-of-range or split-character range shows nothing rather than panicking.
-pub(crate) fn excerpt(text: &str, range: &std::ops::Range<usize>) -> Option<Excerpt> {
-    let marked = text.get(range.clone())?;
-    let before: String = {
-        let head = &text[..range.start];
-        let n = head.chars().count();
-        head.chars().skip(n.saturating_sub(CONTEXT_CHARS)).collect()
-    };
-    let after: String = text[range.end..].chars().take(CONTEXT_CHARS).collect();
-    let count = marked.chars().count();
-    let marked = if count > MARKED_CHARS {
-        let head: String = marked.chars().take(MARKED_CHARS / 2).collect();
-        let tail: String = marked.chars().skip(count - MARKED_CHARS / 2).collect();
-        format!("{head} … {tail}")
-    } else {
-        marked.to_owned()
-    };
-    Some(Excerpt {
-        before,
-        marked,
-        after,
-    })
-}
-
-#[derive(Deserialize)]
-struct Span {
-    page: std::ops::Range<usize>,
-    chapter: std::ops::Range<usize>,
-    chars: usize,
-}
-
-/// A chapter of the case as the detail page shows it.
-pub(crate) struct ChapterPanel {
+/// The case page's chapters: each with its combined coverage over the site's pages.
+pub(crate) struct ChapterRow {
     pub index: u32,
     pub title: String,
     pub coverage: f64,
-    pub score: f64,
-    pub url: String,
-    pub snapshot: SnapshotId,
-    pub passages: Vec<(Excerpt, Excerpt, usize)>,
-    pub more: usize,
-}
-
-/// Chapters with passages shown in full; the rest are listed with their figures.
-const PANELS: usize = 20;
-const PASSAGES_PER_CHAPTER: usize = 4;
-
-async fn panels(state: &AdminState, view: &CaseView) -> WebResult<Vec<ChapterPanel>> {
-    let shown = &view.chapters[..view.chapters.len().min(PANELS)];
-    let ids: Vec<ChapterId> = shown.iter().map(|c| c.chapter_id).collect();
-    let bodies = pipeline::chapters(state.store(), ids, state.texts()).await?;
-    // Each page's text once: a page holding two chapters is the best match of both.
-    let mut pages: std::collections::HashMap<SnapshotId, String> = Default::default();
-    for chapter in shown {
-        let snapshot = chapter.best.snapshot_id;
-        if let std::collections::hash_map::Entry::Vacant(slot) = pages.entry(snapshot) {
-            slot.insert(state.store().page_text(snapshot).await?.body);
-        }
-    }
-    let mut out = Vec::new();
-    for chapter in shown {
-        let best = &chapter.best;
-        let spans: Vec<Span> = serde_json::from_str(&best.passages).unwrap_or_default();
-        let page_text = &pages[&best.snapshot_id];
-        let body = bodies
-            .get(&chapter.chapter_id)
-            .map_or("", |c| c.body.as_str());
-        let passages = spans
-            .iter()
-            .take(PASSAGES_PER_CHAPTER)
-            .filter_map(|s| {
-                Some((
-                    excerpt(page_text, &s.page)?,
-                    excerpt(body, &s.chapter)?,
-                    s.chars,
-                ))
-            })
-            .collect();
-        out.push(ChapterPanel {
-            index: chapter.chapter_index,
-            title: chapter.chapter_title.clone(),
-            coverage: chapter.coverage,
-            score: best.score,
-            url: best.url.clone(),
-            snapshot: best.snapshot_id,
-            passages,
-            more: spans.len().saturating_sub(PASSAGES_PER_CHAPTER),
-        });
-    }
-    Ok(out)
+    pub pages: usize,
 }
 
 pub(crate) struct SnapshotRow {
@@ -308,9 +217,12 @@ pub(crate) struct SnapshotRow {
 struct CasePage {
     ctx: Ctx,
     case: CaseRecord,
-    panels: Vec<ChapterPanel>,
-    more_chapters: Vec<(u32, String, f64)>,
+    pages: Vec<ReviewPage>,
+    chapters: Vec<ChapterRow>,
     snapshots: Vec<SnapshotRow>,
+    reasons: &'static [DismissReason],
+    undo: Option<Undo>,
+    next_case: Option<CaseId>,
     history: Vec<AuditRecord>,
     next: &'static [CaseStatus],
     notices: Vec<NoticeRecord>,
@@ -322,6 +234,60 @@ impl CasePage {
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
         when(t)
     }
+    fn count<T: Copy + TryInto<u64>>(&self, n: &T) -> String {
+        grouped((*n).try_into().unwrap_or(u64::MAX))
+    }
+    fn disguise_key(&self, d: &Disguise) -> &'static str {
+        disguise_key(*d)
+    }
+    fn reason_key(&self, r: &DismissReason) -> &'static str {
+        reason_key(*r)
+    }
+    /// A history entry's note in the page's language: a dismissal's reason, and the notes
+    /// copyhound writes itself; a reviewer's own words as written.
+    fn note(&self, h: &AuditRecord) -> String {
+        let Some(note) = h.note() else {
+            return String::new();
+        };
+        let t = |key: &str| self.ctx.t(key);
+        let (head, rest) = note.split_once(": ").unwrap_or((note, ""));
+        if h.action == "case.dismissed"
+            && let Ok(reason) = DismissReason::parse(head)
+        {
+            let label = t(reason_key(reason));
+            return if rest.is_empty() {
+                label.to_owned()
+            } else {
+                format!("{label}: {rest}")
+            };
+        }
+        // The notes the store and the pipeline write (`store::notices`, `store::cases`,
+        // `pipeline::review::undo`).
+        if note == "undo" {
+            return t("history.undo").to_owned();
+        }
+        if let Some(id) = note
+            .strip_prefix("notice ")
+            .and_then(|n| n.strip_suffix(" sent"))
+        {
+            return format!("{} #{id}", t("history.notice_sent"));
+        }
+        if let Some(list) = note
+            .strip_prefix("every copy is gone (re-check; evidence: snapshot ")
+            .and_then(|n| n.strip_suffix(')'))
+        {
+            return format!("{} #{list}", t("history.all_gone"));
+        }
+        for (prefix, key) in [
+            ("the copy was found again at ", "history.found_again"),
+            ("new chapter copied at ", "history.new_chapter"),
+        ] {
+            if let Some(url) = note.strip_prefix(prefix) {
+                return format!("{} {url}", t(key));
+            }
+        }
+        note.to_owned()
+    }
     fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
         when_opt(t)
     }
@@ -330,30 +296,98 @@ impl CasePage {
     }
 }
 
+/// The label of a reason for dismissing.
+fn reason_key(r: DismissReason) -> &'static str {
+    match r {
+        DismissReason::Licensed => "case.reason.licensed",
+        DismissReason::Quotation => "case.reason.quotation",
+        DismissReason::NotOurs => "case.reason.not_ours",
+        DismissReason::Other => "case.reason.other",
+    }
+}
+
+/// The label of a disguise.
+pub(crate) fn disguise_key(d: Disguise) -> &'static str {
+    match d {
+        Disguise::Traditional => "disguise.traditional",
+        Disguise::Homophones => "disguise.homophones",
+        Disguise::LookAlike => "disguise.look_alike",
+        Disguise::RemappedFont => "disguise.remapped_font",
+        Disguise::Inserted => "disguise.inserted",
+        Disguise::Edited => "disguise.edited",
+        Disguise::Script => "disguise.script",
+        Disguise::Split => "disguise.split",
+        Disguise::Merged => "disguise.merged",
+        Disguise::WrongCharset => "disguise.wrong_charset",
+    }
+}
+
 /// Snapshots listed on the page at most (a case re-crawled for months has many).
 const SNAPSHOTS_SHOWN: usize = 50;
+
+/// What the page after a decision says, with the button that takes it back.
+#[derive(Debug)]
+pub(crate) struct Undo {
+    /// The case decided.
+    case: CaseId,
+    /// Its status now.
+    to: CaseStatus,
+    /// Its status before.
+    from: CaseStatus,
+}
+
+/// The detail page's query: after a decision, which one (for the undo message).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct DetailQuery {
+    case: Option<String>,
+    to: Option<String>,
+    from: Option<String>,
+}
+
+impl DetailQuery {
+    /// The decision to offer undoing: one whose status may go back.
+    fn undo(&self) -> Option<Undo> {
+        let undo = Undo {
+            case: CaseId(self.case.as_deref()?.parse().ok()?),
+            to: CaseStatus::parse(self.to.as_deref()?).ok()?,
+            from: CaseStatus::parse(self.from.as_deref()?).ok()?,
+        };
+        undo.to.can_become(undo.from).then_some(undo)
+    }
+}
 
 pub(crate) async fn detail(
     State(state): State<AdminState>,
     user: CurrentUser,
     Path(id): Path<i64>,
+    Query(q): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
     let id = CaseId(id);
     let view = pipeline::case_view(state.store(), id).await?;
     // The reads that do not depend on each other go out together: the page waits for the
     // slowest, not for their sum.
-    let (panels, stamps, recheck, history, notices) = tokio::try_join!(
-        panels(&state, &view),
+    let (pages, stamps, recheck, history, notices, next_case) = tokio::try_join!(
+        async {
+            Ok::<_, WebError>(
+                review::review_pages(state.store(), &view, state.texts(), ReviewLimits::default())
+                    .await?,
+            )
+        },
         async { Ok::<_, WebError>(pipeline::case_timestamps(state.store(), id, None).await?) },
         async { Ok::<_, WebError>(state.store().case_recheck(id).await?) },
         async { Ok::<_, WebError>(state.store().case_history(id).await?) },
         async { Ok::<_, WebError>(state.store().notices(Some(id)).await?) },
+        async { Ok::<_, WebError>(review::next_in_queue(state.store(), &view.case).await?) },
     )?;
-    let more_chapters = view
+    let chapters = view
         .chapters
         .iter()
-        .skip(PANELS)
-        .map(|c| (c.chapter_index, c.chapter_title.clone(), c.coverage))
+        .map(|c| ChapterRow {
+            index: c.chapter_index,
+            title: c.chapter_title.clone(),
+            coverage: c.coverage,
+            pages: c.pages.len(),
+        })
         .collect();
     let mut snapshots: Vec<SnapshotRow> = Vec::new();
     for (snapshot, url) in view.snapshots().into_iter().rev().take(SNAPSHOTS_SHOWN) {
@@ -377,23 +411,46 @@ pub(crate) async fn detail(
         history,
         notices,
         case: view.case,
-        panels,
-        more_chapters,
+        pages,
+        chapters,
         snapshots,
+        reasons: &DismissReason::ALL,
+        undo: q.undo(),
+        next_case: next_case.filter(|n| *n != id),
         recheck,
         days_since_notice,
     })
+}
+
+/// The reason a form gives for dismissing; dismissing without one is refused.
+fn dismiss_reason(status: CaseStatus, reason: Option<&str>) -> WebResult<Option<DismissReason>> {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => Ok(Some(DismissReason::parse(r)?)),
+        None if status == CaseStatus::Dismissed => Err(WebError::bad(
+            "a reason for dismissing: licensed, quotation, not ours or other",
+        )),
+        None => Ok(None),
+    }
 }
 
 #[derive(Deserialize)]
 pub(crate) struct StatusForm {
     status: String,
     note: Option<String>,
+    reason: Option<String>,
+}
+
+/// The status form's query: `then=next` (confirm and next) goes on to the next case of the
+/// queue.
+#[derive(Deserialize)]
+pub(crate) struct ThenQuery {
+    then: Option<String>,
 }
 
 pub(crate) async fn set_status(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
+    Query(then): Query<ThenQuery>,
     CsrfForm(user, form): CsrfForm<StatusForm>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
@@ -402,11 +459,124 @@ pub(crate) async fn set_status(
     if note.as_ref().is_some_and(|n| n.chars().count() > 2000) {
         return Err(WebError::bad("a note holds at most 2000 characters"));
     }
+    let reason = dismiss_reason(status, form.reason.as_deref())?;
+    let id = CaseId(id);
+    let before = state.store().case(id).await?;
+    let next = if then.then.as_deref() == Some("next") {
+        review::next_in_queue(state.store(), &before).await?
+    } else {
+        None
+    };
+    let note = review::decision_note(reason, note.as_deref());
     state
         .store()
-        .set_case_status(CaseId(id), status, user.actor(), note.as_deref())
+        .set_case_status(id, status, user.actor(), note.as_deref())
         .await?;
+    let done = format!(
+        "case={}&to={}&from={}",
+        id,
+        status.as_str(),
+        before.status.as_str()
+    );
+    Ok(Redirect::to(&match next {
+        Some(next) => format!("/cases/{next}?{done}"),
+        None => format!("/cases/{id}?{done}"),
+    }))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct UndoForm {
+    to: String,
+    from: String,
+}
+
+/// Takes a decision back (the button in the message after it).
+pub(crate) async fn undo(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, form): CsrfForm<UndoForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let (now, before) = (CaseStatus::parse(&form.to)?, CaseStatus::parse(&form.from)?);
+    review::undo(state.store(), CaseId(id), now, before, user.actor()).await?;
     Ok(Redirect::to(&format!("/cases/{id}")))
+}
+
+/// The query of the "whole chapter" view: a snapshot of the case and a chapter it copies.
+#[derive(Deserialize)]
+pub(crate) struct CompareQuery {
+    snapshot: i64,
+    chapter: i64,
+}
+
+#[derive(Template)]
+#[template(path = "admin/compare.html")]
+struct ComparePage {
+    ctx: Ctx,
+    case: CaseRecord,
+    url: String,
+    snapshot: SnapshotId,
+    chapter: String,
+    whole: review::WholeComparison,
+}
+
+/// The longest page text the whole-chapter view compares (characters); a longer page is
+/// shown up to there.
+const WHOLE_CHARS: usize = 200_000;
+
+impl ComparePage {
+    fn disguise_key(&self, d: &Disguise) -> &'static str {
+        disguise_key(*d)
+    }
+}
+
+/// A page's whole text beside the whole chapter it copies, every passage compared.
+pub(crate) async fn compare(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Path(id): Path<i64>,
+    Query(q): Query<CompareQuery>,
+) -> WebResult<Html<String>> {
+    let view = pipeline::case_view(state.store(), CaseId(id)).await?;
+    let m = view
+        .matches
+        .iter()
+        .find(|m| m.snapshot_id == SnapshotId(q.snapshot) && m.chapter_id == ChapterId(q.chapter))
+        .ok_or_else(|| {
+            WebError::NotFound(format!(
+                "case {id} has no match of chapter {} on snapshot {}",
+                q.chapter, q.snapshot
+            ))
+        })?
+        .clone();
+    let page_text = state.store().page_text(m.snapshot_id).await?.body;
+    let chapter = pipeline::chapters(state.store(), [m.chapter_id], state.texts())
+        .await?
+        .remove(&m.chapter_id)
+        .ok_or_else(|| WebError::NotFound(format!("chapter {} is no longer stored", q.chapter)))?;
+    let spans = review::spans(&m.passages);
+    let whole = tokio::task::spawn_blocking(move || {
+        let page_text = cut_chars(&page_text, WHOLE_CHARS);
+        let body = cut_chars(&chapter.body, WHOLE_CHARS);
+        review::compare_whole(page_text, body, &spans)
+    })
+    .await
+    .map_err(WebError::internal)?;
+    page(&ComparePage {
+        ctx: Ctx::new(&user, "cases"),
+        case: view.case,
+        url: m.final_url,
+        snapshot: m.snapshot_id,
+        chapter: format!("{}. {}", m.chapter_index, m.chapter_title),
+        whole,
+    })
+}
+
+/// The first `max` characters of `text`.
+fn cut_chars(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(i, _)| &text[..i])
 }
 
 /// The most a stored body may grow to when decompressed for download (the crawler's own
@@ -449,6 +619,27 @@ pub(crate) async fn snapshot_raw(
         HeaderValue::from_str(&sha).map_err(WebError::internal)?,
     );
     Ok(response)
+}
+
+#[derive(Template)]
+#[template(path = "admin/snapshot.html")]
+struct SnapshotPage {
+    ctx: Ctx,
+    text: store::PageText,
+}
+
+/// A snapshot's sanitised text as a page: long lines wrap (Chinese has no spaces to break
+/// at), with the navigation and links to the plain text and the raw bytes.
+pub(crate) async fn snapshot_page(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Path(id): Path<i64>,
+) -> WebResult<Html<String>> {
+    let text = state.store().page_text(SnapshotId(id)).await?;
+    page(&SnapshotPage {
+        ctx: Ctx::new(&user, "cases"),
+        text,
+    })
 }
 
 pub(crate) async fn snapshot_text(
@@ -531,23 +722,6 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpts_keep_context_and_refuse_bad_ranges() {
-        let text = "前文".repeat(50) + "被复制的段落" + &"后文".repeat(50);
-        let start = "前文".repeat(50).len();
-        let range = start..start + "被复制的段落".len();
-        let e = excerpt(&text, &range).unwrap();
-        assert_eq!(e.marked, "被复制的段落");
-        assert_eq!(e.before.chars().count(), CONTEXT_CHARS);
-        assert_eq!(e.after.chars().count(), CONTEXT_CHARS);
-        // Inside a character, or past the end: nothing, no panic.
-        assert!(excerpt(&text, &(1..4)).is_none());
-        assert!(excerpt(&text, &(0..text.len() + 1)).is_none());
-        let long = "字".repeat(5000);
-        let e = excerpt(&long, &(0..long.len())).unwrap();
-        assert!(e.marked.chars().count() <= MARKED_CHARS + 3);
-    }
 
     #[test]
     fn cursors_round_trip_and_refuse_garbage() {

@@ -9,6 +9,7 @@ use store::{
 };
 
 use super::outln;
+use pipeline::review::{DismissReason, decision_note};
 use settings::Settings;
 
 /// `cases` subcommands.
@@ -89,6 +90,9 @@ pub struct SetArgs {
     /// Why (kept in the case's history).
     #[arg(long)]
     note: Option<String>,
+    /// Why a case is dismissed: licensed, quotation, not_ours or other.
+    #[arg(long, value_parser = |s: &str| DismissReason::parse(s).map_err(|e| e.to_string()))]
+    reason: Option<DismissReason>,
 }
 
 /// A case status from the command line.
@@ -211,8 +215,9 @@ async fn stamp(store: &Store, args: StampArgs, tsa: &timestamp::Tsa) -> Result<(
 }
 
 async fn set(store: &Store, args: SetArgs) -> Result<()> {
+    let note = decision_note(args.reason, args.note.as_deref());
     let case = store
-        .set_case_status(args.id, args.status, "cli", args.note.as_deref())
+        .set_case_status(args.id, args.status, "cli", note.as_deref())
         .await
         .with_context(|| format!("while moving case {} to {}", args.id, args.status))?;
     outln!("case {} is now {}", case.id, case.status);
