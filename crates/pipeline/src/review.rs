@@ -149,23 +149,41 @@ impl Segments {
 
     /// The first `max` characters; the rest dropped.
     fn cut(self, max: usize) -> Segments {
+        self.window(0, max)
+    }
+
+    /// `max` characters from character `skip` on.
+    fn window(self, skip: usize, max: usize) -> Segments {
         let mut out = Segments::default();
-        let mut left = max;
+        let (mut skip, mut left) = (skip, max);
         for s in self.0 {
             if left == 0 {
                 break;
             }
             let n = s.text.chars().count();
-            if n <= left {
-                left -= n;
-                out.0.push(s);
-            } else {
-                let text: String = s.text.chars().take(left).collect();
-                out.0.push(Segment { mark: s.mark, text });
-                left = 0;
+            if n <= skip {
+                skip -= n;
+                continue;
             }
+            let text: String = s.text.chars().skip(skip).take(left).collect();
+            left -= text.chars().count();
+            skip = 0;
+            out.push(s.mark, &text);
         }
         out
+    }
+
+    /// The index (in characters) of the first character that is neither copied as it
+    /// stands nor plain.
+    fn first_difference(&self) -> Option<usize> {
+        let mut at = 0;
+        for s in &self.0 {
+            if !matches!(s.mark, Mark::Copied | Mark::Plain) {
+                return Some(at);
+            }
+            at += s.text.chars().count();
+        }
+        None
     }
 }
 
@@ -381,7 +399,13 @@ pub struct Passage {
     pub chapter_after: String,
     /// Characters matched.
     pub chars: usize,
-    /// Characters of the passage (page side) not shown on the case page.
+    /// Characters of the passage's page side before the part shown (when its first
+    /// difference lies further in than the case page shows, the part shown starts a little
+    /// before it).
+    pub page_skipped: usize,
+    /// The same on the chapter's side.
+    pub chapter_skipped: usize,
+    /// Characters of the passage (page side) after the part shown.
     pub hidden: usize,
 }
 
@@ -593,9 +617,17 @@ fn passage(page: &str, chapter: &str, span: &Span, limits: ReviewLimits) -> Opti
     );
     let comparison = compare(p, c, DIFF_BUDGET);
     let total = comparison.page.chars();
+    // Where the shown part starts: at the passage's start, unless its first difference
+    // would not be shown; then a little before that difference, so the reviewer sees it.
+    let start = |side: &Segments| {
+        side.first_difference()
+            .filter(|&at| at + limits.context > limits.chars)
+            .map_or(0, |at| at.saturating_sub(limits.context))
+    };
+    let (page_skipped, chapter_skipped) = (start(&comparison.page), start(&comparison.chapter));
     let comparison = Comparison {
-        page: comparison.page.cut(limits.chars),
-        chapter: comparison.chapter.cut(limits.chars),
+        page: comparison.page.window(page_skipped, limits.chars),
+        chapter: comparison.chapter.window(chapter_skipped, limits.chars),
         ..comparison
     };
     Some(Passage {
@@ -607,7 +639,9 @@ fn passage(page: &str, chapter: &str, span: &Span, limits: ReviewLimits) -> Opti
             .take(limits.context)
             .collect(),
         chars: span.chars,
-        hidden: total.saturating_sub(limits.chars),
+        hidden: total.saturating_sub(page_skipped + limits.chars),
+        page_skipped,
+        chapter_skipped,
         comparison,
     })
 }
@@ -897,6 +931,41 @@ mod tests {
             chars: 1,
         }];
         assert_eq!(joined(&compare_whole(&page, chapter, &bad).page), page);
+    }
+
+    #[test]
+    fn the_part_shown_starts_before_the_first_difference() {
+        let chapter = "天".repeat(1000) + "曹操" + &"地".repeat(200);
+        let page = "天".repeat(1000) + "曹孟德" + &"地".repeat(200);
+        let limits = ReviewLimits::default();
+        let span = Span {
+            page: 0..page.len(),
+            chapter: 0..chapter.len(),
+            chars: 1200,
+        };
+        let p = passage(&page, &chapter, &span, limits).unwrap();
+        // 天×1000 and 曹 are copied; 操 → 孟德 is the first difference.
+        assert_eq!(p.page_skipped, 1001 - limits.context);
+        assert_eq!(p.chapter_skipped, 1001 - limits.context);
+        assert_eq!(side(&p.comparison.page, Mark::Changed), "孟德");
+        assert_eq!(side(&p.comparison.chapter, Mark::Changed), "操");
+        assert_eq!(
+            p.page_skipped + p.comparison.page.chars() + p.hidden,
+            page.chars().count()
+        );
+        // A difference near the start: shown from the start.
+        let near = passage(
+            &page[3 * 990..],
+            &chapter[3 * 990..],
+            &Span {
+                page: 0..page.len() - 3 * 990,
+                chapter: 0..chapter.len() - 3 * 990,
+                chars: 200,
+            },
+            limits,
+        )
+        .unwrap();
+        assert_eq!((near.page_skipped, near.chapter_skipped), (0, 0));
     }
 
     #[test]
