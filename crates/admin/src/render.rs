@@ -4,7 +4,7 @@
 use askama::Template;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use store::{Role, UserRecord};
 
 use crate::auth::CurrentUser;
@@ -76,6 +76,22 @@ impl Ctx {
         self.user.as_ref().is_some_and(|u| u.role >= Role::Admin)
     }
 
+    /// `n` with its digits grouped by three (`12,345`), in both languages: CLDR's decimal
+    /// pattern for Chinese groups by three with commas too, and figures in a column or on a
+    /// chart's axis read best in one grouping; 万 suits prose, not a table.
+    pub fn num(&self, n: &u64) -> String {
+        grouped(*n)
+    }
+
+    /// A cron schedule in words in the page's language.
+    pub fn cron(&self, expr: &str) -> String {
+        let lang = match self.lang {
+            Lang::En => pipeline::cron_words::Language::En,
+            Lang::Zh => pipeline::cron_words::Language::Zh,
+        };
+        pipeline::cron_words::cron_in_words(expr, lang)
+    }
+
     /// The CSS class of a menu entry.
     pub fn nav_class(&self, entry: &str) -> &'static str {
         if self.nav == entry { "active" } else { "" }
@@ -141,38 +157,236 @@ pub fn pct(share: &f64) -> String {
     format!("{:.0}%", share * 100.0)
 }
 
-/// One bar of a server-side SVG bar chart, in the chart's own coordinates.
+/// `n` with its digits grouped by three with commas: `12,345`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A day as a chart's axis names it.
+pub fn day_label(day: NaiveDate) -> String {
+    day.format("%m-%d").to_string()
+}
+
+/// A column chart drawn on the server as SVG, in its own coordinates (the `viewBox`): one
+/// column per value over a labelled x axis, a y axis with round ticks, and each value over
+/// its column where there is room for it. It scales to the width of its box.
 #[derive(Debug, Clone)]
-pub struct Bar {
+pub struct ColumnChart {
+    /// The `viewBox` width and height.
+    pub width: u32,
+    pub height: u32,
+    /// Where the plot's left edge (the y axis) and its baseline (the x axis) are.
+    pub left: u32,
+    pub base: u32,
+    /// The columns, in order.
+    pub columns: Vec<Column>,
+    /// The y axis's ticks, from 0 up.
+    pub y_ticks: Vec<Tick>,
+    /// The x axis's labels.
+    pub x_labels: Vec<Tick>,
+}
+
+/// One column of a [`ColumnChart`].
+#[derive(Debug, Clone)]
+pub struct Column {
     pub x: u32,
     pub y: u32,
     pub width: u32,
     pub height: u32,
+    /// What it counts (a day).
     pub label: String,
     pub value: u64,
+    /// Whether its value is written over it (when it fits), and where.
+    pub show_value: bool,
+    pub value_x: u32,
+    pub value_y: u32,
 }
 
-/// Bars for `values` in a `width` × `height` box (value 0 draws no bar; the tallest fills
-/// the height).
-pub fn bars(values: &[(String, u64)], width: u32, height: u32) -> Vec<Bar> {
-    let max = values.iter().map(|(_, v)| *v).max().unwrap_or(0).max(1);
-    let n = u32::try_from(values.len()).unwrap_or(u32::MAX).max(1);
-    let slot = (width / n).max(1);
+/// A label on an axis at `at` (x for the x axis, y for the y axis), anchored `anchor`.
+#[derive(Debug, Clone)]
+pub struct Tick {
+    pub at: u32,
+    pub label: String,
+    pub anchor: &'static str,
+}
+
+/// The chart's box: wide enough for a month of columns with their values, in proportions
+/// that stay readable on a 390 px phone (a `viewBox` unit is then about 0.85 px).
+const CHART_W: u32 = 400;
+const CHART_H: u32 = 190;
+/// Room for the y axis's labels, the x axis's labels and the tallest column's value.
+const AXIS_LEFT: u32 = 40;
+const AXIS_BOTTOM: u32 = 18;
+const VALUE_ROOM: u32 = 14;
+/// The widths, in `viewBox` units, of a digit and a comma at the chart's font size (10).
+const DIGIT_W: u32 = 6;
+/// Labels the x axis has at most.
+const X_LABELS: usize = 6;
+/// Columns at most: three units each, so each shows as a column of its own.
+const MAX_COLUMNS: usize = ((CHART_W - AXIS_LEFT - 2) / 3) as usize;
+
+impl ColumnChart {
+    /// A chart of `values` (label, value) in order. More values than the plot has room for
+    /// (a year of days) are summed in runs, each column labelled `first – last`.
+    pub fn new(values: &[(String, u64)]) -> ColumnChart {
+        let runs;
+        let values = if values.len() > MAX_COLUMNS {
+            runs = summed_runs(values, values.len().div_ceil(MAX_COLUMNS));
+            &runs[..]
+        } else {
+            values
+        };
+        let base = CHART_H - AXIS_BOTTOM;
+        let plot_h = base - VALUE_ROOM;
+        let plot_w = CHART_W - AXIS_LEFT - 2;
+        let (step, top) = nice_scale(values.iter().map(|(_, v)| *v).max().unwrap_or(0));
+        let n = u32::try_from(values.len()).unwrap_or(u32::MAX).max(1);
+        let slot = (plot_w / n).max(1);
+        let gap = if slot >= 4 { slot / 6 + 1 } else { 0 };
+        let columns = values
+            .iter()
+            .enumerate()
+            .map(|(i, (label, value))| {
+                let h = scaled(plot_h, *value, top);
+                let x = AXIS_LEFT + 1 + u32::try_from(i).unwrap_or(0) * slot;
+                let text = grouped(*value);
+                let fits = *value > 0 && text_width(&text) <= slot + gap;
+                Column {
+                    x: x + gap / 2,
+                    y: base - h,
+                    width: slot.saturating_sub(gap).max(1),
+                    height: h,
+                    label: label.clone(),
+                    value: *value,
+                    show_value: fits,
+                    value_x: x + slot / 2,
+                    value_y: base - h - 3,
+                }
+            })
+            .collect();
+        let y_ticks = (0u64..)
+            .map_while(|k| k.checked_mul(step))
+            .take_while(|v| *v <= top)
+            .map(|v| Tick {
+                at: base - scaled(plot_h, v, top),
+                label: grouped(v),
+                anchor: "end",
+            })
+            .collect();
+        let every = values.len().div_ceil(X_LABELS).max(1);
+        let x_labels = values
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % every == 0)
+            .map(|(i, (label, _))| {
+                let x = AXIS_LEFT + 1 + u32::try_from(i).unwrap_or(0) * slot + slot / 2;
+                let half = text_width(label) / 2;
+                let anchor = if x < AXIS_LEFT + half {
+                    "start"
+                } else if x + half > CHART_W {
+                    "end"
+                } else {
+                    "middle"
+                };
+                Tick {
+                    at: x,
+                    label: label.clone(),
+                    anchor,
+                }
+            })
+            .collect();
+        ColumnChart {
+            width: CHART_W,
+            height: CHART_H,
+            left: AXIS_LEFT,
+            base,
+            columns,
+            y_ticks,
+            x_labels,
+        }
+    }
+}
+
+/// `value` of `top` as a share of `height` (u128: no value overflows it).
+fn scaled(height: u32, value: u64, top: u64) -> u32 {
+    let h = u128::from(height) * u128::from(value) / u128::from(top.max(1));
+    u32::try_from(h).unwrap_or(height).min(height)
+}
+
+/// `values` summed in runs of `run`, each labelled by its first and last label.
+fn summed_runs(values: &[(String, u64)], run: usize) -> Vec<(String, u64)> {
     values
-        .iter()
-        .enumerate()
-        .map(|(i, (label, value))| {
-            let h = u32::try_from(u64::from(height) * value / max).unwrap_or(height);
-            Bar {
-                x: u32::try_from(i).unwrap_or(0) * slot,
-                y: height - h,
-                width: slot.saturating_sub(1).max(1),
-                height: h,
-                label: label.clone(),
-                value: *value,
-            }
+        .chunks(run.max(1))
+        .map(|chunk| {
+            let first = &chunk[0].0;
+            let last = &chunk[chunk.len() - 1].0;
+            let label = if chunk.len() == 1 {
+                first.clone()
+            } else {
+                format!("{first} – {last}")
+            };
+            let sum = chunk.iter().fold(0u64, |a, (_, v)| a.saturating_add(*v));
+            (label, sum)
         })
         .collect()
+}
+
+/// About how wide `text` is at the chart's font size.
+fn text_width(text: &str) -> u32 {
+    u32::try_from(text.chars().count())
+        .unwrap_or(u32::MAX)
+        .saturating_mul(DIGIT_W)
+}
+
+/// A round step (1, 2 or 5 times a power of ten) and the axis's top (a multiple of it, at
+/// least `max` and at least one step) for at most four steps up to `max`.
+fn nice_scale(max: u64) -> (u64, u64) {
+    let rough = max.div_ceil(4).max(1);
+    let mut power = 1u64;
+    let step = loop {
+        if let Some(step) = [1, 2, 5]
+            .into_iter()
+            .map(|m: u64| m.saturating_mul(power))
+            .find(|s| *s >= rough)
+        {
+            break step;
+        }
+        power = power.saturating_mul(10);
+    };
+    (step, max.div_ceil(step).max(1).saturating_mul(step))
+}
+
+/// The lengths of horizontal bars for `values`, as whole percentages (0 to 100, rounded up
+/// so that any value shows) of `whole`, or of the largest value when `None`: drawn as SVG
+/// `rect`s whose width is a percentage, so no inline style is needed.
+pub fn bar_percents(values: &[u64], whole: Option<u64>) -> Vec<u32> {
+    let whole = whole
+        .unwrap_or_else(|| values.iter().copied().max().unwrap_or(0))
+        .max(1);
+    values
+        .iter()
+        .map(|value| {
+            let part = u128::from(*value.min(&whole)) * 100;
+            u32::try_from(part.div_ceil(u128::from(whole))).unwrap_or(100)
+        })
+        .collect()
+}
+
+/// `part` as a whole percentage of `whole` (`–` when `whole` is 0).
+pub fn share(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "–".to_owned()
+    } else {
+        pct(&(part as f64 / whole as f64))
+    }
 }
 
 #[cfg(test)]
@@ -180,16 +394,101 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bars_fill_the_box_by_the_largest_value() {
-        let b = bars(
-            &[("a".into(), 0), ("b".into(), 5), ("c".into(), 10)],
-            300,
-            100,
+    fn numbers_are_grouped_by_three() {
+        let got: Vec<String> = [0, 7, 999, 1_000, 12_345, 1_234_567, u64::MAX]
+            .into_iter()
+            .map(grouped)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "0",
+                "7",
+                "999",
+                "1,000",
+                "12,345",
+                "1,234,567",
+                "18,446,744,073,709,551,615"
+            ]
         );
-        assert_eq!(b.len(), 3);
-        assert_eq!((b[0].height, b[1].height, b[2].height), (0, 50, 100));
-        assert_eq!((b[1].x, b[2].x, b[2].y), (100, 200, 0));
-        assert!(bars(&[], 300, 100).is_empty());
+    }
+
+    #[test]
+    fn scales_are_round_and_cover_the_largest_value() {
+        assert_eq!(nice_scale(0), (1, 1));
+        assert_eq!(nice_scale(3), (1, 3));
+        assert_eq!(nice_scale(33), (10, 40));
+        assert_eq!(nice_scale(40), (10, 40));
+        assert_eq!(nice_scale(41), (20, 60));
+        assert_eq!(nice_scale(12_345), (5_000, 15_000));
+        let (step, top) = nice_scale(u64::MAX / 200);
+        assert!(top >= u64::MAX / 200 && top / step <= 5);
+    }
+
+    #[test]
+    fn columns_fill_the_plot_by_the_axis_top_with_values_where_they_fit() {
+        let values: Vec<(String, u64)> = (0..30)
+            .map(|d| (format!("11-{:02}", d + 1), if d == 29 { 33 } else { d % 3 }))
+            .collect();
+        let c = ColumnChart::new(&values);
+        assert_eq!(c.columns.len(), 30);
+        // The axis goes to 40 in steps of 10: 33 is 33/40 of the plot's height.
+        let labels: Vec<&str> = c.y_ticks.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(labels, ["0", "10", "20", "30", "40"]);
+        let plot_h = c.base - c.y_ticks.last().unwrap().at;
+        let last = c.columns.last().unwrap();
+        assert_eq!(last.height, plot_h * 33 / 40);
+        assert_eq!(last.y + last.height, c.base);
+        // Every column inside the box, none overlapping the next.
+        for pair in c.columns.windows(2) {
+            assert!(pair[0].x + pair[0].width <= pair[1].x);
+        }
+        assert!(last.x + last.width <= c.width);
+        assert!(c.columns[0].x > c.left);
+        // Two digits fit over a month's columns; a zero is not written.
+        assert!(last.show_value);
+        assert!(!c.columns[0].show_value);
+        // Six labels at most along the x axis, the first one the first day, all inside.
+        assert!(c.x_labels.len() <= 6 && c.x_labels[0].label == "11-01");
+        assert_eq!(c.x_labels[0].anchor, "start");
+        // A value too wide for its column is left to the tooltip and the table.
+        let wide = ColumnChart::new(&[("a".to_owned(), 1_234_567), ("b".to_owned(), 0)]);
+        assert!(wide.columns[0].show_value, "two columns leave room");
+        // A year of days: summed in runs of four days, every column in the box.
+        let crowded: Vec<(String, u64)> = (0..365).map(|d| (d.to_string(), 1_000)).collect();
+        let c = ColumnChart::new(&crowded);
+        assert_eq!(c.columns.len(), 92);
+        assert_eq!(
+            (c.columns[0].label.as_str(), c.columns[0].value),
+            ("0 – 3", 4_000)
+        );
+        assert_eq!(
+            (c.columns[91].label.as_str(), c.columns[91].value),
+            ("364", 1_000)
+        );
+        assert!(c.columns.iter().all(|c| !c.show_value));
+        assert!(c.columns.iter().all(|col| col.x + col.width <= c.width));
+        // The largest count there can be still draws inside the box.
+        let huge = ColumnChart::new(&[("a".to_owned(), u64::MAX), ("b".to_owned(), 1)]);
+        assert_eq!(huge.columns[0].y + huge.columns[0].height, huge.base);
+        assert!(huge.columns[0].y > 0, "room above for its value");
+        // No values: an empty plot with an axis.
+        let empty = ColumnChart::new(&[]);
+        assert!(empty.columns.is_empty() && empty.y_ticks.len() == 2);
+    }
+
+    #[test]
+    fn bars_are_shares_of_the_whole_or_the_largest() {
+        assert_eq!(bar_percents(&[50, 200, 0], None), [25, 100, 0]);
+        assert_eq!(
+            bar_percents(&[3, 1], Some(3)),
+            [100, 34],
+            "rounded up so it shows"
+        );
+        assert_eq!(bar_percents(&[9], Some(0)), [100]);
+        assert_eq!(bar_percents(&[u64::MAX, 1], None), [100, 1]);
+        assert_eq!(share(1, 4), "25%");
+        assert_eq!(share(1, 0), "–");
     }
 
     #[test]

@@ -283,3 +283,175 @@ async fn pages_for_every_role_on_postgres() {
     };
     pages_for_every_role(&db).await;
 }
+
+/// The dashboard's checklist names what is missing, each with where to fix it, and is gone
+/// once all is done; its charts are SVG with axes and values, their numbers also in a table.
+async fn the_dashboard_guides_until_all_is_set_up(db: &TestDb) {
+    use store::WorkerPresence;
+    let store = &db.store;
+    users(store).await;
+    let fresh = |change: fn(&mut admin::AdminSettings)| {
+        Ui::with(store, move |s| {
+            s.figures_ttl = std::time::Duration::ZERO;
+            change(s);
+        })
+    };
+    let ui = fresh(|_| {});
+    let (admin, _) = ui.login("alice", PASSWORD).await;
+    let (viewer, _) = ui.login("vic", PASSWORD).await;
+
+    // Nothing set up: every step, each a link to where it is done.
+    let a = ui.get("/", Some(&admin)).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body.contains("id=\"checklist\""), "{}", a.body);
+    for (step, href) in [
+        ("work", "/works"),
+        ("site", "/sites"),
+        ("rights_holder", "/settings"),
+        ("worker", "/jobs"),
+    ] {
+        let item = a.body.split(&format!("id=\"todo-{step}\"")).nth(1);
+        let item = item.unwrap_or_else(|| panic!("no {step} step: {}", a.body));
+        let item = item.split("</li>").next().unwrap();
+        assert!(item.contains(&format!("href=\"{href}\"")), "{step}: {item}");
+    }
+    assert!(a.body.contains("<code>notices.rights_holder.name</code>"));
+    assert!(a.body.contains("<code>copyhound worker</code>"));
+    assert!(a.body.contains("No worker has been seen."));
+    assert!(!a.body.contains("id=\"todo-private\""));
+    // A viewer cannot open the queue: the worker step is not a link for them.
+    let v = ui.get("/", Some(&viewer)).await;
+    assert!(v.body.contains("id=\"todo-worker\""));
+    assert!(!v.body.contains("href=\"/jobs\""), "{}", v.body);
+    // In Chinese.
+    let zh = ui
+        .send(
+            Request::get("/")
+                .header(header::COOKIE, &admin)
+                .header(header::ACCEPT_LANGUAGE, "zh-CN,zh;q=0.9")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert!(zh.body.contains("设置 copyhound"), "{}", zh.body);
+
+    // A work with a copy found today, sites watched (one on a loopback address, with a
+    // schedule), a worker alive, the rights holder set.
+    with_case(store).await;
+    let base = {
+        let mut c = crawler::CrawlSettings::default();
+        c.fetch.safety.allow_private = true;
+        c
+    };
+    let local = pipeline::sites::watch_site(
+        store,
+        &base,
+        &store::NewSite {
+            start_url: "http://127.0.0.1:9/book/".into(),
+            name: Some("local copy".into()),
+            settings: pipeline::sites::default_site_settings(&base),
+            schedule: Some(pipeline::sites::site_schedule("0 3 * * *")),
+        },
+    )
+    .await
+    .unwrap();
+    let now = chrono::Utc::now();
+    store.worker_alive("w1", "default", now, now).await.unwrap();
+    fn holder(s: &mut admin::AdminSettings) {
+        s.notices.rights_holder = pipeline::RightsHolder {
+            name: "Qidian Rights Ltd".into(),
+            address: "1 Example Road".into(),
+            email: "legal@example.com".into(),
+            phone: String::new(),
+            signatory: "Li Lei".into(),
+        };
+    }
+    let ui = fresh(holder);
+    let a = ui.get("/", Some(&admin)).await;
+    assert_eq!(a.status, StatusCode::OK);
+    // Only the loopback site is left, named with a link to it.
+    assert!(a.body.contains("id=\"todo-private\""), "{}", a.body);
+    for step in ["work", "site", "rights_holder", "worker"] {
+        assert!(!a.body.contains(&format!("id=\"todo-{step}\"")), "{step}");
+    }
+    assert!(a.body.contains(&format!("href=\"/sites/{}\"", local.id)));
+    assert!(a.body.contains("crawler.fetch.safety.allow_private = true"));
+
+    // The chart: an SVG that scales, named for screen readers, with both axes, tick labels,
+    // today's one new copy written over its column, and the same numbers in a table.
+    let svg = a
+        .body
+        .split("<svg class=\"chart\"")
+        .nth(1)
+        .expect("the chart");
+    let svg = svg.split("</svg>").next().unwrap();
+    assert!(svg.contains("viewBox=\"0 0 400 190\""), "{svg}");
+    assert!(svg.contains("role=\"img\"") && svg.contains("<title id=\"copies-chart-title\">"));
+    assert_eq!(svg.matches("class=\"axis-line\"").count(), 2, "{svg}");
+    assert!(svg.matches("class=\"tick\"").count() >= 4, "{svg}");
+    assert_eq!(
+        svg.matches("<rect class=\"bar\"").count(),
+        30,
+        "a month of days"
+    );
+    assert!(svg.contains("text-anchor=\"middle\">1</text>"), "{svg}");
+    assert!(!svg.contains("style="), "no inline style (CSP)");
+    let today = now.date_naive().to_string();
+    assert!(
+        a.body
+            .contains(&format!("<tr><td>{today}</td><td class=\"num\">1</td>")),
+        "{}",
+        a.body
+    );
+    // The funnel with its shares, top sites as bars.
+    let funnel = a.body.split("id=\"funnel\"").nth(1).unwrap();
+    let funnel = funnel.split("</ol>").next().unwrap();
+    assert!(funnel.contains("100%") && funnel.contains("0%"), "{funnel}");
+    let top = a.body.split("id=\"top-sites\"").nth(1).expect("top sites");
+    assert!(top.contains("pirate.example") && top.contains("<rect class=\"bar\" width=\"100%\""));
+
+    // The schedule in words on the sites list and the site's page.
+    let sites = ui.get("/sites", Some(&admin)).await;
+    assert!(
+        sites.body.contains("every day at 03:00 UTC"),
+        "{}",
+        sites.body
+    );
+    let site = ui.get(&format!("/sites/{}", local.id), Some(&admin)).await;
+    assert!(
+        site.body.contains("every day at 03:00 UTC"),
+        "{}",
+        site.body
+    );
+
+    // Private addresses allowed: nothing is left, and the checklist is gone.
+    let ui = fresh(|s| {
+        holder(s);
+        s.crawler.fetch.safety.allow_private = true;
+    });
+    let a = ui.get("/", Some(&admin)).await;
+    assert!(!a.body.contains("id=\"checklist\""), "{}", a.body);
+    // A worker silent for two minutes is missed again.
+    let before = now - chrono::TimeDelta::minutes(2);
+    store
+        .worker_alive("w1", "default", before, before)
+        .await
+        .unwrap();
+    let a = ui.get("/", Some(&admin)).await;
+    assert!(a.body.contains("id=\"todo-worker\""));
+    assert!(a.body.contains("A worker was last seen"));
+}
+
+#[tokio::test]
+async fn the_dashboard_guides_until_all_is_set_up_on_sqlite() {
+    let db = store::testing::sqlite("admin_dashboard").await.unwrap();
+    the_dashboard_guides_until_all_is_set_up(&db).await;
+}
+
+#[tokio::test]
+async fn the_dashboard_guides_until_all_is_set_up_on_postgres() {
+    let Some(db) = store::testing::postgres("admin_dashboard").await else {
+        return;
+    };
+    the_dashboard_guides_until_all_is_set_up(&db).await;
+}

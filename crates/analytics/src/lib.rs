@@ -1,5 +1,5 @@
 //! copyhound's analytics: the figures a rights team reads, computed from the store without
-//! writing anything — detections per day as a chart series, the sites copying most, each
+//! writing anything — new copies and matches per day as a chart series, the sites copying most, each
 //! work's exposure, the takedown funnel with the median time from first seen to removal,
 //! licensed matches apart (never counted as infringement), and crawl health per site.
 //!
@@ -156,7 +156,8 @@ pub async fn stats(store: &impl StatsReads, window: &Window, top: u32) -> Result
     })
 }
 
-/// One day of the detections chart.
+/// One day of the detections chart: matches counted per snapshot (each re-fetch of a page
+/// counts again), and the new copies among them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct DayPoint {
     /// The UTC day the copies were fetched.
@@ -165,6 +166,9 @@ pub struct DayPoint {
     pub matches: u64,
     /// Matches on licensed domains.
     pub licensed: u64,
+    /// New copies off licensed domains: (page, chapter) pairs first matched this day. A
+    /// re-crawl of the same pages adds matches, not copies.
+    pub copies: u64,
 }
 
 /// Matches per day, every day of the window present (zero when nothing was found).
@@ -177,6 +181,8 @@ pub struct Detections {
     pub total: u64,
     /// Matches on licensed domains over the window.
     pub licensed_total: u64,
+    /// New copies off licensed domains over the window.
+    pub copies_total: u64,
 }
 
 /// The detections chart over `window`.
@@ -206,11 +212,13 @@ pub async fn detections(store: &impl StatsReads, window: &Window) -> Result<Dete
                 day,
                 matches: c.matches,
                 licensed: c.licensed,
+                copies: c.copies,
             },
             None => DayPoint {
                 day,
                 matches: 0,
                 licensed: 0,
+                copies: 0,
             },
         };
         days.push(point);
@@ -218,6 +226,7 @@ pub async fn detections(store: &impl StatsReads, window: &Window) -> Result<Dete
     Ok(Detections {
         total: days.iter().map(|d| d.matches).sum(),
         licensed_total: days.iter().map(|d| d.licensed).sum(),
+        copies_total: days.iter().map(|d| d.copies).sum(),
         days,
     })
 }

@@ -15,12 +15,16 @@ impl fmt::Display for Stats {
         let d = &s.detections;
         writeln!(
             out,
-            "\ndetections: {} matches ({} more on licensed domains)",
-            d.total, d.licensed_total
+            "\ndetections: {} new copies, {} matches ({} more on licensed domains)",
+            d.copies_total, d.total, d.licensed_total
         )?;
-        writeln!(out, "day\tmatches\tlicensed")?;
+        writeln!(out, "day\tnew copies\tmatches\tlicensed")?;
         for p in &d.days {
-            writeln!(out, "{}\t{}\t{}", p.day, p.matches, p.licensed)?;
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}",
+                p.day, p.copies, p.matches, p.licensed
+            )?;
         }
 
         writeln!(out, "\ntop sites by copied chapters")?;

@@ -171,6 +171,16 @@ async fn figures(db: &TestDb) {
         &[(a, ach[3])],
     )
     .await;
+    // 19th: pirate.example's first page fetched again, the same two chapters on it: two
+    // matches, no new copy.
+    copy_found(
+        s,
+        "https://pirate.example/a1",
+        5,
+        "2026-11-19T10:00:00Z",
+        &[(a, ach[0]), (a, ach[1])],
+    )
+    .await;
     crawl(s).await;
     // Both cases go all the way: confirmed, notice sent, removed.
     let before_removal = Utc::now();
@@ -195,25 +205,31 @@ async fn figures(db: &TestDb) {
         .await
         .unwrap();
 
-    // Every day from the first detection to today, zeros included.
-    let point = |d, matches, licensed| DayPoint {
+    // Every day from the first detection to today, zeros included: (day, matches,
+    // licensed matches, new copies).
+    let point = |d, matches, licensed, copies| DayPoint {
         day: day(d),
         matches,
         licensed,
+        copies,
     };
     assert_eq!(
         all.detections.days,
         [
-            point(16, 2, 0),
-            point(17, 0, 0),
-            point(18, 2, 1),
-            point(19, 0, 0),
-            point(20, 0, 0)
+            point(16, 2, 0, 2),
+            point(17, 0, 0, 0),
+            point(18, 2, 1, 2),
+            point(19, 2, 0, 0),
+            point(20, 0, 0, 0)
         ]
     );
     assert_eq!(
-        (all.detections.total, all.detections.licensed_total),
-        (4, 1)
+        (
+            all.detections.total,
+            all.detections.licensed_total,
+            all.detections.copies_total
+        ),
+        (6, 1, 4)
     );
 
     let top: Vec<_> = all
@@ -281,13 +297,13 @@ async fn figures(db: &TestDb) {
     assert!(h.pages_per_second.is_some_and(|p| p > 0.0));
 
     // Since the 18th: the detections of the 18th on, the case first seen then (mirror/B),
-    // pirate.example still on top (its case was last seen on the 18th).
+    // pirate.example still on top (its case was last seen on the 19th).
     let recent = analytics::stats(s, &Window::new(Some(day(18)), now).unwrap(), 10)
         .await
         .unwrap();
     assert_eq!(
         recent.detections.days,
-        [point(18, 2, 1), point(19, 0, 0), point(20, 0, 0)]
+        [point(18, 2, 1, 2), point(19, 2, 0, 0), point(20, 0, 0, 0)]
     );
     assert_eq!((recent.funnel.found, recent.funnel.removed), (1, 1));
     assert_eq!(recent.top_sites.len(), 2);

@@ -208,6 +208,10 @@ async fn watched_sites(db: &str, dir: &std::path::Path) {
         text.contains("盗版书屋") && text.contains("crawl ") && text.contains("3 pages"),
         "{text}"
     );
+    assert!(
+        text.contains("schedule    every day at 03:00 UTC"),
+        "{text}"
+    );
 
     // Crawl now through the queue: asked twice, queued once.
     let first = json(db, &["sites", "crawl", &id, "--enqueue", "--json"]).await;

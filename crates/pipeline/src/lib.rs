@@ -24,6 +24,9 @@
 //! - [`Workers`]: the worker loops of `copyhound worker`, `serve` and `demo`, with the
 //!   matcher index loaded at start and kept current.
 //! - [`warc_export`]: the stored crawl evidence written as one WARC file.
+//! - [`setup`]: what a deployment still lacks (works, sites, the rights holder, a running
+//!   worker, an address policy its sites pass), the dashboard's checklist; [`cron_words`]:
+//!   a schedule in words, in English or Chinese.
 //! - [`works`]: registered works listed, shown, edited, deleted and fingerprinted again.
 //! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
 //!   timestamp tokens, manifest).
@@ -34,6 +37,7 @@ pub mod cases;
 pub mod check;
 mod crawl;
 pub mod crawls;
+pub mod cron_words;
 pub mod demo;
 pub mod doctor;
 mod error;
@@ -48,6 +52,7 @@ pub mod rechecks;
 pub mod reports;
 pub mod review;
 mod serve;
+pub mod setup;
 pub mod sites;
 mod texts;
 pub mod timestamps;
@@ -71,6 +76,7 @@ pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
 pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
 pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
+pub use setup::{BlockedSite, SetupStatus, SetupStep, setup_status};
 pub use sites::{
     SiteCrawl, check_site, crawl_progress, crawl_site_now, site_crawl, site_crawl_settings,
     site_history, site_job, site_job_live, site_schedule, watch_site,

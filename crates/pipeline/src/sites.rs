@@ -116,6 +116,16 @@ fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
     Ok(())
 }
 
+/// Why the crawler's address policy in `base` refuses a stored site's start URL (a
+/// loopback or private address written as its host), or `None` when it does not: a site
+/// added while the policy allowed it stops being crawled when the policy changes.
+pub fn address_refused(base: &CrawlSettings, start_url: &str) -> Option<String> {
+    let url = Url::parse(start_url).ok()?;
+    check_literal_address(base, &url)
+        .err()
+        .map(|e| e.to_string())
+}
+
 fn parse_start_url(start_url: &str) -> Result<Url> {
     let url = Url::parse(start_url).map_err(|e| {
         Error::Page(format!(
@@ -582,6 +592,10 @@ impl std::fmt::Display for SiteSheet {
         writeln!(f, "  start url   {}", site.start_url)?;
         let state = if site.enabled { "active" } else { "paused" };
         writeln!(f, "  state       {state}{}", schedule_note(site))?;
+        if let Some(cron) = &site.schedule {
+            let words = crate::cron_words::cron_in_words(cron, crate::cron_words::Language::En);
+            writeln!(f, "  schedule    {words}")?;
+        }
         writeln!(
             f,
             "  settings    {} pages, depth {}, {} ms between fetches, {} at once",

@@ -20,7 +20,7 @@ use crate::db::{durable_tx, read_pool};
 use crate::ids::{CaseId, ChapterId, PageId, SiteId, SnapshotId, WorkId};
 use crate::licensed::host_suffixes;
 use crate::matches::NewMatch;
-use crate::stats::apply_detection_deltas;
+use crate::stats::{CopyDeltas, FirstMatch, apply_copy_deltas, apply_detection_deltas};
 use crate::{AuditLog, Error, Result, Store};
 
 /// Where a case stands. Stored by [`CaseStatus::as_str`] in `cases.status`.
@@ -808,7 +808,31 @@ macro_rules! case_tx {
 
                 // The newest snapshot of the page matching each chapter is the one reports
                 // show: flip only the rows whose flag changes.
+                // A copy is a (page, chapter) pair counted on its first match's day.
+                let old_of: BTreeMap<i64, (i64, bool)> =
+                    existing.iter().map(|e| (e.0, (e.1, e.3))).collect();
+                let new_of: BTreeMap<i64, (i64, bool)> = matches
+                    .iter()
+                    .map(|m| (m.chapter_id.0, (m.work_id.0, is_licensed(m.work_id))))
+                    .collect();
+                let mut copies = CopyDeltas::default();
                 for chapter in chapters {
+                    let other: Option<FirstMatch> = sqlx::query_as(
+                        "SELECT fetched_at, snapshot_id, work_id, licensed FROM matches \
+                         WHERE page_id = $1 AND chapter_id = $2 AND snapshot_id <> $3 \
+                         ORDER BY fetched_at, snapshot_id LIMIT 1",
+                    )
+                    .bind(page_id)
+                    .bind(chapter)
+                    .bind(snapshot)
+                    .fetch_optional(&mut *self)
+                    .await?;
+                    copies.pair(
+                        other,
+                        (fetched_at, snapshot.0),
+                        old_of.get(&chapter).copied(),
+                        new_of.get(&chapter).copied(),
+                    );
                     sqlx::query(
                         "UPDATE matches SET latest = NOT latest \
                          WHERE page_id = $1 AND chapter_id = $2 AND latest <> (id = ( \
@@ -873,6 +897,7 @@ macro_rules! case_tx {
                     .map(|(chapter, (work, licensed))| (chapter, work, licensed))
                     .collect();
                 apply_detection_deltas!(self, fetched_at, &before, &after);
+                apply_copy_deltas!(self, copies);
 
                 recorded.cases = case_of.into_values().map(CaseId).collect();
                 recorded.cases.sort_unstable();

@@ -98,8 +98,8 @@ pub use notices::{
 pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
-    Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerReport,
-    WorkerSettings,
+    Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerPresence,
+    WorkerReport, WorkerSeen, WorkerSettings,
 };
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use sites::{

@@ -22,7 +22,8 @@ use crate::db::read_pool;
 use crate::ids::{SiteId, WorkId};
 use crate::{BackendKind, CaseStatus, Result, Store};
 
-/// Matches found on one UTC day (by the fetch time of the snapshot they were found on).
+/// Matches found on one UTC day (by the fetch time of the snapshot they were found on), and
+/// the copies first found that day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DayCount {
     /// The day.
@@ -31,6 +32,9 @@ pub struct DayCount {
     pub matches: u64,
     /// Matches on licensed domains (never infringement).
     pub licensed: u64,
+    /// New copies off licensed domains: (page, chapter) pairs first matched this day. A
+    /// page fetched again adds matches but no copies.
+    pub copies: u64,
 }
 
 /// A site's cases summed, as [`StatsReads::top_sites`] ranks them.
@@ -121,7 +125,8 @@ pub struct SiteCrawlTotals {
 
 /// Read-only figures for analytics. `since` bounds the time-based ones; `None` is all time.
 pub trait StatsReads {
-    /// Matches per UTC day from `since` on, oldest first; days without matches are left out.
+    /// Matches and new copies per UTC day from `since` on, oldest first; days without
+    /// either are left out.
     fn detections_by_day(
         &self,
         since: Option<NaiveDate>,
@@ -173,12 +178,15 @@ impl StatsReads for Store {
     #[instrument(skip(self))]
     async fn detections_by_day(&self, since: Option<NaiveDate>) -> Result<Vec<DayCount>> {
         let since = since.unwrap_or(DateTime::UNIX_EPOCH.date_naive());
-        let rows: Vec<(NaiveDate, i64, i64)> = read_pool!(self, |pool| {
+        let rows: Vec<(NaiveDate, i64, i64, i64)> = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT day, \
-                 CAST(SUM(CASE WHEN licensed THEN 0 ELSE matches END) AS BIGINT), \
-                 CAST(SUM(CASE WHEN licensed THEN matches ELSE 0 END) AS BIGINT) \
-                 FROM detections_daily WHERE day >= $1 GROUP BY day ORDER BY day",
+                "SELECT day, CAST(SUM(m) AS BIGINT), CAST(SUM(l) AS BIGINT), \
+                 CAST(SUM(c) AS BIGINT) FROM ( \
+                 SELECT day, CASE WHEN licensed THEN 0 ELSE matches END AS m, \
+                 CASE WHEN licensed THEN matches ELSE 0 END AS l, 0 AS c \
+                 FROM detections_daily WHERE day >= $1 \
+                 UNION ALL SELECT day, 0, 0, copies FROM copies_daily \
+                 WHERE day >= $1 AND NOT licensed) t GROUP BY day ORDER BY day",
             )
             .bind(since)
             .fetch_all(pool)
@@ -186,10 +194,11 @@ impl StatsReads for Store {
         });
         Ok(rows
             .into_iter()
-            .map(|(day, matches, licensed)| DayCount {
+            .map(|(day, matches, licensed, copies)| DayCount {
                 day,
                 matches: count(matches),
                 licensed: count(licensed),
+                copies: count(copies),
             })
             .collect())
     }
@@ -473,6 +482,52 @@ pub(crate) fn detection_deltas(
     )
 }
 
+/// Adds `n` to the counter `$column` of the row (day, work, licensed) of the daily counter
+/// table `$table` (`detections_daily`, `copies_daily`), deleting the row when nothing is
+/// left, on a connection of either backend inside the caller's transaction.
+macro_rules! add_to_daily_counter {
+    ($conn:expr, $table:literal, $column:literal, $day:expr, $work:expr, $licensed:expr, $n:expr) => {{
+        sqlx::query(concat!(
+            "INSERT INTO ",
+            $table,
+            " (day, work_id, licensed, ",
+            $column,
+            ") \
+             VALUES ($1, $2, $3, $4) ON CONFLICT (day, work_id, licensed) DO UPDATE SET ",
+            $column,
+            " = ",
+            $table,
+            ".",
+            $column,
+            " + excluded.",
+            $column
+        ))
+        .bind($day)
+        .bind($work)
+        .bind($licensed)
+        .bind($n)
+        .execute(&mut *$conn)
+        .await?;
+        if $n < 0 {
+            sqlx::query(concat!(
+                "DELETE FROM ",
+                $table,
+                " WHERE day = $1 AND work_id = $2 AND licensed = $3 \
+                 AND ",
+                $column,
+                " <= 0"
+            ))
+            .bind($day)
+            .bind($work)
+            .bind($licensed)
+            .execute(&mut *$conn)
+            .await?;
+        }
+    }};
+}
+
+pub(crate) use add_to_daily_counter;
+
 /// Applies [`detection_deltas`] for a snapshot fetched at `fetched_at` on a connection of
 /// either backend, inside the caller's transaction.
 macro_rules! apply_detection_deltas {
@@ -480,28 +535,15 @@ macro_rules! apply_detection_deltas {
         let day = $fetched_at.date_naive();
         let (daily, chapters) = $crate::stats::detection_deltas($old, $new);
         for ((work, licensed), n) in daily {
-            sqlx::query(
-                "INSERT INTO detections_daily (day, work_id, licensed, matches) \
-                 VALUES ($1, $2, $3, $4) ON CONFLICT (day, work_id, licensed) \
-                 DO UPDATE SET matches = detections_daily.matches + excluded.matches",
-            )
-            .bind(day)
-            .bind(work)
-            .bind(licensed)
-            .bind(n)
-            .execute(&mut *$conn)
-            .await?;
-            if n < 0 {
-                sqlx::query(
-                    "DELETE FROM detections_daily WHERE day = $1 AND work_id = $2 \
-                     AND licensed = $3 AND matches <= 0",
-                )
-                .bind(day)
-                .bind(work)
-                .bind(licensed)
-                .execute(&mut *$conn)
-                .await?;
-            }
+            $crate::stats::add_to_daily_counter!(
+                $conn,
+                "detections_daily",
+                "matches",
+                day,
+                work,
+                licensed,
+                n
+            );
         }
         for ((chapter, work), n) in chapters {
             sqlx::query(
@@ -526,6 +568,70 @@ macro_rules! apply_detection_deltas {
 
 pub(crate) use apply_detection_deltas;
 
+/// Where a (page, chapter) pair's first match is: its fetch time and snapshot (the order
+/// `latest` uses, read backwards), and the work and licensed flag it was filed under.
+pub(crate) type FirstMatch = (DateTime<Utc>, i64, i64, bool);
+
+/// The changes to `copies_daily` as recordings change pairs' first matches: a pair counts
+/// once, on the UTC day of its first match, so a re-fetch of a page changes nothing and a
+/// snapshot older than the first one found moves the copy to its own day.
+#[derive(Debug, Default)]
+pub(crate) struct CopyDeltas(BTreeMap<(NaiveDate, i64, bool), i64>);
+
+impl CopyDeltas {
+    /// One pair of the snapshot `(fetched_at, snapshot)` being recorded: `other` is the
+    /// pair's first match on the page's other snapshots, `old` and `new` the snapshot's own
+    /// match of the chapter (work, licensed) before and after the recording.
+    pub(crate) fn pair(
+        &mut self,
+        other: Option<FirstMatch>,
+        this: (DateTime<Utc>, i64),
+        old: Option<(i64, bool)>,
+        new: Option<(i64, bool)>,
+    ) {
+        let own =
+            |m: Option<(i64, bool)>| m.map(|(work, licensed)| (this.0, this.1, work, licensed));
+        let first = |own: Option<FirstMatch>| match (other, own) {
+            (Some(a), Some(b)) => Some(if (b.0, b.1) < (a.0, a.1) { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        let key = |m: FirstMatch| (m.0.date_naive(), m.2, m.3);
+        let (before, after) = (first(own(old)).map(key), first(own(new)).map(key));
+        if before != after {
+            for (copy, sign) in [(before, -1), (after, 1)] {
+                if let Some(copy) = copy {
+                    *self.0.entry(copy).or_default() += sign;
+                }
+            }
+        }
+    }
+
+    /// The changes, in key order (the order rows are locked in), without zero changes.
+    pub(crate) fn changes(self) -> impl Iterator<Item = ((NaiveDate, i64, bool), i64)> {
+        self.0.into_iter().filter(|(_, n)| *n != 0)
+    }
+}
+
+/// Applies [`CopyDeltas`] on a connection of either backend, inside the caller's
+/// transaction.
+macro_rules! apply_copy_deltas {
+    ($conn:expr, $deltas:expr) => {{
+        for ((day, work, licensed), n) in $deltas.changes() {
+            $crate::stats::add_to_daily_counter!(
+                $conn,
+                "copies_daily",
+                "copies",
+                day,
+                work,
+                licensed,
+                n
+            );
+        }
+    }};
+}
+
+pub(crate) use apply_copy_deltas;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +644,67 @@ mod tests {
         let (daily, chapters) = detection_deltas(&old, &new);
         assert_eq!(daily, vec![((8, false), -1), ((8, true), 1)]);
         assert_eq!(chapters, vec![((2, 5), -1), ((3, 5), 1), ((9, 8), -1)]);
+    }
+
+    #[test]
+    fn a_copy_counts_once_on_the_day_its_pair_was_first_matched() {
+        let at = |d: u32| {
+            NaiveDate::from_ymd_opt(2026, 11, d)
+                .unwrap()
+                .and_hms_opt(12, 0, 0)
+                .unwrap()
+                .and_utc()
+        };
+        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 11, d).unwrap();
+        // First found: a copy on its day.
+        let mut d = CopyDeltas::default();
+        d.pair(None, (at(1), 10), None, Some((5, false)));
+        assert_eq!(
+            d.changes().collect::<Vec<_>>(),
+            vec![((day(1), 5, false), 1)]
+        );
+        // Fetched again later: the pair was matched before, no new copy.
+        let mut d = CopyDeltas::default();
+        d.pair(
+            Some((at(1), 10, 5, false)),
+            (at(3), 11),
+            None,
+            Some((5, false)),
+        );
+        assert_eq!(d.changes().count(), 0);
+        // The same snapshot recorded again: nothing changes.
+        let mut d = CopyDeltas::default();
+        d.pair(None, (at(1), 10), Some((5, false)), Some((5, false)));
+        assert_eq!(d.changes().count(), 0);
+        // An older snapshot recorded late moves the copy to its own day.
+        let mut d = CopyDeltas::default();
+        d.pair(
+            Some((at(3), 11, 5, false)),
+            (at(1), 10),
+            None,
+            Some((5, false)),
+        );
+        assert_eq!(
+            d.changes().collect::<Vec<_>>(),
+            vec![((day(1), 5, false), 1), ((day(3), 5, false), -1)]
+        );
+        // The first match dropped: the copy moves to the next one, or goes.
+        let mut d = CopyDeltas::default();
+        d.pair(
+            Some((at(3), 11, 5, false)),
+            (at(1), 10),
+            Some((5, false)),
+            None,
+        );
+        d.pair(None, (at(1), 10), Some((6, true)), None);
+        assert_eq!(
+            d.changes().collect::<Vec<_>>(),
+            vec![
+                ((day(1), 5, false), -1),
+                ((day(1), 6, true), -1),
+                ((day(3), 5, false), 1)
+            ]
+        );
     }
 
     #[test]

@@ -255,14 +255,15 @@ async fn the_analytics_migration_counts_the_matches_already_stored() {
 
     let s = Store::open(&url, &StoreSettings::default()).await.unwrap();
     let day = |d| NaiveDate::from_ymd_opt(2026, 11, d).unwrap();
-    let count = |d, matches, licensed| DayCount {
+    let count = |d, matches, licensed, copies| DayCount {
         day: day(d),
         matches,
         licensed,
+        copies,
     };
     assert_eq!(
         s.detections_by_day(None).await.unwrap(),
-        [count(20, 2, 0), count(21, 0, 1)]
+        [count(20, 2, 0, 2), count(21, 0, 1, 0)]
     );
     // The review history is read back from the audit log: the first removal three days
     // after the copy was first seen.
@@ -306,7 +307,7 @@ async fn the_analytics_migration_counts_the_matches_already_stored() {
         .unwrap();
     assert_eq!(
         s.detections_by_day(None).await.unwrap(),
-        [count(20, 1, 0), count(21, 0, 1)]
+        [count(20, 1, 0, 1), count(21, 0, 1, 0)]
     );
     assert_eq!(s.work_exposure(10).await.unwrap()[0].chapters_copied, 1);
 }

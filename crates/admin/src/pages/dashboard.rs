@@ -1,5 +1,7 @@
-//! The dashboard (new cases and the figures a team checks each morning) and the analytics
-//! page (the same figures over a chosen window, in full).
+//! The dashboard (what set-up still lacks, new cases and the figures a team checks each
+//! morning) and the analytics page (the same figures over a chosen window, in full). The
+//! checklist comes from `pipeline::setup_status` and the figures from `analytics`; here
+//! they are only laid out: charts as server-side SVG, numbers also as text.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,12 +12,13 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Html;
 use chrono::{NaiveDate, TimeDelta, Utc};
+use pipeline::{BlockedSite, RightsHolder, SetupStatus, SetupStep};
 use serde::Deserialize;
 use store::{CaseFilter, CaseReads, CaseRecord, CaseStatus};
 
 use crate::auth::CurrentUser;
 use crate::error::{WebError, WebResult};
-use crate::render::{Bar, Ctx, bars, page, pct};
+use crate::render::{ColumnChart, Ctx, bar_percents, day_label, page, pct, share, when};
 use crate::state::AdminState;
 
 /// The figures counted lately, by window start and table size, reused for
@@ -67,29 +70,186 @@ async fn figures_at(
     Ok(stats)
 }
 
-/// The detections chart's box, in SVG units.
-const CHART_W: u32 = 600;
-const CHART_H: u32 = 120;
+/// The figures as the dashboard and the analytics page draw them.
+struct Figures {
+    /// New copies per day.
+    chart: ColumnChart,
+    /// The days with copies or matches, for the table beside the chart.
+    days: Vec<DayRow>,
+    /// Found → confirmed → notice sent → removed.
+    funnel: Vec<FunnelRow>,
+    /// Dismissed, as a share of found.
+    dismissed: FunnelRow,
+    /// The sites copying the most chapters.
+    top_sites: Vec<TopSiteRow>,
+}
 
-fn detection_bars(stats: &Stats) -> Vec<Bar> {
-    let values: Vec<(String, u64)> = stats
-        .detections
-        .days
-        .iter()
-        .map(|d| (d.day.format("%m-%d").to_string(), d.matches))
-        .collect();
-    bars(&values, CHART_W, CHART_H)
+struct DayRow {
+    day: String,
+    copies: u64,
+    matches: u64,
+}
+
+struct FunnelRow {
+    /// The stage's label key.
+    label: &'static str,
+    value: u64,
+    /// The bar, as a share of the cases found.
+    percent: u32,
+    /// Of the cases found, and of the stage before.
+    of_first: String,
+    of_before: Option<String>,
+}
+
+struct TopSiteRow {
+    site: String,
+    chapters: u64,
+    works: u64,
+    pages: u64,
+    percent: u32,
+}
+
+impl Figures {
+    fn new(stats: &Stats) -> Figures {
+        let days = &stats.detections.days;
+        let series: Vec<(String, u64)> =
+            days.iter().map(|d| (day_label(d.day), d.copies)).collect();
+        let f = &stats.funnel;
+        let stages = [
+            ("chart.found", f.found),
+            ("status.confirmed", f.confirmed),
+            ("status.notice_sent", f.notice_sent),
+            ("status.removed", f.removed),
+        ];
+        let bars = bar_percents(&stages.map(|(_, v)| v), Some(f.found));
+        let funnel = stages
+            .iter()
+            .zip(bars)
+            .enumerate()
+            .map(|(i, (&(label, value), percent))| FunnelRow {
+                label,
+                value,
+                percent,
+                of_first: share(value, f.found),
+                of_before: i
+                    .checked_sub(1)
+                    .map(|before| share(value, stages[before].1)),
+            })
+            .collect();
+        let dismissed = FunnelRow {
+            label: "status.dismissed",
+            value: f.dismissed,
+            percent: bar_percents(&[f.dismissed], Some(f.found))[0],
+            of_first: share(f.dismissed, f.found),
+            of_before: None,
+        };
+        let top: Vec<u64> = stats.top_sites.iter().map(|t| t.chapters).collect();
+        let top_sites = stats
+            .top_sites
+            .iter()
+            .zip(bar_percents(&top, None))
+            .map(|(t, percent)| TopSiteRow {
+                site: t.site.clone(),
+                chapters: t.chapters,
+                works: t.works,
+                pages: t.pages,
+                percent,
+            })
+            .collect();
+        Figures {
+            chart: ColumnChart::new(&series),
+            days: days
+                .iter()
+                .rev()
+                .filter(|d| d.copies > 0 || d.matches > 0)
+                .map(|d| DayRow {
+                    day: d.day.to_string(),
+                    copies: d.copies,
+                    matches: d.matches,
+                })
+                .collect(),
+            funnel,
+            dismissed,
+            top_sites,
+        }
+    }
+}
+
+/// One item of the setup checklist, as the dashboard shows it: what to do (`checklist.KEY`),
+/// how (`checklist.KEY_hint`), and where.
+struct Todo {
+    key: &'static str,
+    /// The page where it is done, if there is one for this user.
+    href: Option<&'static str>,
+    /// Settings or commands to name.
+    codes: Vec<String>,
+    /// The sites it is about.
+    sites: Vec<BlockedSite>,
+    /// When a worker was last seen, for the worker step.
+    seen: Option<String>,
+}
+
+impl Todo {
+    fn title(&self) -> String {
+        format!("checklist.{}", self.key)
+    }
+    fn hint(&self) -> String {
+        format!("checklist.{}_hint", self.key)
+    }
+}
+
+/// The rights holder the checklist asks for: read here only, so that the profile kept in
+/// the database can replace the configured one in one place.
+fn rights_holder(state: &AdminState) -> &RightsHolder {
+    &state.settings().notices.rights_holder
+}
+
+fn todos(status: SetupStatus, ctx: &Ctx) -> Vec<Todo> {
+    let todo = |key, href| Todo {
+        key,
+        href,
+        codes: Vec::new(),
+        sites: Vec::new(),
+        seen: None,
+    };
+    status
+        .steps
+        .into_iter()
+        .map(|step| match step {
+            SetupStep::RegisterWork => todo("work", Some("/works")),
+            SetupStep::AddSite => todo("site", Some("/sites")),
+            SetupStep::SetRightsHolder { missing } => Todo {
+                codes: missing.into_iter().map(str::to_owned).collect(),
+                ..todo("rights_holder", Some("/settings"))
+            },
+            SetupStep::StartWorker { last_seen } => Todo {
+                codes: vec!["copyhound worker".to_owned()],
+                seen: Some(last_seen.map_or_else(
+                    || ctx.t("checklist.worker_never").to_owned(),
+                    |at| format!("{} {}", ctx.t("checklist.worker_seen"), when(&at)),
+                )),
+                ..todo("worker", ctx.is_admin().then_some("/jobs"))
+            },
+            SetupStep::AllowPrivate { sites } => Todo {
+                codes: vec![
+                    "crawler.fetch.safety.allow_private = true".to_owned(),
+                    "crawler.fetch.safety.allowed_networks".to_owned(),
+                ],
+                sites,
+                ..todo("private", None)
+            },
+        })
+        .collect()
 }
 
 #[derive(Template)]
 #[template(path = "admin/dashboard.html")]
 struct DashboardPage {
     ctx: Ctx,
+    todos: Vec<Todo>,
     new_cases: Vec<CaseRecord>,
     stats: Arc<Stats>,
-    bars: Vec<Bar>,
-    chart_w: u32,
-    chart_h: u32,
+    figures: Figures,
 }
 
 impl DashboardPage {
@@ -105,18 +265,25 @@ pub(crate) async fn dashboard(
     let now = Utc::now();
     let window = Window::new(Some(now.date_naive() - TimeDelta::days(29)), now)?;
     let stats = figures(&state, &window, 5).await?;
+    let setup = pipeline::setup_status(
+        state.store(),
+        &state.settings().crawler,
+        rights_holder(&state),
+        now,
+    )
+    .await?;
     let filter = CaseFilter {
         status: Some(CaseStatus::New),
         ..CaseFilter::default()
     };
     let new_cases = state.store().cases(&filter, None, 10).await?;
+    let ctx = Ctx::new(&user, "dashboard");
     page(&DashboardPage {
-        ctx: Ctx::new(&user, "dashboard"),
-        bars: detection_bars(&stats),
+        todos: todos(setup, &ctx),
+        ctx,
+        figures: Figures::new(&stats),
         new_cases,
         stats,
-        chart_w: CHART_W,
-        chart_h: CHART_H,
     })
 }
 
@@ -131,9 +298,7 @@ struct AnalyticsPage {
     ctx: Ctx,
     since: String,
     stats: Arc<Stats>,
-    bars: Vec<Bar>,
-    chart_w: u32,
-    chart_h: u32,
+    figures: Figures,
 }
 
 impl AnalyticsPage {
@@ -161,10 +326,8 @@ pub(crate) async fn analytics(
     page(&AnalyticsPage {
         ctx: Ctx::new(&user, "analytics"),
         since: since.to_string(),
-        bars: detection_bars(&stats),
+        figures: Figures::new(&stats),
         stats,
-        chart_w: CHART_W,
-        chart_h: CHART_H,
     })
 }
 

@@ -25,6 +25,7 @@
 //! table lets the admin UI list and retry jobs with plain SQL, lets a stage store its result
 //! and enqueue the next job in one transaction, and pins no second sqlx.
 
+mod presence;
 pub(crate) mod schedule;
 mod worker;
 
@@ -42,6 +43,7 @@ use crate::ids::JobId;
 use crate::works::Page;
 use crate::{Error, Result, Store};
 
+pub use presence::{WorkerPresence, WorkerSeen};
 pub use schedule::{Schedule, Schedules};
 pub use worker::{
     Backoff, JobContext, JobError, ShutdownSignal, Worker, WorkerReport, WorkerSettings,

@@ -13,7 +13,9 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep, sleep_until};
 use tracing::{Instrument, debug, info, info_span, warn};
 
-use super::{ClaimedJob, DEFAULT_QUEUE, JobQueue, JobStatus, Lease, Retry, Schedules};
+use super::{
+    ClaimedJob, DEFAULT_QUEUE, JobQueue, JobStatus, Lease, Retry, Schedules, WorkerPresence,
+};
 use crate::{Error, Result};
 
 /// Exponential backoff between failed attempts: `base · 2^(attempt-1)`, capped at `max`,
@@ -67,7 +69,8 @@ pub struct WorkerSettings {
     pub heartbeat: Duration,
     /// How long it sleeps when the queue is empty.
     pub poll_interval: Duration,
-    /// How often it reaps expired leases and enqueues due schedules.
+    /// How often it reaps expired leases, enqueues due schedules and says it is alive
+    /// ([`super::WorkerPresence`]; readers take a worker unseen for a minute for dead).
     pub maintenance_interval: Duration,
     /// Whether it enqueues due [`Schedules`] (any number of workers may).
     pub run_schedules: bool,
@@ -264,7 +267,7 @@ pub struct Worker<Q> {
 
 impl<Q> Worker<Q>
 where
-    Q: JobQueue + Schedules + Clone + Send + Sync + 'static,
+    Q: JobQueue + Schedules + WorkerPresence + Clone + Send + Sync + 'static,
 {
     /// A worker on `queue` (usually a [`crate::Store`]).
     pub fn new(queue: Q, settings: WorkerSettings) -> Self {
@@ -298,6 +301,7 @@ where
         let mut next_maintenance = Instant::now();
         let mut error_pause = Duration::ZERO;
         let concurrency = s.concurrency.max(1);
+        let started_at = Utc::now();
         info!(worker = %s.name, queue = %s.queue, concurrency, "worker started");
 
         loop {
@@ -311,7 +315,7 @@ where
                 () = std::future::ready(()) => {}
             }
             if Instant::now() >= next_maintenance {
-                maintain(&self.queue, &s).await;
+                maintain(&self.queue, &s, started_at).await;
                 next_maintenance = Instant::now() + s.maintenance_interval;
             }
             let free = concurrency - tasks.len();
@@ -382,6 +386,9 @@ where
                 }
             }
         }
+        if let Err(e) = self.queue.worker_stopped(&s.name).await {
+            warn!(worker = %s.name, error = %e, "could not say the worker stopped");
+        }
         info!(worker = %s.name, ?report, "worker stopped");
         report
     }
@@ -396,7 +403,17 @@ fn joined(done: std::result::Result<Outcome, tokio::task::JoinError>) -> Outcome
     done.unwrap_or(Outcome::Lost)
 }
 
-async fn maintain<Q: JobQueue + Schedules>(queue: &Q, s: &WorkerSettings) {
+async fn maintain<Q: JobQueue + Schedules + WorkerPresence>(
+    queue: &Q,
+    s: &WorkerSettings,
+    started_at: chrono::DateTime<Utc>,
+) {
+    if let Err(e) = queue
+        .worker_alive(&s.name, &s.queue, started_at, Utc::now())
+        .await
+    {
+        warn!(worker = %s.name, error = %e, "saying the worker is alive failed");
+    }
     if let Err(e) = queue.reap_expired().await {
         warn!(worker = %s.name, error = %e, "reaping expired leases failed");
     }

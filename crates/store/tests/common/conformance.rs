@@ -863,6 +863,66 @@ pub async fn work_changes_log_inserts_and_deletes_in_order(db: &TestDb) {
 // ---------------------------------------------------------------------------------------
 // the queue, one call at a time
 
+pub async fn a_running_worker_is_seen_until_it_stops(db: &TestDb) {
+    use store::WorkerPresence;
+    let s = &db.store;
+    assert!(s.workers_seen(10).await.unwrap().is_empty());
+    let before = Utc::now();
+    let running = spawn_worker(s, fast_settings("seen-1"), |_j: TestJob, _c| async {
+        Ok(())
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        let seen = s.workers_seen(10).await.unwrap();
+        if !seen.is_empty() {
+            break seen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the worker never said it was alive"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        (seen[0].name.as_str(), seen[0].queue.as_str()),
+        ("seen-1", "default")
+    );
+    assert!(seen[0].started_at >= before - chrono::TimeDelta::seconds(1));
+    assert!(seen[0].seen_at >= seen[0].started_at);
+    running.stop().await;
+    assert!(
+        s.workers_seen(10).await.unwrap().is_empty(),
+        "a stopped worker is forgotten"
+    );
+
+    // A worker killed without stopping stays as last seen, until a week has passed.
+    let long_ago = Utc::now() - chrono::TimeDelta::days(8);
+    s.worker_alive("killed", "match", long_ago, long_ago)
+        .await
+        .unwrap();
+    s.worker_alive(
+        "older",
+        "default",
+        long_ago,
+        Utc::now() - chrono::TimeDelta::hours(2),
+    )
+    .await
+    .unwrap();
+    s.worker_alive("late", "default", long_ago, Utc::now())
+        .await
+        .unwrap();
+    let names: Vec<String> = s
+        .workers_seen(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|w| w.name)
+        .collect();
+    assert_eq!(names, ["late", "older"]);
+    assert_eq!(s.workers_seen(1).await.unwrap().len(), 1);
+}
+
 pub async fn jobs_go_from_queued_to_done(db: &TestDb) {
     let s = &db.store;
     let lease = Duration::from_secs(30);

@@ -19,12 +19,14 @@ fn day(d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 11, d).unwrap()
 }
 
-fn days(rows: &[(u32, u64, u64)]) -> Vec<DayCount> {
+/// `(day, matches, licensed matches, new copies)`.
+fn days(rows: &[(u32, u64, u64, u64)]) -> Vec<DayCount> {
     rows.iter()
-        .map(|&(d, matches, licensed)| DayCount {
+        .map(|&(d, matches, licensed, copies)| DayCount {
             day: day(d),
             matches,
             licensed,
+            copies,
         })
         .collect()
 }
@@ -52,8 +54,9 @@ pub async fn stats_count_detections_copies_and_review_from_the_counters(db: &Tes
     record(s1, vec![found(a, ach[0], 0.8)]).await;
     record(s2, vec![found(a, ach[0], 0.9), found(b, bch[0], 0.9)]).await;
 
-    // 18th: s1's one match; 19th: s2's two and s3's licensed one; 20th: s4's.
-    let all = days(&[(18, 1, 0), (19, 2, 1), (20, 1, 0)]);
+    // 18th: s1's one match; 19th: s2's two and s3's licensed one; 20th: s4's. Each match
+    // is a page's first of its chapter, so a new copy too.
+    let all = days(&[(18, 1, 0, 1), (19, 2, 1, 2), (20, 1, 0, 1)]);
     assert_eq!(s.detections_by_day(None).await.unwrap(), all);
     assert_eq!(s.detections_by_day(Some(day(19))).await.unwrap(), all[1..]);
     assert!(s.detections_by_day(Some(day(21))).await.unwrap().is_empty());
@@ -164,7 +167,50 @@ pub async fn stats_count_detections_copies_and_review_from_the_counters(db: &Tes
     assert_eq!(exposure.len(), 1);
     assert_eq!(
         s.detections_by_day(None).await.unwrap(),
-        days(&[(18, 1, 0), (19, 1, 1), (20, 1, 0)])
+        days(&[(18, 1, 0, 1), (19, 1, 1, 1), (20, 1, 0, 1)])
+    );
+}
+
+pub async fn a_recrawl_adds_matches_but_no_new_copies(db: &TestDb) {
+    let s = &db.store;
+    let (a, ach) = work(s, "西游记", 73).await;
+    let record = |snapshot, m: Vec<store::NewMatch>| async move {
+        s.record_matches(snapshot, &m, "worker").await.unwrap()
+    };
+    // The 18th: two pages, three copies.
+    let p1 = snapshot_at(s, "https://copy.example/1", 1, at(0)).await;
+    let p2 = snapshot_at(s, "https://copy.example/2", 2, at(10)).await;
+    record(p1, vec![found(a, ach[0], 0.9), found(a, ach[1], 0.9)]).await;
+    record(p2, vec![found(a, ach[2], 0.9)]).await;
+    // The 20th: both pages fetched again, the same chapters on them, and a chapter that is
+    // new on page 2: three matches, one new copy.
+    let q1 = snapshot_at(s, "https://copy.example/1", 3, at(2880)).await;
+    let q2 = snapshot_at(s, "https://copy.example/2", 4, at(2890)).await;
+    record(q1, vec![found(a, ach[0], 0.9), found(a, ach[1], 0.9)]).await;
+    record(q2, vec![found(a, ach[2], 0.9), found(a, ach[0], 0.9)]).await;
+    assert_eq!(
+        s.detections_by_day(None).await.unwrap(),
+        days(&[(18, 3, 0, 3), (20, 4, 0, 1)])
+    );
+    // Matched again, the second crawl's pages change nothing.
+    record(q1, vec![found(a, ach[0], 0.9), found(a, ach[1], 0.9)]).await;
+    assert_eq!(
+        s.detections_by_day(None).await.unwrap(),
+        days(&[(18, 3, 0, 3), (20, 4, 0, 1)])
+    );
+    // A snapshot of page 2 from the 19th, matched late, holds its new chapter first: the
+    // copy moves to the 19th.
+    let early = snapshot_at(s, "https://copy.example/2", 5, at(1440)).await;
+    record(early, vec![found(a, ach[0], 0.9)]).await;
+    assert_eq!(
+        s.detections_by_day(None).await.unwrap(),
+        days(&[(18, 3, 0, 3), (19, 1, 0, 1), (20, 4, 0, 0)])
+    );
+    // Page 1's first snapshot loses chapter 2: that copy is first seen on the 20th now.
+    record(p1, vec![found(a, ach[0], 0.9)]).await;
+    assert_eq!(
+        s.detections_by_day(None).await.unwrap(),
+        days(&[(18, 2, 0, 2), (19, 1, 0, 1), (20, 4, 0, 1)])
     );
 }
 
