@@ -140,19 +140,6 @@ pub fn when_opt(t: &Option<DateTime<Utc>>) -> String {
 }
 
 /// A share 0..1 as a whole percentage.
-/// `n` with its thousands grouped by commas (12,345), as both languages write counts.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(d);
-    }
-    out
-}
-
 pub fn pct(share: &f64) -> String {
     format!("{:.0}%", share * 100.0)
 }

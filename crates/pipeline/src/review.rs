@@ -147,11 +147,6 @@ impl Segments {
         self.0.iter().map(|s| s.text.chars().count()).sum()
     }
 
-    /// The first `max` characters; the rest dropped.
-    fn cut(self, max: usize) -> Segments {
-        self.window(0, max)
-    }
-
     /// `max` characters from character `skip` on.
     fn window(self, skip: usize, max: usize) -> Segments {
         let mut out = Segments::default();
@@ -922,7 +917,7 @@ mod tests {
         assert_eq!(joined(&w.chapter), chapter);
         assert_eq!(side(&w.page, Mark::Plain), "导航|广告");
         assert_eq!(side(&w.page, Mark::Changed), "活");
-        let cut = w.page.cut(3);
+        let cut = w.page.window(0, 3);
         assert_eq!(joined(&cut), "导航第");
         // A range off a character boundary is left out, never a panic.
         let bad = [Span {
