@@ -23,8 +23,9 @@ async fn confirmed_case(env: &common::Env) {
     let work = env.file("老残游记.txt", LAOCAN.as_bytes());
     let out = env.run(&["works", "import", work.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
-    let start = LAOCAN.find("第一回").unwrap();
-    let end = LAOCAN.find("第二回").unwrap();
+    // The chapter itself, not its line in the contents.
+    let start = LAOCAN.rfind("第一回").unwrap();
+    let end = LAOCAN.rfind("第二回").unwrap();
     let page = format!(
         "<html><body><h1>最新章节</h1><div id=\"content\">{}</div></body></html>",
         LAOCAN[start..end].replace('\n', "<br>\n")
@@ -41,7 +42,7 @@ async fn confirmed_case(env: &common::Env) {
         let db = env.db.clone();
         move || {
             common::copyhound(&db)
-                .args(["crawl", &url, "--allow-private", "--max-pages", "1"])
+                .args(["crawl", &url, "--allow-private", "--max-pages", "5"])
                 .output()
                 .unwrap()
         }

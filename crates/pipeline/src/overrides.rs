@@ -17,7 +17,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -415,36 +414,6 @@ pub async fn save(
         .save_setting_overrides(&changes, actor)
         .await
         .map_err(store_err("saving the settings"))
-}
-
-impl fmt::Display for Effective {
-    /// What `copyhound config` adds: each key saved in the UI with its value.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let saved: Vec<&Field> = self
-            .fields
-            .iter()
-            .filter(|f| f.source != Source::File)
-            .collect();
-        if saved.is_empty() {
-            return writeln!(f, "# no settings saved in the admin UI");
-        }
-        writeln!(
-            f,
-            "# saved in the admin UI (/settings), over the values above:"
-        )?;
-        for field in saved {
-            if let Source::Saved { by, at } = &field.source {
-                let value = field.value.trim_end().replace('\n', "; ");
-                writeln!(
-                    f,
-                    "# {} = {value:?} (by {by}, {})",
-                    field.key,
-                    at.format("%Y-%m-%d %H:%M UTC")
-                )?;
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
