@@ -147,6 +147,8 @@ pub struct CurrentUser {
     pub csrf: String,
     /// The language of their pages.
     pub lang: Lang,
+    /// The time zone their pages show times in (the settings' `notices.time_zone`).
+    pub zone: jiff::tz::TimeZone,
 }
 
 impl CurrentUser {
@@ -192,6 +194,7 @@ impl FromRequestParts<AdminState> for CurrentUser {
             user: session.user,
             csrf: session.csrf_token,
             lang,
+            zone: state.zone().await?,
         };
         parts.extensions.insert(current.clone());
         Ok(current)
@@ -252,16 +255,27 @@ struct CsrfField {
     csrf: String,
 }
 
-impl<T: DeserializeOwned + Send> FromRequest<AdminState> for CsrfForm<T> {
-    type Rejection = WebError;
-
-    async fn from_request(request: Request, state: &AdminState) -> WebResult<Self> {
+impl<T: DeserializeOwned + Send> CsrfForm<T> {
+    /// The user, the form and its body as sent, once the token is checked.
+    pub(crate) async fn read(
+        request: Request,
+        state: &AdminState,
+    ) -> WebResult<(CurrentUser, T, Bytes)> {
         let (mut parts, body) = request.into_parts();
         let user = CurrentUser::from_request_parts(&mut parts, state).await?;
         let bytes = body_bytes(Request::from_parts(parts, body), state).await?;
         let token: CsrfField = serde_urlencoded_form(&bytes)?;
         check_csrf(&user, &token.csrf)?;
         let form = serde_urlencoded_form(&bytes)?;
+        Ok((user, form, bytes))
+    }
+}
+
+impl<T: DeserializeOwned + Send> FromRequest<AdminState> for CsrfForm<T> {
+    type Rejection = WebError;
+
+    async fn from_request(request: Request, state: &AdminState) -> WebResult<Self> {
+        let (user, form, _) = Self::read(request, state).await?;
         Ok(CsrfForm(user, form))
     }
 }

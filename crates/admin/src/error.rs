@@ -107,6 +107,7 @@ impl From<pipeline::Error> for WebError {
             },
             pipeline::Error::Notice(m) | pipeline::Error::Page(m) => WebError::BadRequest(m),
             pipeline::Error::Account(m) | pipeline::Error::Refused(m) => WebError::BadRequest(m),
+            pipeline::Error::Settings(_) => WebError::BadRequest(e.to_string()),
             // What the person asked for is refused as given: settings, a URL, an address
             // the crawler will not fetch (the message names the setting that allows it).
             pipeline::Error::Crawler(c)

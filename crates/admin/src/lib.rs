@@ -26,6 +26,7 @@
 mod api;
 mod auth;
 mod error;
+mod form;
 mod i18n;
 mod ops;
 mod pages;
@@ -65,6 +66,11 @@ pub fn router(state: AdminState) -> Router {
         .merge(api::routes(upload))
         .merge(statics::routes())
         .merge(ops::routes())
+        .fallback(render::no_such_page)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            render::framed_errors,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::reject_cross_site,

@@ -23,6 +23,8 @@ pub struct Ctx {
     pub csrf: String,
     /// The menu entry of this page (`cases`, `works`, ...).
     pub nav: &'static str,
+    /// The time zone times are shown in ([`Ctx::when`]).
+    pub zone: jiff::tz::TimeZone,
 }
 
 impl Ctx {
@@ -32,6 +34,7 @@ impl Ctx {
             user: Some(user.user.clone()),
             csrf: user.csrf.clone(),
             nav,
+            zone: user.zone.clone(),
         }
     }
 
@@ -41,7 +44,20 @@ impl Ctx {
             user: None,
             csrf: String::new(),
             nav: "",
+            zone: jiff::tz::TimeZone::UTC,
         }
+    }
+
+    /// A time in the time zone of the settings (`notices.time_zone`), to the minute:
+    /// `{{ ctx.when(case.first_seen_at) }}`. In UTC `2026-11-27 14:05 UTC`, elsewhere with
+    /// the offset, `2026-11-27 22:05 +08:00`.
+    pub fn when(&self, t: &DateTime<Utc>) -> String {
+        pipeline::overrides::local_time(*t, &self.zone, false)
+    }
+
+    /// An optional time as [`Ctx::when`] writes it, or a dash.
+    pub fn when_opt(&self, t: &Option<DateTime<Utc>>) -> String {
+        t.as_ref().map_or_else(|| "–".to_owned(), |t| self.when(t))
     }
 
     /// The label `key` in the page's language.
@@ -111,17 +127,86 @@ struct ErrorPage<'a> {
     message: &'a str,
 }
 
-/// The error page: the status and the message, escaped.
-pub fn error_page(status: StatusCode, message: &str) -> Response {
+impl ErrorPage<'_> {
+    /// The heading's label: what this status means to the person reading.
+    fn title(&self) -> &'static str {
+        self.ctx.t(match self.status {
+            403 => "error.forbidden",
+            404 => "error.not_found",
+            _ => "error.title",
+        })
+    }
+}
+
+/// An error page a handler answered with: what [`framed_errors`] shows again inside the
+/// app's frame when the person asking is logged in.
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorShown {
+    message: String,
+}
+
+/// The error page: the status and the message, escaped, in `ctx`'s frame.
+pub fn error_page_in(ctx: Ctx, status: StatusCode, message: &str) -> Response {
     let page = ErrorPage {
-        ctx: Ctx::guest(Lang::En),
+        ctx,
         status: status.as_u16(),
         message,
     };
-    match page.render() {
+    let mut response = match page.render() {
         Ok(html) => (status, Html(html)).into_response(),
         Err(_) => (status, message.to_owned()).into_response(),
+    };
+    response.extensions_mut().insert(ErrorShown {
+        message: message.to_owned(),
+    });
+    response
+}
+
+/// The error page without a user (a guest's, or before [`framed_errors`] frames it).
+pub fn error_page(status: StatusCode, message: &str) -> Response {
+    error_page_in(Ctx::guest(Lang::En), status, message)
+}
+
+/// Shows a page's error inside the app's frame: with the navigation and in the language of
+/// the person logged in (the handler that failed may not have known who that was), or in
+/// the browser's language for a guest. API responses are JSON and pass untouched.
+pub(crate) async fn framed_errors(
+    axum::extract::State(state): axum::extract::State<crate::state::AdminState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request.uri().path().starts_with(crate::api::PREFIX) {
+        return next.run(request).await;
     }
+    let (parts, body) = request.into_parts();
+    let mut asking = axum::http::Request::new(());
+    *asking.headers_mut() = parts.headers.clone();
+    *asking.uri_mut() = parts.uri.clone();
+    let response = next
+        .run(axum::extract::Request::from_parts(parts, body))
+        .await;
+    let Some(shown) = response.extensions().get::<ErrorShown>().cloned() else {
+        return response;
+    };
+    let (mut asking, ()) = asking.into_parts();
+    use axum::extract::FromRequestParts;
+    let ctx = match CurrentUser::from_request_parts(&mut asking, &state).await {
+        Ok(user) => Ctx::new(&user, ""),
+        Err(_) => Ctx::guest(Lang::choose(None, &asking.headers)),
+    };
+    let (old, _) = response.into_parts();
+    let mut framed = error_page_in(ctx, old.status, &shown.message);
+    for (name, value) in &old.headers {
+        if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
+            framed.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    framed
+}
+
+/// What an address no route answers gets: the 404 page (framed by [`framed_errors`]).
+pub(crate) async fn no_such_page(uri: axum::http::Uri) -> crate::error::WebError {
+    crate::error::WebError::NotFound(format!("there is no page at {}", uri.path()))
 }
 
 /// `s` percent-encoded for a query string value.

@@ -136,7 +136,20 @@ struct Inner {
     limiter: LoginLimiter,
     figures: crate::pages::dashboard::FiguresCache,
     texts: pipeline::TextCache,
+    effective: std::sync::Mutex<Option<Effective>>,
 }
+
+/// The settings in effect as last read, with the time zone they name.
+#[derive(Debug, Clone)]
+struct Effective {
+    read_at: std::time::Instant,
+    settings: Arc<pipeline::overrides::Effective>,
+    zone: jiff::tz::TimeZone,
+}
+
+/// How long the settings saved in the UI are reused before they are read again: every page
+/// needs the time zone, and another process's save shows within this.
+const EFFECTIVE_TTL: Duration = Duration::from_secs(5);
 
 impl AdminState {
     /// The state over `store`.
@@ -149,6 +162,7 @@ impl AdminState {
                 limiter,
                 figures: Default::default(),
                 texts: Default::default(),
+                effective: Default::default(),
             }),
         }
     }
@@ -170,6 +184,59 @@ impl AdminState {
     /// Chapter texts the case pages showed, kept (bounded) since a chapter never changes.
     pub(crate) fn texts(&self) -> &pipeline::TextCache {
         &self.inner.texts
+    }
+
+    /// The settings in effect: the file's notice settings with the values saved in the UI
+    /// (read again after [`EFFECTIVE_TTL`], or at once after [`AdminState::forget_effective`]).
+    pub(crate) async fn effective(
+        &self,
+    ) -> crate::error::WebResult<Arc<pipeline::overrides::Effective>> {
+        Ok(self.effective_and_zone().await?.0)
+    }
+
+    /// The time zone pages show times in.
+    pub(crate) async fn zone(&self) -> crate::error::WebResult<jiff::tz::TimeZone> {
+        Ok(self.effective_and_zone().await?.1)
+    }
+
+    async fn effective_and_zone(
+        &self,
+    ) -> crate::error::WebResult<(Arc<pipeline::overrides::Effective>, jiff::tz::TimeZone)> {
+        if let Some(e) = self.cached_effective() {
+            return Ok(e);
+        }
+        let settings =
+            Arc::new(pipeline::overrides::effective(self.store(), &self.settings().notices).await?);
+        let zone = pipeline::overrides::zone(&settings.notices.time_zone);
+        let fresh = Effective {
+            read_at: std::time::Instant::now(),
+            settings: Arc::clone(&settings),
+            zone: zone.clone(),
+        };
+        *self.lock_effective() = Some(fresh);
+        Ok((settings, zone))
+    }
+
+    fn cached_effective(
+        &self,
+    ) -> Option<(Arc<pipeline::overrides::Effective>, jiff::tz::TimeZone)> {
+        self.lock_effective()
+            .as_ref()
+            .filter(|e| e.read_at.elapsed() < EFFECTIVE_TTL)
+            .map(|e| (Arc::clone(&e.settings), e.zone.clone()))
+    }
+
+    /// Reads the settings again on next use: they were just saved.
+    pub(crate) fn forget_effective(&self) {
+        *self.lock_effective() = None;
+    }
+
+    fn lock_effective(&self) -> std::sync::MutexGuard<'_, Option<Effective>> {
+        // A panic while holding it left a value or none: either is fine to use.
+        self.inner
+            .effective
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn figures(&self) -> &crate::pages::dashboard::FiguresCache {

@@ -722,7 +722,18 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
             ("post", "/api/v1/sites"),
             json!({"start_url": "http://mirror.example/"}),
         ),
-        (("patch", "/api/v1/sites/{id}"), json!({"enabled": true})),
+        (
+            ("patch", "/api/v1/sites/{id}"),
+            json!({"enabled": true, "name": "盗版站", "max_pages": 20}),
+        ),
+        (
+            ("patch", "/api/v1/works/{id}"),
+            json!({"title": "封神演义", "author": ""}),
+        ),
+        (
+            ("patch", "/api/v1/notices/{id}"),
+            json!({"recipient": "abuse@hoster.example", "body_text": "改过的通知"}),
+        ),
         (
             ("post", "/api/v1/cases/{id}/status"),
             json!({"status": "removed"}),
@@ -781,6 +792,54 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
         }
     }
     assert!(checked >= 18, "every operation called: {checked}");
+    // What the edits changed, and a sent notice refused.
+    let w = api
+        .get(&format!("/api/v1/works/{work}"), admin)
+        .await
+        .json();
+    assert_eq!(
+        (w["title"].as_str(), w["author"].as_str()),
+        (Some("封神演义"), None)
+    );
+    let s = api
+        .get(&format!("/api/v1/sites/{site}"), admin)
+        .await
+        .json();
+    assert_eq!(s["name"], "盗版站", "{s}");
+    let n = api
+        .get(&format!("/api/v1/notices/{notice}"), admin)
+        .await
+        .json();
+    assert_eq!(
+        (n["recipient"].as_str(), n["status"].as_str()),
+        (Some("abuse@hoster.example"), Some("sent"))
+    );
+    assert_eq!(n["body_text"], "改过的通知");
+    let refused = api
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/notices/{notice}"),
+            Some(admin),
+            Some(json!({"body_text": "too late"})),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.text());
+    assert_eq!(refused.json()["error"]["code"], "conflict");
+    let refused = api
+        .call(
+            Method::PATCH,
+            &format!("/api/v1/works/{work}"),
+            Some(admin),
+            Some(json!({"title": " "})),
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        refused.text()
+    );
+    assert!(refused.text().contains("title"), "{}", refused.text());
 }
 
 #[tokio::test]

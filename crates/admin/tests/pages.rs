@@ -221,11 +221,13 @@ async fn pages_for_every_role(db: &TestDb) {
             &format!("username=weak&role=viewer&password=short&csrf={admin_csrf}"),
         )
         .await;
+    // Refused on the form: 422, the message beside the password.
     assert_eq!(
         a.status,
-        StatusCode::BAD_REQUEST,
+        StatusCode::UNPROCESSABLE_ENTITY,
         "a weak password is refused"
     );
+    assert!(a.body.contains("id=\"password-error\""), "{}", a.body);
 
     // Language: the setting wins over the browser's.
     let a = ui
@@ -256,12 +258,10 @@ async fn pages_for_every_role(db: &TestDb) {
     // Failed logins past the limit wait, even with the right password next.
     for _ in 0..3 {
         let a = ui.post_login("username=rita&password=wrong").await;
-        assert!(
-            a.headers[header::LOCATION]
-                .to_str()
-                .unwrap()
-                .contains("failed=1")
-        );
+        // Answered on the form: the name kept, the message beside the password.
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(a.body.contains("id=\"login-error\""), "{}", a.body);
+        assert!(a.body.contains("value=\"rita\""), "{}", a.body);
     }
     let a = ui
         .post_login(&format!("username=rita&password={PASSWORD}"))

@@ -192,6 +192,8 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
     b.type_into("#password", "not the password").await;
     b.click("#login").await;
     b.el("#login-error").await;
+    // The refused form keeps the name typed.
+    b.el("#username").await.clear().await.unwrap();
     b.type_into("#username", "admin").await;
     b.type_into("#password", &b.server.password).await;
     b.click("#login").await;

@@ -392,7 +392,44 @@ pub struct DemoSetUp {
     pub sites: DemoSites,
 }
 
-/// Registers the sample with `importer`, serves `pages` as the demo's sites and watches
+/// The sample rights holder the demo drafts its notices for: clearly not a real one.
+pub const SAMPLE_RIGHTS_HOLDER: [(&str, &str); 5] = [
+    ("notices.rights_holder.name", "示例出版社 (demo)"),
+    (
+        "notices.rights_holder.address",
+        "示例路 1 号, 示例市 (demo)",
+    ),
+    ("notices.rights_holder.email", "rights@press.example"),
+    ("notices.rights_holder.phone", "+86 10 0000 0000"),
+    ("notices.rights_holder.signatory", "示例 (demo)"),
+];
+
+/// Fills each element of the rights holder's profile that neither the settings file
+/// (`file`) nor the UI has set with [`SAMPLE_RIGHTS_HOLDER`]'s, saved as the UI saves it (an
+/// admin sees and clears it on the settings page), so the demo's notices can be drafted.
+/// Returns the keys it filled.
+///
+/// # Errors
+/// A database failure.
+pub async fn fill_sample_rights_holder(
+    store: &Store,
+    file: &crate::NoticeSettings,
+) -> Result<Vec<String>> {
+    let effective = crate::overrides::effective(store, file).await?;
+    let form: Vec<(String, String)> = SAMPLE_RIGHTS_HOLDER
+        .iter()
+        .filter(|(key, _)| {
+            effective
+                .field(key)
+                .is_some_and(|f| f.value.trim().is_empty())
+        })
+        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+        .collect();
+    crate::overrides::save(store, file, &form, "demo").await
+}
+
+/// Registers the sample with `importer`, fills in a sample rights holder where `notices`
+/// has none ([`fill_sample_rights_holder`]), serves `pages` as the demo's sites and watches
 /// them with `base` (which must allow loopback addresses).
 ///
 /// # Errors
@@ -401,9 +438,11 @@ pub async fn set_up(
     store: &Store,
     importer: &Importer,
     base: &CrawlSettings,
+    notices: &crate::NoticeSettings,
     pages: Vec<SitePage>,
 ) -> Result<DemoSetUp> {
     let works = register_sample(store, importer).await?;
+    fill_sample_rights_holder(store, notices).await?;
     let site = SiteServer::start(bind_site(store).await?, pages)?;
     let sites = watch_demo_sites(store, base, site.addr()).await?;
     Ok(DemoSetUp { works, site, sites })

@@ -70,6 +70,9 @@ pub enum Error {
     /// message says what to give instead.
     #[error("{0}")]
     Refused(String),
+    /// Settings given in the UI were refused, each by its key; nothing was saved.
+    #[error("{}", crate::overrides::Refusal::list(.0))]
+    Settings(Vec<crate::overrides::Refusal>),
     /// A notice template failed to render.
     #[error("while rendering a notice")]
     Render(#[source] askama::Error),

@@ -15,6 +15,8 @@
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
 //! - [`notices`]: takedown notices drafted from a confirmed case; [`Rechecker`]: the
 //!   re-checks after a notice is sent, until every copy is gone.
+//! - [`overrides`]: the settings an admin changes in the UI (the rights holder, abuse
+//!   contacts, the notice template, the time zone shown) over the settings file's values.
 //! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
 //!   [`case_timestamps`] reading them back verified.
 //! - [`accounts`]: users with roles and argon2id passwords, sessions and API tokens for the
@@ -48,6 +50,7 @@ mod job;
 pub mod launch;
 pub mod metrics;
 pub mod notices;
+pub mod overrides;
 pub mod rechecks;
 pub mod reports;
 pub mod review;

@@ -65,6 +65,9 @@ pub struct NoticeSettings {
     pub abuse_contacts: BTreeMap<String, String>,
     /// Whether a notice without `--to` looks for the site's `security.txt` contact.
     pub security_txt: bool,
+    /// The time zone (an IANA name) notices write their date and fetch times in, and the
+    /// admin UI shows times in.
+    pub time_zone: String,
 }
 
 impl Default for NoticeSettings {
@@ -74,6 +77,7 @@ impl Default for NoticeSettings {
             template: NoticeTemplate::Dmca.as_str().to_owned(),
             abuse_contacts: BTreeMap::new(),
             security_txt: true,
+            time_zone: "UTC".to_owned(),
         }
     }
 }
@@ -84,9 +88,18 @@ impl NoticeSettings {
     /// # Errors
     /// An unknown template, by its key.
     pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
-        NoticeTemplate::parse(&self.template)
+        NoticeTemplate::parse(&self.template).map_err(|_| {
+            bounds::OutOfRange::new("template", &self.template, "must be dmca or cn")
+        })?;
+        crate::overrides::time_zone(&self.time_zone)
             .map(drop)
-            .map_err(|_| bounds::OutOfRange::new("template", &self.template, "must be dmca or cn"))
+            .map_err(|_| {
+                bounds::OutOfRange::new(
+                    "time_zone",
+                    &self.time_zone,
+                    "must be an IANA time zone name (UTC, Asia/Shanghai)",
+                )
+            })
     }
 }
 
@@ -146,7 +159,8 @@ pub struct NoticeEvidence {
     pub snapshot: i64,
     /// SHA-256 of the body as fetched, lower-case hex.
     pub sha256: String,
-    /// When it was fetched (`2026-11-25 01:02:03 UTC`).
+    /// When it was fetched, in the notices' time zone (`2026-11-25 01:02:03 UTC`,
+    /// `2026-11-25 09:02:03 +08:00`).
     pub fetched_at: String,
 }
 
@@ -178,7 +192,7 @@ pub struct NoticeDocument {
     pub template: NoticeTemplate,
     /// The case.
     pub case: CaseId,
-    /// The date written on the notice (`2026-11-25`).
+    /// The date written on the notice (`2026-11-25`), in the notices' time zone.
     pub date: String,
     /// Who it speaks for.
     pub rights_holder: RightsHolder,
@@ -216,11 +230,6 @@ impl NoticeDocument {
     }
 }
 
-/// Formats a time as notices print it.
-fn when(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-}
-
 /// A URL's chapters (index → title) and snapshots ((fetch time, id) → SHA-256).
 type UrlMatches<'a> = (
     BTreeMap<u32, &'a str>,
@@ -241,6 +250,7 @@ pub async fn notice_document(
     recipient: Option<Recipient>,
     now: DateTime<Utc>,
 ) -> Result<NoticeDocument> {
+    let settings = &crate::overrides::effective(store, settings).await?.notices;
     let facts = read_case(store, settings, case).await?;
     Ok(compose(facts, settings, template, recipient, now))
 }
@@ -257,8 +267,9 @@ async fn read_case(store: &Store, settings: &NoticeSettings, case: CaseId) -> Re
     let missing = settings.rights_holder.missing();
     if !missing.is_empty() {
         return Err(Error::Notice(format!(
-            "the rights holder's profile is incomplete: set {} in the config file (or the \
-             COPYHOUND_NOTICES__RIGHTS_HOLDER__* environment variables)",
+            "the rights holder's profile is incomplete: set {} on the admin UI's settings \
+             page (/settings), in the config file or in the \
+             COPYHOUND_NOTICES__RIGHTS_HOLDER__* environment variables",
             missing.join(", ")
         )));
     }
@@ -302,10 +313,12 @@ fn compose(
         evidence.insert((m.fetched_at, m.snapshot_id.0), m.snapshot_sha256.as_str());
     }
     let copied: BTreeSet<u32> = matches.iter().map(|m| m.chapter_index).collect();
+    let zone = crate::overrides::zone(&settings.time_zone);
+    let when = |t| crate::overrides::local_time(t, &zone, true);
     NoticeDocument {
         template,
         case,
-        date: now.format("%Y-%m-%d").to_string(),
+        date: crate::overrides::local_date(now, &zone),
         rights_holder: settings.rights_holder.clone(),
         recipient,
         work_title: work.title,
@@ -511,6 +524,7 @@ pub async fn create_notice(
     actor: &str,
 ) -> Result<NoticeRecord> {
     let given = to.map(check_recipient).transpose()?;
+    let settings = &crate::overrides::effective(store, settings).await?.notices;
     let facts = read_case(store, settings, case).await?;
     let recipient = match given {
         Some(address) => Some(Recipient {
@@ -544,6 +558,64 @@ pub async fn create_notice(
         .map_err(store_err("storing the notice"))
 }
 
+/// The most characters a notice's text may have when edited by hand.
+pub const MAX_NOTICE_CHARS: usize = 200_000;
+
+/// Changes draft `id`'s recipient (blank: none known yet) and text, written by hand; its
+/// HTML version becomes that text, escaped, so both say the same. Audited as `actor`'s.
+///
+/// # Errors
+/// [`Error::Notice`] for a bad recipient or an empty or too long text; a store conflict
+/// once the notice was marked sent (what went out is kept as it went);
+/// [`crate::Error::is_not_found`] for an unknown notice.
+pub async fn edit_draft(
+    store: &Store,
+    id: NoticeId,
+    recipient: &str,
+    text: &str,
+    actor: &str,
+) -> Result<NoticeRecord> {
+    let recipient = if recipient.trim().is_empty() {
+        String::new()
+    } else {
+        check_recipient(recipient)?
+    };
+    let text = text.replace("\r\n", "\n");
+    if text.trim().is_empty() {
+        return Err(Error::Notice(
+            "the notice's text is empty: write what the notice says".into(),
+        ));
+    }
+    if text.chars().count() > MAX_NOTICE_CHARS {
+        return Err(Error::Notice(format!(
+            "the notice's text is longer than {MAX_NOTICE_CHARS} characters"
+        )));
+    }
+    let edit = store::NoticeDraftEdit {
+        recipient,
+        body_html: text_as_html(&text)?,
+        body_text: text,
+    };
+    store
+        .edit_notice_draft(id, &edit, actor)
+        .await
+        .map_err(store_err("editing the notice"))
+}
+
+/// A notice's text written by hand, as an HTML document of its own (askama escapes it).
+#[derive(Template)]
+#[template(
+    source = "<!doctype html>\n<html><head><meta charset=\"utf-8\"></head><body>\n<pre style=\"white-space: pre-wrap\">{{ text }}</pre>\n</body></html>\n",
+    ext = "html"
+)]
+struct EditedHtml<'a> {
+    text: &'a str,
+}
+
+fn text_as_html(text: &str) -> Result<String> {
+    EditedHtml { text }.render().map_err(Error::Render)
+}
+
 /// Records that notice `id` went out now: its case becomes `notice_sent` and the case's
 /// re-checks start, the first after `rechecks.first_interval` (the schedule that runs due
 /// re-checks is created if missing).
@@ -570,6 +642,16 @@ pub async fn mark_sent(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edited_text_is_escaped_in_its_html() {
+        let html = text_as_html("权利人 <script>alert('x')</script> & co").unwrap();
+        assert!(
+            html.contains("权利人 &#60;script&#62;alert(&#39;x&#39;)&#60;/script&#62; &#38; co"),
+            "{html}"
+        );
+        assert!(!html.contains("<script>"));
+    }
 
     #[test]
     fn security_txt_prefers_an_email_contact() {

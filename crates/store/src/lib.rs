@@ -56,6 +56,7 @@ mod ops;
 mod packed;
 pub mod queue;
 mod reports;
+mod setting_overrides;
 mod sites;
 mod stats;
 #[cfg(feature = "testing")]
@@ -92,8 +93,8 @@ pub use index_load::{IndexEntry, IndexLoads};
 pub use licensed::{LicensedDomain, LicensedDomains, normalize_domain};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use notices::{
-    CopyCheck, CopyRecord, CopyState, NewNotice, NoticeRecord, NoticeStatus, Notices,
-    RecheckRecord, RecheckWritten, Rechecks,
+    CopyCheck, CopyRecord, CopyState, NewNotice, NoticeDraftEdit, NoticeRecord, NoticeStatus,
+    Notices, RecheckRecord, RecheckWritten, Rechecks,
 };
 pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use queue::{
@@ -102,6 +103,7 @@ pub use queue::{
     WorkerReport, WorkerSeen, WorkerSettings,
 };
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
+pub use setting_overrides::{SettingChange, SettingOverride, SettingOverrides};
 pub use sites::{
     NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,
 };

@@ -141,6 +141,30 @@ pub trait Notices {
         sent_at: DateTime<Utc>,
         first_recheck: DateTime<Utc>,
     ) -> impl Future<Output = Result<NoticeRecord>> + Send;
+
+    /// Changes a draft's recipient and text (`body_html` is the text as the HTML version
+    /// shows it), in one transaction with a `notice.edit` audit row naming what changed.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown notice; [`Error::Conflict`] once it was marked
+    /// sent: what went out is kept as it went.
+    fn edit_notice_draft(
+        &self,
+        id: NoticeId,
+        edit: &NoticeDraftEdit,
+        actor: &str,
+    ) -> impl Future<Output = Result<NoticeRecord>> + Send;
+}
+
+/// A draft's new recipient and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoticeDraftEdit {
+    /// Where it is to be sent (empty when unknown).
+    pub recipient: String,
+    /// The notice as plain text.
+    pub body_text: String,
+    /// The notice as an HTML document.
+    pub body_html: String,
 }
 
 /// What the last fetch of a copy showed.
@@ -503,6 +527,55 @@ impl Notices for Store {
                 &mut *tx,
                 actor,
                 "notice.sent",
+                Some("notice"),
+                Some(id.0),
+                &details,
+                now
+            );
+        });
+        self.notice(id).await
+    }
+
+    #[instrument(skip(self, edit, actor))]
+    async fn edit_notice_draft(
+        &self,
+        id: NoticeId,
+        edit: &NoticeDraftEdit,
+        actor: &str,
+    ) -> Result<NoticeRecord> {
+        let now = Utc::now();
+        durable_tx!(self, |tx| {
+            let notice: Option<(String, String, String)> = sqlx::query_as(
+                "UPDATE notices SET status = status WHERE id = $1 \
+                 RETURNING status, recipient, body",
+            )
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let (status, recipient, body) = notice.ok_or_else(|| Error::not_found("notice", id))?;
+            if NoticeStatus::parse(&status)? == NoticeStatus::Sent {
+                return Err(Error::Conflict(format!(
+                    "notice {id} was marked sent: what went out is kept as it went; draft a \
+                     new notice to say something else"
+                )));
+            }
+            sqlx::query(
+                "UPDATE notices SET recipient = $2, body = $3, body_html = $4 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(&edit.recipient)
+            .bind(&edit.body_text)
+            .bind(&edit.body_html)
+            .execute(&mut *tx)
+            .await?;
+            let details = serde_json::json!({
+                "recipient": { "before": recipient, "after": edit.recipient },
+                "text_changed": body != edit.body_text,
+            });
+            insert_audit!(
+                &mut *tx,
+                actor,
+                "notice.edit",
                 Some("notice"),
                 Some(id.0),
                 &details,

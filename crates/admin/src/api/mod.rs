@@ -108,7 +108,7 @@ fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
     let works = works.layer(DefaultBodyLimit::max(upload_body));
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes((schemas, paths, works))
-        .routes(routes!(works::get))
+        .routes(routes!(works::get, works::update))
         .routes(routes!(sites::list, sites::add))
         .routes(routes!(sites::get, sites::update))
         .routes(routes!(sites::crawls, sites::crawl_now))
@@ -118,7 +118,7 @@ fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
         .routes(routes!(cases::set_status))
         .routes(routes!(notices::list))
         .routes(routes!(notices::create))
-        .routes(routes!(notices::get))
+        .routes(routes!(notices::get, notices::update))
         .routes(routes!(notices::sent))
         .routes(routes!(reports::export))
         .routes(routes!(reports::stats))

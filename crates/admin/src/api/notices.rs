@@ -161,3 +161,44 @@ pub(crate) async fn sent(
     .await?;
     Ok(Json(notice.into()))
 }
+
+/// A draft's new recipient and text; absent fields keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoticeChangeIn {
+    /// Where it is to be sent: an email address or a form's URL; `""` when not known yet.
+    recipient: Option<String>,
+    /// The notice as plain text; its HTML version becomes this text, escaped.
+    body_text: Option<String>,
+}
+
+#[utoipa::path(
+    operation_id = "update_notice",
+    patch, path = "/api/v1/notices/{id}", tag = "notices",
+    params(("id" = i64, Path, description = "The notice's id")),
+    request_body = NoticeChangeIn,
+    responses(
+        (status = 200, description = "The draft as it is now", body = NoticeOut),
+        (status = 400, description = "Refused input", body = ErrorBody),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "Needs the reviewer role", body = ErrorBody),
+        (status = 404, description = "No such notice", body = ErrorBody),
+        (status = 409, description = "Marked sent: a sent notice is kept as it went", body = ErrorBody),
+    )
+)]
+pub(crate) async fn update(
+    State(state): State<AdminState>,
+    user: ApiUser,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(change): ApiJson<NoticeChangeIn>,
+) -> ApiResult<Json<NoticeOut>> {
+    user.require(Role::Reviewer)?;
+    let id = NoticeId(id);
+    let notice = state.store().notice(id).await?;
+    let recipient = change.recipient.unwrap_or(notice.recipient);
+    let text = change.body_text.unwrap_or(notice.body_text);
+    let edited = crate::pages::notices::edit_draft(&state, user.actor(), id, &recipient, &text)
+        .await
+        .map_err(|r| super::ApiError(r.into_error()))?;
+    Ok(Json(edited.into()))
+}

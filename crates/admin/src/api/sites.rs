@@ -12,7 +12,7 @@ use super::{
     accepted, bad_cursor, created,
 };
 use crate::error::WebError;
-use crate::pages::sites::{SiteLimits, queue_crawl, set_site_enabled, watch};
+use crate::pages::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};
 use crate::state::AdminState;
 
 /// A watched site.
@@ -175,6 +175,24 @@ pub(crate) async fn get(
 pub(crate) struct SiteChangeIn {
     /// `false` pauses the site (its schedule stops firing), `true` resumes it.
     enabled: Option<bool>,
+    /// A new name.
+    name: Option<String>,
+    /// A new start URL, on the same origin.
+    start_url: Option<String>,
+    /// A new schedule (cron, UTC); `""` removes it.
+    schedule: Option<String>,
+    /// Pages fetched per crawl at most.
+    max_pages: Option<u32>,
+    /// Link hops followed from the start URL at most.
+    max_depth: Option<u32>,
+    /// Milliseconds between two fetches from the site.
+    delay_ms: Option<u32>,
+    /// Fetches from the site at once.
+    concurrency: Option<u32>,
+    /// Include patterns (an empty list removes them).
+    include: Option<Vec<String>>,
+    /// Exclude patterns (an empty list removes them).
+    exclude: Option<Vec<String>>,
 }
 
 #[utoipa::path(
@@ -197,11 +215,35 @@ pub(crate) async fn update(
     ApiJson(change): ApiJson<SiteChangeIn>,
 ) -> ApiResult<Json<SiteOut>> {
     user.require(Role::Reviewer)?;
-    let Some(enabled) = change.enabled else {
-        return Err(ApiError(WebError::bad("nothing to change: give enabled")));
+    let edit = pipeline::sites::SiteEdit {
+        name: change.name,
+        start_url: change.start_url,
+        settings: pipeline::sites::SiteSettingsChange {
+            max_pages: change.max_pages,
+            max_depth: change.max_depth,
+            delay_ms: change.delay_ms,
+            concurrency: change.concurrency,
+            include: change.include,
+            exclude: change.exclude,
+        },
+        schedule: change
+            .schedule
+            .map(|c| Some(c.trim().to_owned()).filter(|c| !c.is_empty())),
     };
-    let site = set_site_enabled(&state, user.actor(), id, enabled).await?;
-    Ok(Json(site.into()))
+    let mut site = None;
+    if edit != pipeline::sites::SiteEdit::default() {
+        site = Some(edit_site(&state, user.actor(), id, &edit).await?);
+    }
+    if let Some(enabled) = change.enabled {
+        site = Some(set_site_enabled(&state, user.actor(), id, enabled).await?);
+    }
+    match site {
+        Some(site) => Ok(Json(site.into())),
+        None => Err(ApiError(WebError::bad(
+            "nothing to change: give enabled, name, start_url, schedule, max_pages, \
+             max_depth, delay_ms, concurrency, include or exclude",
+        ))),
+    }
 }
 
 /// A crawl and how far it has got.

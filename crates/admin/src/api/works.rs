@@ -208,10 +208,13 @@ pub(crate) async fn get(
     _user: ApiUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<WorkDetail>> {
-    let id = WorkId(id);
+    Ok(Json(work_detail(&state, WorkId(id)).await?))
+}
+
+async fn work_detail(state: &AdminState, id: WorkId) -> ApiResult<WorkDetail> {
     let work = state.store().work(id).await?;
     let chapters = state.store().chapters(id).await?;
-    Ok(Json(WorkDetail {
+    Ok(WorkDetail {
         id: work.id.0,
         title: work.title,
         author: work.author,
@@ -233,5 +236,47 @@ pub(crate) async fn get(
                 chars: c.chars,
             })
             .collect(),
-    }))
+    })
+}
+
+/// What to change of a work; absent fields keep their value.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WorkChangeIn {
+    /// A new title (not empty; control characters are dropped).
+    title: Option<String>,
+    /// A new author; `""` removes it.
+    author: Option<String>,
+}
+
+#[utoipa::path(
+    operation_id = "update_work",
+    patch, path = "/api/v1/works/{id}", tag = "works",
+    params(("id" = i64, Path, description = "The work's id")),
+    request_body = WorkChangeIn,
+    responses(
+        (status = 200, description = "The work as it is now", body = WorkDetail),
+        (status = 400, description = "Refused input", body = ErrorBody),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "Needs the reviewer role", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+    )
+)]
+pub(crate) async fn update(
+    State(state): State<AdminState>,
+    user: ApiUser,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(change): ApiJson<WorkChangeIn>,
+) -> ApiResult<Json<WorkDetail>> {
+    user.require(Role::Reviewer)?;
+    if change.title.is_none() && change.author.is_none() {
+        return Err(ApiError(WebError::bad(
+            "nothing to change: give title or author",
+        )));
+    }
+    let id = WorkId(id);
+    crate::pages::works::edit_work(&state, user.actor(), id, change.title, change.author)
+        .await
+        .map_err(|r| ApiError(r.into_error()))?;
+    Ok(Json(work_detail(&state, id).await?))
 }

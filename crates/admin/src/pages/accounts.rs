@@ -12,8 +12,9 @@ use crate::auth::{
     device_cookie_value, login_token, session_cookie, session_cookie_value,
 };
 use crate::error::{WebError, WebResult};
+use crate::form::{Form, FormPost, OnField, Refused, answer, refused_page};
 use crate::i18n::Lang;
-use crate::render::{Ctx, page, when_opt};
+use crate::render::{Ctx, page};
 use crate::state::AdminState;
 
 #[derive(Template)]
@@ -23,6 +24,8 @@ struct LoginPage {
     next: String,
     failed: bool,
     csrf: String,
+    /// The user name typed, when the login failed.
+    form: Form,
 }
 
 #[derive(Deserialize)]
@@ -92,14 +95,38 @@ pub(crate) async fn login_form(
     headers: HeaderMap,
     Query(q): Query<LoginQuery>,
 ) -> WebResult<Response> {
-    let (csrf, set) = login_token(&state, &headers);
-    let mut response = page(&LoginPage {
-        ctx: Ctx::guest(Lang::choose(None, &headers)),
-        next: safe_next(q.next.as_deref()),
-        failed: q.failed.is_some(),
+    let failed = q.failed.is_some();
+    login_page(
+        &state,
+        &headers,
+        safe_next(q.next.as_deref()),
+        failed,
+        Form::default(),
+    )
+}
+
+/// The login page; `form` holds the name typed when a login failed (answered 422).
+fn login_page(
+    state: &AdminState,
+    headers: &HeaderMap,
+    next: String,
+    failed: bool,
+    form: Form,
+) -> WebResult<Response> {
+    let (csrf, set) = login_token(state, headers);
+    let refused = form.failed();
+    let html = page(&LoginPage {
+        ctx: Ctx::guest(Lang::choose(None, headers)),
+        next,
+        failed: failed || refused,
         csrf,
-    })?
-    .into_response();
+        form,
+    });
+    let mut response = if refused {
+        refused_page(html)?
+    } else {
+        html?.into_response()
+    };
     if let Some(set) = set {
         response
             .headers_mut()
@@ -144,8 +171,9 @@ pub(crate) async fn login(
         // The attempt stays counted.
         drop(attempt);
         tracing::info!(username, ?addr, "login failed");
-        let to = format!("/login?failed=1&next={}", crate::render::urlencode(&next));
-        return Ok(Redirect::to(&to).into_response());
+        let mut form = Form::with_values([("username", username)]);
+        form.refuse("password", Lang::choose(None, &headers).t("login.failed"));
+        return login_page(&state, &headers, next, true, form);
     };
     attempt.succeeded();
     let lifetime = state.settings().session_lifetime;
@@ -229,14 +257,20 @@ struct UsersPage {
     tokens: Vec<ApiTokenRecord>,
     issued: Option<String>,
     roles: [Role; 3],
+    /// The add-user form as typed, when it was refused.
+    form: Form,
 }
 
 impl UsersPage {
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        crate::render::when(t)
+        self.ctx.when(t)
     }
     fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        when_opt(t)
+        self.ctx.when_opt(t)
+    }
+    /// The role the add-user form shows selected.
+    fn role_selected(&self, role: &Role) -> bool {
+        self.form.value_or("role", "viewer") == role.as_str()
     }
 }
 
@@ -245,13 +279,14 @@ pub(crate) async fn users(
     user: CurrentUser,
 ) -> WebResult<Html<String>> {
     user.require(Role::Admin)?;
-    users_page(&state, &user, None).await
+    users_page(&state, &user, None, Form::default()).await
 }
 
 async fn users_page(
     state: &AdminState,
     user: &CurrentUser,
     issued: Option<String>,
+    form: Form,
 ) -> WebResult<Html<String>> {
     page(&UsersPage {
         ctx: Ctx::new(user, "users"),
@@ -259,6 +294,7 @@ async fn users_page(
         tokens: state.store().api_tokens(None).await?,
         issued,
         roles: Role::ALL,
+        form,
     })
 }
 
@@ -272,13 +308,30 @@ pub(crate) struct NewUserForm {
 
 pub(crate) async fn add_user(
     State(state): State<AdminState>,
-    CsrfForm(user, form): CsrfForm<NewUserForm>,
-) -> WebResult<Redirect> {
+    FormPost(user, form, typed): FormPost<NewUserForm>,
+) -> WebResult<Response> {
     user.require(Role::Admin)?;
+    let result = new_user(&state, &user, form).await;
+    answer(
+        result,
+        |()| "/users".to_owned(),
+        typed,
+        user.lang,
+        |form| users_page(&state, &user, None, form),
+    )
+    .await
+}
+
+async fn new_user(
+    state: &AdminState,
+    user: &CurrentUser,
+    form: NewUserForm,
+) -> Result<(), Refused> {
     let role: Role = form
         .role
         .parse()
-        .map_err(|e: store::UnknownRole| WebError::bad(e.to_string()))?;
+        .map_err(|e: store::UnknownRole| WebError::bad(e.to_string()))
+        .on("role")?;
     let display = super::blank_none(form.display_name);
     pipeline::accounts::add_user(
         state.store(),
@@ -288,8 +341,17 @@ pub(crate) async fn add_user(
         &form.password,
         user.actor(),
     )
-    .await?;
-    Ok(Redirect::to("/users"))
+    .await
+    .map_err(|e| {
+        // The account rules name what they refused: a password, else the name.
+        let field = if e.to_string().contains("password") {
+            "password"
+        } else {
+            "username"
+        };
+        Refused::new(field, e)
+    })
+    .map(drop)
 }
 
 #[derive(Deserialize)]
@@ -364,7 +426,7 @@ pub(crate) async fn issue_token(
     )
     .await?;
     // Shown on this response only: the store keeps a hash.
-    users_page(&state, &user, Some(issued.token)).await
+    users_page(&state, &user, Some(issued.token), Form::default()).await
 }
 
 pub(crate) async fn revoke_token(

@@ -198,10 +198,12 @@ impl Todo {
     }
 }
 
-/// The rights holder the checklist asks for: read here only, so that the profile kept in
-/// the database can replace the configured one in one place.
-fn rights_holder(state: &AdminState) -> &RightsHolder {
-    &state.settings().notices.rights_holder
+/// The rights holder the checklist asks for: the settings file's, with what an admin saved
+/// on the settings page over it.
+async fn rights_holder(state: &AdminState) -> WebResult<RightsHolder> {
+    let effective =
+        pipeline::overrides::effective(state.store(), &state.settings().notices).await?;
+    Ok(effective.notices.rights_holder)
 }
 
 fn todos(status: SetupStatus, ctx: &Ctx) -> Vec<Todo> {
@@ -265,13 +267,9 @@ pub(crate) async fn dashboard(
     let now = Utc::now();
     let window = Window::new(Some(now.date_naive() - TimeDelta::days(29)), now)?;
     let stats = figures(&state, &window, 5).await?;
-    let setup = pipeline::setup_status(
-        state.store(),
-        &state.settings().crawler,
-        rights_holder(&state),
-        now,
-    )
-    .await?;
+    let holder = rights_holder(&state).await?;
+    let setup =
+        pipeline::setup_status(state.store(), &state.settings().crawler, &holder, now).await?;
     let filter = CaseFilter {
         status: Some(CaseStatus::New),
         ..CaseFilter::default()

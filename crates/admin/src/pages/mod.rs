@@ -6,6 +6,7 @@ pub(crate) mod cases;
 pub(crate) mod dashboard;
 pub(crate) mod notices;
 mod operations;
+mod settings;
 pub(crate) mod sites;
 pub(crate) mod works;
 
@@ -20,7 +21,13 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
     Router::new()
         .route("/login", get(accounts::login_form).post(accounts::login))
         .route("/logout", post(accounts::logout))
+        .route("/account", get(settings::account))
+        .route("/account/password", post(settings::change_password))
         .route("/account/language", post(accounts::set_language))
+        .route(
+            "/settings",
+            get(settings::settings).post(settings::save_settings),
+        )
         .route("/", get(dashboard::dashboard))
         .route("/analytics", get(dashboard::analytics))
         .route("/cases", get(cases::queue))
@@ -36,7 +43,7 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/snapshots/{id}", get(cases::snapshot_page))
         .route("/snapshots/{id}/text", get(cases::snapshot_text))
         .route("/notices", get(notices::list))
-        .route("/notices/{id}", get(notices::show))
+        .route("/notices/{id}", get(notices::show).post(notices::edit))
         .route("/notices/{id}/download", get(notices::download))
         .route("/notices/{id}/sent", post(notices::sent))
         .route(
@@ -45,9 +52,9 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
                 .post(works::register)
                 .layer(DefaultBodyLimit::max(upload_limit)),
         )
-        .route("/works/{id}", get(works::detail))
+        .route("/works/{id}", get(works::detail).post(works::edit))
         .route("/sites", get(sites::list).post(sites::add))
-        .route("/sites/{id}", get(sites::detail))
+        .route("/sites/{id}", get(sites::detail).post(sites::edit))
         .route("/sites/{id}/crawl", post(sites::crawl_now))
         .route("/sites/{id}/enabled", post(sites::set_enabled))
         .route("/licensed", post(sites::licensed))

@@ -7,12 +7,15 @@ use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use pipeline::NoticeTemplate;
 use serde::Deserialize;
-use store::{AuditLog, CaseId, JobQueue, NoticeId, NoticeRecord, Notices, Rechecks, Role};
+use store::{
+    AuditLog, CaseId, JobQueue, NoticeId, NoticeRecord, NoticeStatus, Notices, Rechecks, Role,
+};
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
+use crate::form::{Form, FormPost, Refused, answer};
 use crate::pages::accounts::Empty;
-use crate::render::{Ctx, page, when, when_opt};
+use crate::render::{Ctx, page};
 use crate::state::AdminState;
 
 #[derive(Deserialize)]
@@ -92,10 +95,10 @@ struct ListPage {
 
 impl ListPage {
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
+        self.ctx.when(t)
     }
     fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        when_opt(t)
+        self.ctx.when_opt(t)
     }
 }
 
@@ -117,31 +120,110 @@ struct ShowPage {
     ctx: Ctx,
     notice: NoticeRecord,
     days_since: Option<i64>,
+    /// The edit form as typed, when it was refused.
+    form: Form,
+    /// The draft was just saved.
+    edited: bool,
 }
 
 impl ShowPage {
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
+        self.ctx.when(t)
     }
     fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        when_opt(t)
+        self.ctx.when_opt(t)
     }
+    fn is_draft(&self) -> bool {
+        self.notice.status == NoticeStatus::Draft
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ShowQuery {
+    edited: Option<u8>,
 }
 
 pub(crate) async fn show(
     State(state): State<AdminState>,
     user: CurrentUser,
     Path(id): Path<i64>,
+    Query(q): Query<ShowQuery>,
 ) -> WebResult<Html<String>> {
-    let notice = state.store().notice(NoticeId(id)).await?;
+    show_page(
+        &state,
+        &user,
+        NoticeId(id),
+        Form::default(),
+        q.edited.is_some(),
+    )
+    .await
+}
+
+async fn show_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: NoticeId,
+    form: Form,
+    edited: bool,
+) -> WebResult<Html<String>> {
+    let notice = state.store().notice(id).await?;
     let days_since = notice
         .sent_at
         .map(|sent| (chrono::Utc::now() - sent).num_days());
     page(&ShowPage {
-        ctx: Ctx::new(&user, "notices"),
+        ctx: Ctx::new(user, "notices"),
         notice,
         days_since,
+        form,
+        edited,
     })
+}
+
+#[derive(Deserialize)]
+pub(crate) struct EditForm {
+    #[serde(default)]
+    recipient: String,
+    #[serde(default)]
+    body_text: String,
+}
+
+/// Changes a draft's recipient and text (`pipeline::notices::edit_draft`, audited); refused
+/// once the notice was marked sent. The pages and the API both edit drafts through this.
+pub(crate) async fn edit_draft(
+    state: &AdminState,
+    actor: &str,
+    id: NoticeId,
+    recipient: &str,
+    text: &str,
+) -> Result<NoticeRecord, Refused> {
+    pipeline::notices::edit_draft(state.store(), id, recipient, text, actor)
+        .await
+        .map_err(|e| {
+            let field = match &e {
+                pipeline::Error::Notice(m) if m.starts_with("recipient") => "recipient",
+                pipeline::Error::Notice(_) => "body_text",
+                _ => crate::form::WHOLE_FORM,
+            };
+            Refused::new(field, e)
+        })
+}
+
+pub(crate) async fn edit(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    FormPost(user, form, typed): FormPost<EditForm>,
+) -> WebResult<Response> {
+    user.require(Role::Reviewer)?;
+    let id = NoticeId(id);
+    let result = edit_draft(&state, user.actor(), id, &form.recipient, &form.body_text).await;
+    answer(
+        result,
+        |_| format!("/notices/{id}?edited=1"),
+        typed,
+        user.lang,
+        |form| show_page(&state, &user, id, form, false),
+    )
+    .await
 }
 
 #[derive(Deserialize)]

@@ -3,17 +3,18 @@
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
-use axum::response::{Html, Redirect};
+use axum::response::{Html, Redirect, Response};
 use pipeline::SiteCrawl;
 use serde::Deserialize;
 use store::{
     AuditLog, JobId, LicensedDomain, LicensedDomains, NewSite, Role, Site, SiteSettings,
-    SuspectSites, WorkId,
+    SuspectSites, WorkId, WorkReads,
 };
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
-use crate::render::{Ctx, page, when_opt};
+use crate::form::{Form, FormPost, OnField, Refused, answer};
+use crate::render::{Ctx, page};
 use crate::state::AdminState;
 
 #[derive(Template)]
@@ -23,11 +24,13 @@ struct ListPage {
     sites: Vec<Site>,
     licensed: Vec<LicensedDomain>,
     defaults: SiteSettings,
+    /// The add-site or licensed-domain form as typed, when it was refused.
+    form: Form,
 }
 
 impl ListPage {
     fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        when_opt(t)
+        self.ctx.when_opt(t)
     }
 }
 
@@ -35,11 +38,16 @@ pub(crate) async fn list(
     State(state): State<AdminState>,
     user: CurrentUser,
 ) -> WebResult<Html<String>> {
+    list_page(&state, &user, Form::default()).await
+}
+
+async fn list_page(state: &AdminState, user: &CurrentUser, form: Form) -> WebResult<Html<String>> {
     page(&ListPage {
-        ctx: Ctx::new(&user, "sites"),
+        ctx: Ctx::new(user, "sites"),
         sites: state.store().watched_sites().await?,
         licensed: state.store().licensed_domains().await?,
         defaults: pipeline::sites::default_site_settings(&state.settings().crawler),
+        form,
     })
 }
 
@@ -55,13 +63,49 @@ pub(crate) struct AddForm {
 }
 
 /// A form's number field: blank is none.
-fn number(field: &str, value: Option<String>) -> WebResult<Option<u32>> {
+fn number(field: &'static str, value: Option<String>) -> Result<Option<u32>, Refused> {
     super::blank_none(value)
         .map(|v| {
             v.parse::<u32>()
-                .map_err(|_| WebError::bad(format!("{field}: a whole number, not {v:?}")))
+                .map_err(|_| WebError::bad(format!("a whole number, not {v:?}")))
+                .on(field)
         })
         .transpose()
+}
+
+/// The field of the site forms a refusal of the store, the crawler or [`watch`]'s limits
+/// is about, by what its message names (a refusal that names its field keeps it).
+fn site_field(refused: Refused) -> Refused {
+    let (WebError::BadRequest(message) | WebError::Conflict(message)) = &refused.error else {
+        return refused;
+    };
+    if refused.field != crate::form::WHOLE_FORM {
+        return refused;
+    }
+    let field = [
+        ("max. pages", "max_pages"),
+        ("max. depth", "max_depth"),
+        ("delay", "delay_ms"),
+        ("concurrency", "concurrency"),
+        ("cron", "schedule"),
+        ("schedule", "schedule"),
+        ("include", "include"),
+        ("exclude", "exclude"),
+    ]
+    .into_iter()
+    .find(|(needle, _)| message.contains(needle))
+    .map_or("start_url", |(_, field)| field);
+    Refused { field, ..refused }
+}
+
+/// Pattern lines of a textarea, blank lines dropped.
+fn patterns(text: Option<String>) -> Vec<String> {
+    text.unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A site's crawl limits as given; `None` takes the configured default.
@@ -123,25 +167,113 @@ pub(crate) async fn watch(
 
 pub(crate) async fn add(
     State(state): State<AdminState>,
-    CsrfForm(user, form): CsrfForm<AddForm>,
-) -> WebResult<Redirect> {
+    FormPost(user, form, typed): FormPost<AddForm>,
+) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
+    let result = add_site(&state, &user, form).await.map_err(site_field);
+    answer(
+        result,
+        |site| format!("/sites/{}", site.id),
+        typed,
+        user.lang,
+        |form| list_page(&state, &user, form),
+    )
+    .await
+}
+
+async fn add_site(state: &AdminState, user: &CurrentUser, form: AddForm) -> Result<Site, Refused> {
     let limits = SiteLimits {
-        max_pages: number("max. pages", form.max_pages)?,
-        max_depth: number("max. depth", form.max_depth)?,
-        delay_ms: number("delay", form.delay_ms)?,
+        max_pages: number("max_pages", form.max_pages)?,
+        max_depth: number("max_depth", form.max_depth)?,
+        delay_ms: number("delay_ms", form.delay_ms)?,
         concurrency: number("concurrency", form.concurrency)?,
     };
-    let site = watch(
-        &state,
+    Ok(watch(
+        state,
         user.actor(),
         &form.start_url,
         super::blank_none(form.name),
         super::blank_none(form.schedule),
         limits,
     )
-    .await?;
-    Ok(Redirect::to(&format!("/sites/{}", site.id)))
+    .await?)
+}
+
+#[derive(Deserialize)]
+pub(crate) struct EditForm {
+    name: Option<String>,
+    start_url: Option<String>,
+    schedule: Option<String>,
+    max_pages: Option<String>,
+    max_depth: Option<String>,
+    delay_ms: Option<String>,
+    concurrency: Option<String>,
+    include: Option<String>,
+    exclude: Option<String>,
+}
+
+/// Changes a watched site as `copyhound sites set` does (`pipeline::sites::edit_site`) and
+/// records who did, with the site before and after; the pages and the API both edit sites
+/// through this.
+pub(crate) async fn edit_site(
+    state: &AdminState,
+    actor: &str,
+    id: i64,
+    edit: &pipeline::sites::SiteEdit,
+) -> WebResult<Site> {
+    let before = state.store().site(id).await?;
+    let site =
+        pipeline::sites::edit_site(state.store(), &state.settings().crawler, id, edit).await?;
+    let summary = |s: &Site| {
+        serde_json::json!({
+            "name": s.name, "start_url": s.start_url, "schedule": s.schedule,
+            "settings": s.settings,
+        })
+    };
+    state
+        .store()
+        .record_audit(
+            actor,
+            "site.edit",
+            Some("site"),
+            Some(id),
+            &serde_json::json!({ "before": summary(&before), "after": summary(&site) }),
+        )
+        .await?;
+    Ok(site)
+}
+
+pub(crate) async fn edit(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    FormPost(user, form, typed): FormPost<EditForm>,
+) -> WebResult<Response> {
+    user.require(Role::Reviewer)?;
+    let result = async {
+        let edit = pipeline::sites::SiteEdit {
+            name: super::blank_none(form.name),
+            start_url: super::blank_none(form.start_url),
+            settings: pipeline::sites::SiteSettingsChange {
+                max_pages: number("max_pages", form.max_pages)?,
+                max_depth: number("max_depth", form.max_depth)?,
+                delay_ms: number("delay_ms", form.delay_ms)?,
+                concurrency: number("concurrency", form.concurrency)?,
+                include: form.include.is_some().then(|| patterns(form.include)),
+                exclude: form.exclude.is_some().then(|| patterns(form.exclude)),
+            },
+            schedule: form.schedule.map(|c| super::blank_none(Some(c))),
+        };
+        Ok::<_, Refused>(edit_site(&state, user.actor(), id, &edit).await?)
+    }
+    .await;
+    answer(
+        result.map_err(site_field),
+        |_| format!("/sites/{id}?edited=1"),
+        typed,
+        user.lang,
+        |form| detail_page(&state, &user, id, None, form, false),
+    )
+    .await
 }
 
 #[derive(Template)]
@@ -153,11 +285,20 @@ struct DetailPage {
     running: bool,
     /// A crawl job is queued and no worker has started it yet.
     waiting: bool,
+    /// The edit form as typed, when it was refused.
+    form: Form,
+    /// The site's settings were just saved.
+    edited: bool,
 }
 
 impl DetailPage {
     fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        when_opt(t)
+        self.ctx.when_opt(t)
+    }
+
+    /// Include or exclude patterns, one a line, as the edit form shows them.
+    fn lines(&self, patterns: &[String]) -> String {
+        patterns.join("\n")
     }
 }
 
@@ -165,6 +306,8 @@ impl DetailPage {
 pub(crate) struct DetailQuery {
     /// The crawl job "crawl now" just queued.
     job: Option<JobId>,
+    /// The edit form was just saved.
+    edited: Option<u8>,
 }
 
 pub(crate) async fn detail(
@@ -173,6 +316,18 @@ pub(crate) async fn detail(
     Path(id): Path<i64>,
     Query(query): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
+    let edited = query.edited.is_some();
+    detail_page(&state, &user, id, query.job, Form::default(), edited).await
+}
+
+async fn detail_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: i64,
+    job: Option<JobId>,
+    form: Form,
+    edited: bool,
+) -> WebResult<Html<String>> {
     let site = state.store().site(id).await?;
     let crawls = pipeline::site_history(state.store(), id, 20).await?;
     let mut running = crawls
@@ -180,17 +335,19 @@ pub(crate) async fn detail(
         .any(|c| matches!(c.status, "queued" | "running"));
     // A crawl job no worker has started yet has no crawl row: without this the page showed
     // nothing after "crawl now" and never reloaded to show the crawl once it began.
-    let waiting = match query.job {
+    let waiting = match job {
         Some(job) if !running => pipeline::site_job_live(state.store(), id, job).await?,
         _ => false,
     };
     running |= waiting;
     page(&DetailPage {
-        ctx: Ctx::new(&user, "sites"),
+        ctx: Ctx::new(user, "sites"),
         site,
         crawls,
         running,
         waiting,
+        form,
+        edited,
     })
 }
 
@@ -270,25 +427,56 @@ pub(crate) struct LicensedForm {
 
 pub(crate) async fn licensed(
     State(state): State<AdminState>,
-    CsrfForm(user, form): CsrfForm<LicensedForm>,
-) -> WebResult<Redirect> {
+    FormPost(user, form, typed): FormPost<LicensedForm>,
+) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
+    let result = change_licensed(&state, &user, form).await;
+    answer(
+        result,
+        |()| "/sites".to_owned(),
+        typed,
+        user.lang,
+        |form| list_page(&state, &user, form),
+    )
+    .await
+}
+
+async fn change_licensed(
+    state: &AdminState,
+    user: &CurrentUser,
+    form: LicensedForm,
+) -> Result<(), Refused> {
     let work = match super::blank_none(form.work) {
         Some(w) => Some(
             w.parse::<WorkId>()
-                .map_err(|_| WebError::bad(format!("work: a work id, not {w:?}")))?,
+                .map_err(|_| WebError::bad(format!("a work id, not {w:?}")))
+                .on("work")?,
         ),
         None => None,
     };
+    if let Some(w) = work {
+        // An unknown work is a typing error here, not a missing page.
+        state
+            .store()
+            .work(w)
+            .await
+            .map_err(|_| WebError::bad(format!("there is no work {w}")))
+            .on("work")?;
+    }
     let note = super::blank_none(form.note);
     let action = if form.remove.is_some() {
-        state.store().remove_licensed(&form.domain, work).await?;
+        state
+            .store()
+            .remove_licensed(&form.domain, work)
+            .await
+            .on("domain")?;
         "licensed.remove"
     } else {
         state
             .store()
             .add_licensed(&form.domain, work, note.as_deref())
-            .await?;
+            .await
+            .on("domain")?;
         "licensed.add"
     };
     state
@@ -301,5 +489,5 @@ pub(crate) async fn licensed(
             &serde_json::json!({ "domain": form.domain.trim(), "work": work }),
         )
         .await?;
-    Ok(Redirect::to("/sites"))
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use askama::Template;
 use axum::extract::{Multipart, Path, Query, State};
-use axum::response::{Html, Redirect};
+use axum::response::{Html, Response};
 use serde::Deserialize;
 use store::{
     AuditLog, CaseFilter, CaseReads, CaseRecord, ChapterInfo, JobFilter, JobQueue, JobRecord,
@@ -12,7 +12,8 @@ use store::{
 
 use crate::auth::{CurrentUser, check_csrf};
 use crate::error::{WebError, WebResult};
-use crate::render::{Ctx, page, pct, when};
+use crate::form::{Form, FormPost, OnField, Refused, answer};
+use crate::render::{Ctx, page, pct};
 use crate::state::AdminState;
 
 #[derive(Deserialize)]
@@ -29,6 +30,8 @@ struct ListPage {
     imports: Vec<JobRecord>,
     q: String,
     next: Option<WorkId>,
+    /// The register form as typed, when it was refused.
+    form: Form,
 }
 
 impl ListPage {
@@ -36,7 +39,7 @@ impl ListPage {
         crate::render::urlencode(s)
     }
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
+        self.ctx.when(t)
     }
 }
 
@@ -44,6 +47,15 @@ pub(crate) async fn list(
     State(state): State<AdminState>,
     user: CurrentUser,
     Query(query): Query<ListQuery>,
+) -> WebResult<Html<String>> {
+    list_page(&state, &user, query, Form::default()).await
+}
+
+async fn list_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    query: ListQuery,
+    form: Form,
 ) -> WebResult<Html<String>> {
     let q = super::blank_none(query.q).unwrap_or_default();
     if q.chars().count() > 200 {
@@ -85,11 +97,12 @@ pub(crate) async fn list(
     }
     imports.truncate(20);
     page(&ListPage {
-        ctx: Ctx::new(&user, "works"),
+        ctx: Ctx::new(user, "works"),
         works,
         imports,
         q,
         next,
+        form,
     })
 }
 
@@ -193,9 +206,34 @@ pub(crate) async fn queue_import(
 pub(crate) async fn register(
     State(state): State<AdminState>,
     user: CurrentUser,
-    mut form: Multipart,
-) -> WebResult<Redirect> {
+    form: Multipart,
+) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
+    let mut typed = Vec::new();
+    let result = upload(&state, &user, form, &mut typed).await;
+    let typed = Form::with_values(typed.iter().map(|(n, v)| (*n, v.as_str())));
+    let query = ListQuery {
+        q: None,
+        after: None,
+    };
+    answer(
+        result,
+        |()| "/works?queued=1".to_owned(),
+        typed,
+        user.lang,
+        |form| list_page(&state, &user, query, form),
+    )
+    .await
+}
+
+/// Reads the register form and queues the import; what was typed (title, author, text) is
+/// put in `typed` as it is read, for the form to show again when it is refused.
+async fn upload(
+    state: &AdminState,
+    user: &CurrentUser,
+    mut form: Multipart,
+    typed: &mut Vec<(&'static str, String)>,
+) -> Result<(), Refused> {
     let mut csrf = String::new();
     let mut title = None;
     let mut author = None;
@@ -204,13 +242,13 @@ pub(crate) async fn register(
     while let Some(field) = form
         .next_field()
         .await
-        .map_err(|e| upload_error(&state, &e))?
+        .map_err(|e| upload_error(state, &e))?
     {
         let name = field.name().unwrap_or_default().to_owned();
         match name.as_str() {
             "file" => {
                 let filename = field.file_name().unwrap_or_default().to_owned();
-                let bytes = field.bytes().await.map_err(|e| upload_error(&state, &e))?;
+                let bytes = field.bytes().await.map_err(|e| upload_error(state, &e))?;
                 if !bytes.is_empty() {
                     file = Some((filename, bytes));
                 }
@@ -219,7 +257,7 @@ pub(crate) async fn register(
                 let value = field
                     .text()
                     .await
-                    .map_err(|e| match upload_error(&state, &e) {
+                    .map_err(|e| match upload_error(state, &e) {
                         WebError::BadRequest(_) => {
                             WebError::bad(format!("bad form field {name}: {e}"))
                         }
@@ -227,19 +265,28 @@ pub(crate) async fn register(
                     })?;
                 match name.as_str() {
                     "csrf" => csrf = value,
-                    "title" => title = super::blank_none(Some(value)),
-                    "author" => author = super::blank_none(Some(value)),
-                    "text" => text = super::blank_none(Some(value)),
+                    "title" => {
+                        typed.push(("title", value.clone()));
+                        title = super::blank_none(Some(value));
+                    }
+                    "author" => {
+                        typed.push(("author", value.clone()));
+                        author = super::blank_none(Some(value));
+                    }
+                    "text" => {
+                        typed.push(("text", value.clone()));
+                        text = super::blank_none(Some(value));
+                    }
                     _ => {}
                 }
             }
         }
     }
     // Checked after reading the whole form: a multipart body has no order guarantee.
-    check_csrf(&user, &csrf)?;
+    check_csrf(user, &csrf)?;
     let (ext, bytes) = match (file, text) {
         (Some((filename, bytes)), _) => {
-            let ext = upload_extension(&filename)?;
+            let ext = upload_extension(&filename).on("file")?;
             // A title from the file's name when none was typed.
             if title.is_none() {
                 title = title_from_file_name(&filename);
@@ -247,11 +294,13 @@ pub(crate) async fn register(
             (ext, bytes.to_vec())
         }
         (None, Some(text)) => ("txt".to_owned(), text.into_bytes()),
-        (None, None) => return Err(WebError::bad("choose a file or paste the text")),
+        (None, None) => return Err(Refused::label("file", "form.file_or_text")),
     };
-    let title = title.ok_or_else(|| WebError::bad("a pasted text needs a title"))?;
-    queue_import(&state, user.actor(), &ext, bytes, title, author).await?;
-    Ok(Redirect::to("/works?queued=1"))
+    let title = title.ok_or_else(|| Refused::label("title", "form.required"))?;
+    queue_import(state, user.actor(), &ext, bytes, title, author)
+        .await
+        .on("title")?;
+    Ok(())
 }
 
 /// A multipart error as the person uploading should read it: past the upload limit a 413
@@ -271,23 +320,47 @@ struct DetailPage {
     work: Work,
     chapters: Vec<ChapterInfo>,
     cases: Vec<CaseRecord>,
+    /// The edit form as typed, when it was refused.
+    form: Form,
+    /// The title and author were just saved.
+    edited: bool,
 }
 
 impl DetailPage {
     fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
+        self.ctx.when(t)
+    }
+
+    fn author(&self) -> &str {
+        self.work.author.as_deref().unwrap_or_default()
     }
     fn pct(&self, share: &f64) -> String {
         pct(share)
     }
 }
 
+#[derive(Deserialize)]
+pub(crate) struct DetailQuery {
+    edited: Option<u8>,
+}
+
 pub(crate) async fn detail(
     State(state): State<AdminState>,
     user: CurrentUser,
     Path(id): Path<i64>,
+    Query(query): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
-    let id = WorkId(id);
+    let edited = query.edited.is_some();
+    detail_page(&state, &user, WorkId(id), Form::default(), edited).await
+}
+
+async fn detail_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: WorkId,
+    form: Form,
+    edited: bool,
+) -> WebResult<Html<String>> {
     let work = state.store().work(id).await?;
     let mut chapters = state.store().chapters(id).await?;
     chapters.truncate(500);
@@ -297,9 +370,68 @@ pub(crate) async fn detail(
     };
     let cases = state.store().cases(&filter, None, 100).await?;
     page(&DetailPage {
-        ctx: Ctx::new(&user, "works"),
+        ctx: Ctx::new(user, "works"),
         work,
         chapters,
         cases,
+        form,
+        edited,
     })
+}
+
+#[derive(Deserialize)]
+pub(crate) struct EditForm {
+    title: Option<String>,
+    author: Option<String>,
+}
+
+/// Changes a work's title and author as `copyhound works set` does (`pipeline::works::
+/// edit_work`, audited); the pages and the API both edit works through this. A blank
+/// author removes it.
+pub(crate) async fn edit_work(
+    state: &AdminState,
+    actor: &str,
+    id: WorkId,
+    title: Option<String>,
+    author: Option<String>,
+) -> Result<pipeline::works::WorkEdited, Refused> {
+    if let Some(title) = &title
+        && bounds::text::strip_controls(title).trim().is_empty()
+    {
+        return Err(Refused::label("title", "form.required"));
+    }
+    for (field, value) in [("title", &title), ("author", &author)] {
+        if value
+            .as_ref()
+            .is_some_and(|v| v.chars().count() > MAX_NAME_CHARS)
+        {
+            return Err(WebError::bad(format!(
+                "at most {MAX_NAME_CHARS} characters"
+            )))
+            .on(field);
+        }
+    }
+    let edit = pipeline::works::WorkEdit {
+        title: title.map(|t| t.trim().to_owned()),
+        author: author.map(|a| a.trim().to_owned()),
+    };
+    Ok(pipeline::works::edit_work(state.store(), id, edit, actor).await?)
+}
+
+pub(crate) async fn edit(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    FormPost(user, form, typed): FormPost<EditForm>,
+) -> WebResult<Response> {
+    user.require(Role::Reviewer)?;
+    let id = WorkId(id);
+    let result = edit_work(&state, user.actor(), id, form.title, form.author).await;
+    answer(
+        result,
+        |_| format!("/works/{id}?edited=1"),
+        typed,
+        user.lang,
+        |form| detail_page(&state, &user, id, form, false),
+    )
+    .await
 }

@@ -61,9 +61,15 @@ async fn demo(
 ) -> Result<()> {
     let handler = settings.handler(store)?;
     let pages = bench::demo::demo_pages().context("while building the demo site")?;
-    let set_up = demo::set_up(store, handler.importer(), &settings.crawler, pages)
-        .await
-        .context("while setting up the demo")?;
+    let set_up = demo::set_up(
+        store,
+        handler.importer(),
+        &settings.crawler,
+        &settings.notices,
+        pages,
+    )
+    .await
+    .context("while setting up the demo")?;
     eprint!("{set_up}");
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

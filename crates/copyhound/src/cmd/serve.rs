@@ -53,19 +53,21 @@ async fn serve_store(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    if let Some((name, password)) = pipeline::accounts::bootstrap_admin(store)
+    let first_admin = pipeline::accounts::bootstrap_admin(store)
         .await
-        .context("while creating the first admin")?
-    {
-        eprintln!(
-            "no users yet: created {name:?} with the one-time password {password}\n\
-             log in and change it, or add your own admin with `copyhound users add NAME --role admin`"
-        );
-    }
+        .context("while creating the first admin")?;
     let listen = args.listen.unwrap_or(settings.server.listen);
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot listen on {listen} (--listen, [server] listen)"))?;
+    if let Some((name, password)) = first_admin {
+        let at = listener.local_addr().unwrap_or(listen);
+        eprintln!(
+            "no users yet: created {name:?} with the one-time password {password}\n\
+             log in and change it on your account page, http://{at}/account (or add your \
+             own admin with `copyhound users add NAME --role admin`)"
+        );
+    }
     let workers = if args.no_workers {
         None
     } else {

@@ -288,11 +288,27 @@ impl Browser<'_> {
 
     /// The browser's console since the last look: a script the Content-Security-Policy
     /// blocked, a script error or a resource that failed to load is a bug.
+    /// The page's own status is not among them: a form refused with 422 or the 404 page is
+    /// logged by Chromium as a failed load of the page itself, and the tests check those
+    /// statuses' pages themselves.
     pub async fn clean_console(&self, after: &str) {
         let entries = self.driver.browser_log().await.unwrap();
+        let page = self
+            .driver
+            .current_url()
+            .await
+            .map(|u| u.to_string())
+            .unwrap_or_default();
+        let own_status = |m: &str| {
+            m.strip_prefix(page.as_str()).is_some_and(|rest| {
+                rest.starts_with(
+                    " - Failed to load resource: the server responded with a status of 4",
+                )
+            })
+        };
         let severe: Vec<_> = entries
             .iter()
-            .filter(|e| e.level == "SEVERE")
+            .filter(|e| e.level == "SEVERE" && !own_status(&e.message))
             .map(|e| e.message.as_str())
             .collect();
         if !severe.is_empty() {

@@ -4,8 +4,9 @@
 use chrono::{Duration as TimeDelta, Utc};
 use store::testing::TestDb;
 use store::{
-    CaseReads, CaseStatus, CaseWrites, CopyCheck, CopyState, Error, MatchWrites, NewNotice,
-    NoticeId, NoticeStatus, Notices, PageId, Rechecks, SnapshotId, Store,
+    AuditLog, CaseReads, CaseStatus, CaseWrites, CopyCheck, CopyState, Error, MatchWrites,
+    NewNotice, NoticeDraftEdit, NoticeId, NoticeStatus, Notices, PageId, Rechecks, SettingChange,
+    SettingOverrides, SnapshotId, Store,
 };
 
 use super::cases::{actions, at, found, not_found, snapshot_at, work};
@@ -49,15 +50,19 @@ fn check(
     }
 }
 
-pub async fn notices_are_drafted_for_confirmed_cases_and_marked_sent_once(db: &TestDb) {
-    let s = &db.store;
-    let (w, ch) = work(s, "镜花缘", 61).await;
-    let snap = snapshot_at(s, "https://盗版.example/1", 1, at(0)).await;
-    let case = s
-        .record_matches(snap, &[found(w, ch[0], 0.9)], "worker")
+/// A case against a new work (`seed`) opened by a match on `url`.
+async fn open_case(s: &Store, seed: u8, url: &str) -> store::CaseId {
+    let (w, ch) = work(s, "镜花缘", seed).await;
+    let snap = snapshot_at(s, url, 1, at(0)).await;
+    s.record_matches(snap, &[found(w, ch[0], 0.9)], "worker")
         .await
         .unwrap()
-        .opened[0];
+        .opened[0]
+}
+
+pub async fn notices_are_drafted_for_confirmed_cases_and_marked_sent_once(db: &TestDb) {
+    let s = &db.store;
+    let case = open_case(s, 61, "https://盗版.example/1").await;
 
     // An unreviewed case gets no notice.
     match s.create_notice(&draft(case, "cn"), "alice").await {
@@ -401,4 +406,112 @@ pub async fn a_copy_back_up_is_reported_and_a_reviewed_case_stops_its_rechecks(d
     assert_eq!(w3.recheck.copies[0].removed_snapshot, None);
     assert_eq!(w3.recheck.checks, 3);
     assert!(w3.recheck.next_at.is_some());
+}
+
+pub async fn a_draft_is_edited_until_it_is_sent(db: &TestDb) {
+    let s = &db.store;
+    let case = open_case(s, 62, "https://盗版.example/2").await;
+    s.set_case_status(case, CaseStatus::Confirmed, "alice", None)
+        .await
+        .unwrap();
+    let notice = s.create_notice(&draft(case, "cn"), "alice").await.unwrap();
+    let edit = NoticeDraftEdit {
+        recipient: "legal@托管.example".into(),
+        body_text: "改过的通知 <b>\n第二行".into(),
+        body_html: "<pre>改过的通知 &lt;b&gt;\n第二行</pre>".into(),
+    };
+    let edited = s.edit_notice_draft(notice.id, &edit, "bob").await.unwrap();
+    assert_eq!(edited.recipient, edit.recipient);
+    assert_eq!(edited.body_text, edit.body_text);
+    assert_eq!(edited.body_html, edit.body_html);
+    assert_eq!(
+        (edited.subject, edited.created_by),
+        (notice.subject, notice.created_by)
+    );
+    let audit = s.audit_of("notice", notice.id.0).await.unwrap();
+    let row = audit.iter().find(|a| a.action == "notice.edit").unwrap();
+    assert_eq!(row.actor, "bob");
+    assert_eq!(row.details["recipient"]["before"], "abuse@盗版.example");
+    assert_eq!(row.details["text_changed"], true);
+
+    not_found(
+        s.edit_notice_draft(NoticeId(9_999), &edit, "bob").await,
+        "notice",
+    );
+    let now = Utc::now();
+    s.mark_notice_sent(notice.id, "alice", now, now)
+        .await
+        .unwrap();
+    match s.edit_notice_draft(notice.id, &edit, "bob").await {
+        Err(Error::Conflict(msg)) => assert!(msg.contains("marked sent"), "{msg}"),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+pub async fn setting_overrides_are_saved_cleared_and_audited(db: &TestDb) {
+    let s = &db.store;
+    assert!(s.setting_overrides().await.unwrap().is_empty());
+    let set = |key: &str, value: Option<&str>| SettingChange {
+        key: key.into(),
+        value: value.map(str::to_owned),
+    };
+    let changed = s
+        .save_setting_overrides(
+            &[
+                set("notices.rights_holder.name", Some("示例出版社 📚")),
+                set("server.time_zone", Some("Asia/Shanghai")),
+                set("notices.template", None),
+            ],
+            "alice",
+        )
+        .await
+        .unwrap();
+    // Clearing what was never saved is no change.
+    assert_eq!(changed, ["notices.rights_holder.name", "server.time_zone"]);
+    let saved = s.setting_overrides().await.unwrap();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[0].key, "notices.rights_holder.name");
+    assert_eq!(saved[0].value, "示例出版社 📚");
+    assert_eq!(saved[1].updated_by, "alice");
+
+    // The same value again changes nothing and writes no audit row.
+    let again = s
+        .save_setting_overrides(&[set("server.time_zone", Some("Asia/Shanghai"))], "bob")
+        .await
+        .unwrap();
+    assert!(again.is_empty());
+    let changed = s
+        .save_setting_overrides(
+            &[
+                set("server.time_zone", None),
+                set("notices.rights_holder.name", Some("Press")),
+            ],
+            "bob",
+        )
+        .await
+        .unwrap();
+    assert_eq!(changed.len(), 2);
+    let saved = s.setting_overrides().await.unwrap();
+    assert_eq!(saved.len(), 1);
+    assert_eq!(
+        (saved[0].value.as_str(), saved[0].updated_by.as_str()),
+        ("Press", "bob")
+    );
+
+    let rows: Vec<_> = s
+        .recent_audit(None, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.action == "settings.change")
+        .collect();
+    assert_eq!(rows.len(), 2, "one row per save that changed something");
+    let last = &rows[0];
+    assert_eq!(last.actor, "bob");
+    assert_eq!(last.details["server.time_zone"]["before"], "Asia/Shanghai");
+    assert!(last.details["server.time_zone"]["after"].is_null());
+    assert_eq!(
+        last.details["notices.rights_holder.name"]["before"],
+        "示例出版社 📚"
+    );
 }
