@@ -16,7 +16,7 @@
 //! huge string or rewrites the prototypes the page's own script used). CSS-ordered pages
 //! shuffle the chapter's paragraphs (`css-paragraphs`) or half-sentences (`css-phrases`) in the
 //! markup and order them with flexbox `order` classes. Pages of a remapped font carry an
-//! `@font-face` for their content; GBK pages of `GBK as iso-8859-1` declare `iso-8859-1`.
+//! `@font-face` for their content, its font written beside them (`fonts/rN.woff2`); GBK pages of `GBK as iso-8859-1` declare `iso-8859-1`.
 //! Encodings, by page: simplified Chinese in
 //! UTF-8, GBK with and without a meta charset, and GB18030; traditional Chinese in Big5 with
 //! and without a meta charset, and UTF-8; English in UTF-8 and windows-1252. Characters an
@@ -62,7 +62,8 @@ struct Expected<'a> {
 }
 
 /// Writes every page as an HTML file under `out/pages/<case>/` and `out/expected.jsonl`;
-/// the paths, in page order. With `endpoints`, some script-written pages fetch their text
+/// the paths, in page order. With `fonts` (a reference font's bytes), each remapped-font page
+/// gets its font, built from the reference's glyphs, at [`font_path`]. With `endpoints`, some script-written pages fetch their text
 /// from `N.json` beside them (N the page's place in `pages`), written as the HTML file's
 /// path with the extension `json`: a server must serve it at that URL. `ids` maps the
 /// chapters a page copies to the store ids `expected.jsonl` names.
@@ -74,6 +75,7 @@ pub fn write_pages(
     ids: &HashMap<ChapterId, i64>,
     out: &Path,
     endpoints: bool,
+    fonts: Option<&[u8]>,
 ) -> Result<Vec<PathBuf>> {
     let mut expected = std::io::BufWriter::new(
         std::fs::File::create(out.join("expected.jsonl"))
@@ -86,6 +88,15 @@ pub fn write_pages(
         let rendered = render(page, *n, endpoints.then_some(at));
         let dir = out.join("pages").join(slug(page.case));
         std::fs::create_dir_all(&dir)?;
+        if let Some(reference) = fonts.filter(|_| page.case == Case::FontRemap) {
+            let path = font_path(&dir, *n);
+            std::fs::create_dir_all(dir.join("fonts"))?;
+            let font = testkit::fonts::remapped_font(reference, &page.remapped)
+                .and_then(|ttf| testkit::fonts::woff2(&ttf))
+                .map_err(|e| anyhow::anyhow!("while making the font of {}: {e}", page.origin))?;
+            std::fs::write(&path, font)
+                .with_context(|| format!("while writing {}", path.display()))?;
+        }
         let name = format!(
             "{:04}-{}-{}{}.html",
             n,
@@ -125,6 +136,21 @@ pub fn write_pages(
     }
     expected.flush()?;
     Ok(paths)
+}
+
+/// The bytes of the first of `settings`' reference fonts that can be read: what the fonts of
+/// remapped-font pages are built from, as the decoder reads them with; `None` when none can.
+pub fn reference_font(settings: &crawler::FontSettings) -> Option<Vec<u8>> {
+    settings
+        .reference_fonts
+        .iter()
+        .find_map(|path| std::fs::read(path).ok())
+}
+
+/// Where the font of the remapped-font page number `n` (of its case) is written: `fonts/rN.woff2`
+/// beside the page, the URL its `@font-face` names relative to it.
+pub fn font_path(dir: &Path, n: usize) -> PathBuf {
+    dir.join("fonts").join(format!("r{n}.woff2"))
 }
 
 /// A page as a file.
@@ -253,9 +279,10 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
         _ => biquge(&meta_tag, &title, &lines),
     };
     let html = if page.case == Case::FontRemap {
-        // The font that draws the Private Use Area code points as the characters they replace.
+        // The font that draws the Private Use Area code points as the characters they replace
+        // (`font_path`, relative to the page).
         let font = format!(
-            "<style>@font-face {{ font-family: \"r{n}\"; src: url(\"/fonts/r{n}.woff2\") format(\"woff2\"); }}\n\
+            "<style>@font-face {{ font-family: \"r{n}\"; src: url(\"fonts/r{n}.woff2\") format(\"woff2\"); }}\n\
              #content, article, td {{ font-family: \"r{n}\", serif; }}</style></head>"
         );
         html.replacen("</head>", &font, 1)

@@ -440,6 +440,9 @@ pub struct PiratePage {
     pub expected: Vec<ChapterId>,
     /// Which chapters it was made from, for failure reports.
     pub origin: String,
+    /// For a remapped font's page: each Private Use Area code point of the text and the
+    /// character its font draws (what the page's `@font-face` must map).
+    pub remapped: Vec<(char, char)>,
 }
 
 /// A small deterministic generator (the same pages on every machine).
@@ -624,6 +627,12 @@ const PUA_START: u32 = 0xE000;
 /// and Han characters are: what a page shows through a font whose glyphs for those code points
 /// are the originals'. Every occurrence of a character gets the same code point.
 pub fn remap_font(text: &str, share: f64) -> String {
+    remap_font_with_map(text, share).0
+}
+
+/// [`remap_font`], with each PUA code point used and the character it replaces, in code point
+/// order.
+pub fn remap_font_with_map(text: &str, share: f64) -> (String, Vec<(char, char)>) {
     let mut counts: HashMap<char, usize> = HashMap::default();
     let mut total = 0usize;
     for c in text.chars().filter(|c| c.is_alphanumeric()) {
@@ -642,7 +651,10 @@ pub fn remap_font(text: &str, share: f64) -> String {
         map.insert(c, pua);
         covered += n;
     }
-    text.chars().map(|c| *map.get(&c).unwrap_or(&c)).collect()
+    let remapped = text.chars().map(|c| *map.get(&c).unwrap_or(&c)).collect();
+    let mut pairs: Vec<(char, char)> = map.into_iter().map(|(c, pua)| (pua, c)).collect();
+    pairs.sort_unstable();
+    (remapped, pairs)
 }
 
 fn with_ads(text: &str, chinese: bool, rng: &mut Rng) -> String {
@@ -709,6 +721,7 @@ pub fn pirate_pages(corpus: &Corpus, per_case: usize, seed: u64) -> Vec<PiratePa
 /// does not fit the case).
 fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<PiratePage> {
     let page = |case, text, expected: Vec<ChapterId>, origin: String| PiratePage {
+        remapped: Vec::new(),
         case,
         text,
         expected,
@@ -810,7 +823,12 @@ fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<
                 Case::Latin1Gbk if chinese && zhconv::is_hans(&c.text) => one(c.text.clone(), rng),
                 Case::FontRemap => {
                     let share = rng.range(10, 25) as f64 / 100.0;
-                    one(remap_font(&c.text, share), rng)
+                    let (text, remapped) = remap_font_with_map(&c.text, share);
+                    let mut pages = one(text, rng);
+                    for p in &mut pages {
+                        p.remapped.clone_from(&remapped);
+                    }
+                    pages
                 }
                 Case::Homophones if chinese => {
                     let t = homophones(&c.text, tables, rng);
@@ -893,6 +911,7 @@ pub fn excerpt_pages(
             lines[at..].concat()
         );
         out.push(PiratePage {
+            remapped: Vec::new(),
             case: Case::Partial,
             text: chrome(host, &body, &mut rng),
             expected: vec![c.id],

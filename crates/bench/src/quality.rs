@@ -527,6 +527,9 @@ pub async fn store_corpus(
     Ok(ids)
 }
 
+/// What a run says when no reference font can be read.
+pub(crate) const NO_REFERENCE_FONT: &str = "no reference font ([crawler.extract.fonts] reference_fonts; apt-get install fonts-wqy-microhei): remapped-font pages are written without their fonts";
+
 /// Options of `bench quality`.
 #[derive(Debug, Clone)]
 pub struct QualityOptions {
@@ -711,7 +714,11 @@ async fn check_pages(
     let jobs = options.jobs;
     let ids = store_corpus(corpus, sections.fingerprint, store, jobs).await?;
     let pages = options.pages.pages(corpus);
-    let paths = crate::html::write_pages(&pages, &ids.to_store, out, false)?;
+    let reference = crate::html::reference_font(&sections.crawler.extract.fonts);
+    if reference.is_none() {
+        progress(NO_REFERENCE_FONT);
+    }
+    let paths = crate::html::write_pages(&pages, &ids.to_store, out, false, reference.as_deref())?;
     let started = Instant::now();
     let (index, loaded) = load_index(store, sections.fingerprint, sections.matcher).await?;
     warn_skipped(&loaded, progress);

@@ -20,7 +20,7 @@ use pipeline::{Analyser, CrawlRunner, Handler, MatchWorkers};
 use serde::Serialize;
 use store::{EvidenceReads, MatchReads, Page, Store, StoreSettings, WorkFilter, WorkReads};
 
-use crate::pirate::{Corpus, PageOptions, PiratePage};
+use crate::pirate::{Case, Corpus, PageOptions, PiratePage};
 use crate::quality::{QualityReport, StoredIds, score, store_corpus};
 use crate::{Progress, Sections};
 
@@ -130,6 +130,26 @@ fn site_pages(pages: &[PiratePage], files: &[PathBuf]) -> Result<Vec<SitePage>> 
         };
         links.push((path.clone(), format!("第{i}章")));
         site_pages.push(SitePage { path, kind, body });
+        // A remapped font's page: its font at `fonts/rN.woff2` beside it (N the number in
+        // the page's file name, see `html::font_path`).
+        if p.case == Case::FontRemap
+            && let Some(n) = file
+                .file_name()
+                .and_then(|f| f.to_str())
+                .and_then(|f| f.get(..4))
+                .and_then(|n| n.parse::<usize>().ok())
+            && let Some(dir) = file.parent()
+        {
+            let font = crate::html::font_path(dir, n);
+            if font.exists() {
+                site_pages.push(SitePage {
+                    path: format!("/p/fonts/r{n}.woff2"),
+                    kind,
+                    body: std::fs::read(&font)
+                        .with_context(|| format!("reading {}", font.display()))?,
+                });
+            }
+        }
         // A script-written page that fetches its chapter: its content endpoint beside it.
         let endpoint = file.with_extension("json");
         if endpoint.exists() {
@@ -215,7 +235,11 @@ async fn crawl_and_score(
     let ids = store_corpus(corpus, sections.fingerprint, store, matchers).await?;
     let pages = options.pages.pages(corpus);
     std::fs::create_dir_all(out.join("pages"))?;
-    let files = crate::html::write_pages(&pages, &ids.to_store, out, true)?;
+    let reference = crate::html::reference_font(&sections.crawler.extract.fonts);
+    if reference.is_none() {
+        progress(crate::quality::NO_REFERENCE_FONT);
+    }
+    let files = crate::html::write_pages(&pages, &ids.to_store, out, true, reference.as_deref())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let site = SiteServer::start(listener, site_pages(&pages, &files)?)?;
     let addr = site.addr();

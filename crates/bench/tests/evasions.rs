@@ -256,3 +256,42 @@ fn a_chapter_registered_twice_is_attributed_once() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].chapter, ChapterId(1));
 }
+
+#[test]
+fn remapped_font_pages_read_back_through_their_own_font() {
+    let Some(reference) = testkit::fonts::reference_font() else {
+        return;
+    };
+    let reference = std::fs::read(reference).unwrap();
+    let f = fixture();
+    let decoder = crawler::fonts::decoder(&crawler::FontSettings::default());
+    let mut read = 0;
+    for p in f.pages.iter().filter(|p| p.case == Case::FontRemap) {
+        assert!(!p.remapped.is_empty(), "{}", p.origin);
+        // The font the bench serves beside the page, as the crawl and `check` read it.
+        let font = testkit::fonts::remapped_font(&reference, &p.remapped)
+            .and_then(|ttf| testkit::fonts::woff2(&ttf))
+            .unwrap();
+        let url = url::Url::parse("http://pirate.example/fonts/r0.woff2").unwrap();
+        let decoded = crawler::fonts::decode_text(&decoder, &p.text, &[(url, Ok(font))]);
+        assert_eq!(decoded.notes, Vec::<String>::new(), "{}", p.origin);
+        assert_eq!(decoded.left, 0, "{}: PUA characters left", p.origin);
+        let original: String = p
+            .text
+            .chars()
+            .map(|c| p.remapped.iter().find(|r| r.0 == c).map_or(c, |r| r.1))
+            .collect();
+        assert_eq!(decoded.text, original, "{}", p.origin);
+        // Read back, the page is the chapter again: found whole.
+        let matches = f.matcher.check(&decoded.text, &f.source).unwrap();
+        assert!(
+            matches
+                .iter()
+                .any(|m| p.expected.contains(&m.chapter) && m.coverage >= 0.99),
+            "{}",
+            p.origin
+        );
+        read += 1;
+    }
+    assert_eq!(read, 10);
+}

@@ -26,15 +26,17 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
         String::from_utf8_lossy(&out.stderr)
     );
     let figures: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // A remapped font's pages whose index evidence the remapping destroyed are not found
-    // (issue #27 item 3b, decoding the page's font, is not done): that recall target alone
-    // may be missed.
+    // A remapped font's pages are read through the font the bench serves beside them, built
+    // from the reference font (fonts-wqy-microhei, which CI installs: missing there, this
+    // fails). Without it, the pages whose index evidence the remapping destroyed are not
+    // found: that recall target alone may then be missed.
+    let fonts = testkit::fonts::reference_font().is_some();
     let missed: Vec<&str> = figures["missed_targets"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|m| m.as_str())
-        .filter(|m| !m.starts_with("recall of remapped font "))
+        .filter(|m| fonts || !m.starts_with("recall of remapped font "))
         .collect();
     assert_eq!(missed, Vec::<&str>::new(), "{figures:#}");
     assert!(figures["recall"].as_f64().unwrap() >= 0.98, "{figures:#}");
@@ -59,17 +61,23 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
         assert_eq!(case["recall"].as_f64().unwrap(), 1.0, "{case}");
         assert!(case["coverage_min"].as_f64().unwrap() >= 0.9, "{case}");
     }
-    // A remapped font's pages that are found align whole, wildcards and all.
+    // A remapped font's pages are read through their fonts and found whole (without the
+    // fonts, those found align whole, wildcards and all).
     let remapped = cases.iter().find(|c| c["case"] == "remapped font").unwrap();
     assert!(
         remapped["coverage_min"].as_f64().unwrap() >= 0.8,
         "{remapped}"
     );
-    assert!(remapped["recall"].as_f64().unwrap() >= 0.75, "{remapped}");
+    if fonts {
+        assert!(remapped["recall"].as_f64().unwrap() >= 0.95, "{remapped}");
+        assert!(remapped["coverage"].as_f64().unwrap() >= 0.8, "{remapped}");
+    } else {
+        assert!(remapped["recall"].as_f64().unwrap() >= 0.75, "{remapped}");
+    }
     for case in cases {
         assert!(case["pages"].as_u64().unwrap() >= 4, "{case}");
         if case["evasion"].as_bool().unwrap() {
-            if case["case"] != "remapped font" {
+            if fonts || case["case"] != "remapped font" {
                 assert!(case["recall"].as_f64().unwrap() >= 0.95, "{case}");
             }
             assert_eq!(case["right_chapter"].as_f64().unwrap(), 1.0, "{case}");
@@ -120,18 +128,31 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
         ("script-written", "script-written"),
         ("script-built", "script-built"),
     ] {
-        check_says_script(&db, &out_dir, &lines, dir, case);
+        check_says_source(&db, &out_dir, &lines, dir, case, "script");
+    }
+    // And over the remapped-font pages: read through the fonts beside them, as the crawl
+    // reads a served page's font.
+    if fonts {
+        check_says_source(
+            &db,
+            &out_dir,
+            &lines,
+            "remapped-font",
+            "remapped font",
+            "font",
+        );
     }
 }
 
 /// `check --json` over `out_dir/pages/DIR` reports, for each page of `case`, the chapters
-/// `expected.jsonl` names, with the text taken from the page's script.
-fn check_says_script(
+/// `expected.jsonl` names, with the text source `source`.
+fn check_says_source(
     db: &str,
     out_dir: &std::path::Path,
     lines: &[serde_json::Value],
     dir: &str,
     case: &str,
+    source: &str,
 ) {
     let verbatim = out_dir.join("pages").join(dir);
     let out = common::copyhound(db)
@@ -143,7 +164,11 @@ fn check_says_script(
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(reported.iter().all(|r| r["text_source"] == "script"));
+    assert!(!reported.is_empty());
+    assert!(
+        reported.iter().all(|r| r["text_source"] == source),
+        "{reported:?}"
+    );
     for line in lines.iter().filter(|l| l["case"] == case) {
         let file = out_dir.join(line["file"].as_str().unwrap());
         let found: Vec<&serde_json::Value> = reported

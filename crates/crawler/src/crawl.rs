@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::extract::{ExtractSettings, Extracted, Extractor, PageKind};
+use crate::extract::{ExtractSettings, Extracted, Extractor, PageKind, TextSource};
 use crate::fetch::{FetchRequest, FetchSettings, Fetcher};
 use crate::frontier::{
     ChainPos, Claim, Claimed, Discovery, EntryId, EntryState, Frontier, FrontierEntry,
@@ -603,6 +603,7 @@ where
             validators: None,
             max_body_bytes: Some(self.settings.robots.max_bytes),
             accept_json: false,
+            accept_font: false,
         };
         let result = self.fetcher.fetch(&request).await;
         if self
@@ -681,6 +682,7 @@ where
             validators: previous.as_ref().map(|p| p.validators.clone()),
             max_body_bytes: None,
             accept_json: false,
+            accept_font: false,
         };
         let result = self.fetcher.fetch(&request).await;
         let next_ok = self.politeness.release(permit, feedback(&result)).await?;
@@ -780,6 +782,20 @@ where
             source = read.source;
             text_snapshot = Some(endpoint_id);
         }
+        // Private Use Area code points drawn by the page's own font: the font is fetched
+        // (as evidence of its own) and the text read through it.
+        if let Some(extracted) = &extracted {
+            let fonts = &self.settings.extract.fonts;
+            let wanted = crate::fonts::sources_to_fetch(fonts, &text, &extracted.font_sources);
+            if !wanted.is_empty()
+                && let Some(decoded) = self
+                    .decode_fonts(&snapshot.final_url, &text, wanted)
+                    .await?
+            {
+                text = decoded;
+                source = TextSource::Font;
+            }
+        }
         let chain = entry.chain.clone().or_else(|| {
             extracted.as_ref()?.next_page.as_ref().map(|_| ChainPos {
                 head: entry.url.clone(),
@@ -844,6 +860,7 @@ where
             validators: None,
             max_body_bytes: None,
             accept_json: true,
+            accept_font: false,
         };
         let result = self.fetcher.fetch(&request).await;
         self.politeness.release(permit, feedback(&result)).await?;
@@ -866,6 +883,76 @@ where
             .read_blocking(&snapshot, body, crate::extract::read_endpoint)
             .await;
         Ok(read.ok().map(|read| (stored.id, read)))
+    }
+
+    /// Fetches the fonts at `urls` (each as [`Crawl::fetch_font`] does) and reads `text`
+    /// through them on a blocking thread: the decoded text, or `None` when no font mapped a
+    /// character (each font's problem logged). A failure of the store is an error.
+    async fn decode_fonts(&self, page: &Url, text: &str, urls: &[Url]) -> Result<Option<String>> {
+        let mut fonts = Vec::with_capacity(urls.len());
+        for url in urls {
+            fonts.push((url.clone(), self.fetch_font(url.clone()).await?));
+        }
+        let decoder = crate::fonts::decoder(&self.settings.extract.fonts);
+        let input = text.to_owned();
+        let decoded = tokio::task::spawn_blocking(move || {
+            crate::fonts::decode_text(&decoder, &input, &fonts)
+        })
+        .await;
+        let decoded = match decoded {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::error!(error = %e, url = %page, "font decoding panicked; text kept");
+                return Ok(None);
+            }
+        };
+        for note in &decoded.notes {
+            tracing::info!(url = %page, %note, "page font not used");
+        }
+        tracing::debug!(
+            url = %page,
+            replaced = decoded.replaced,
+            left = decoded.left,
+            "page text read through its font"
+        );
+        Ok((decoded.replaced > 0).then_some(decoded.text))
+    }
+
+    /// Fetches a page's font under the rules of any fetch (robots.txt, the host's
+    /// politeness, the fetcher's address safety) with a body cap of
+    /// [`FontSettings::max_font_bytes`](fontmap::FontSettings::max_font_bytes), and stores the
+    /// response as a snapshot: the font's bytes, or why there are none. A failure of the store
+    /// is an error.
+    async fn fetch_font(&self, url: Url) -> Result<std::result::Result<Vec<u8>, String>> {
+        let Some(host) = HostKey::of(&url) else {
+            return Ok(Err("no host".to_owned()));
+        };
+        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
+        if !rules.allowed(&url) {
+            return Ok(Err("robots.txt denies it".to_owned()));
+        }
+        let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
+        let request = crate::fonts::font_request(url, &self.settings.extract.fonts);
+        let result = self.fetcher.fetch(&request).await;
+        self.politeness.release(permit, feedback(&result)).await?;
+        let snapshot = match result {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(format!("fetch failed: {e}"))),
+        };
+        let stored = self.sink.store_snapshot(&snapshot).await?;
+        self.count_response(&snapshot, Some(stored.new_body));
+        Ok(match (snapshot.status, snapshot.body_status) {
+            (200..=299, BodyStatus::Complete) => Ok(snapshot.body.to_vec()),
+            (200..=299, BodyStatus::Truncated) => Err(format!(
+                "over the cap of {} bytes",
+                self.settings.extract.fonts.max_font_bytes
+            )),
+            (200..=299, _) => Err(format!(
+                "not a font: {}",
+                snapshot.content_type().unwrap_or("no content type")
+            )),
+            (status, _) => Err(format!("the server answered HTTP {status}")),
+        })
     }
 
     /// Runs `read` (`read_page` or `read_endpoint`) over a response's `body` on a blocking

@@ -126,6 +126,72 @@ pub fn style_text(doc: &Html) -> String {
     css
 }
 
+/// Font sources a page's style names, at most this many.
+pub const MAX_FONT_SOURCES: usize = 16;
+
+/// The `url(...)` of each `src` of the `@font-face` rules in `css` (the page's style text), in
+/// order, at most [`MAX_FONT_SOURCES`]; of one `src` list only the first URL, the font a
+/// browser tries first. Relative URLs are returned as written.
+pub fn font_sources(css: &str) -> Vec<String> {
+    let css = &css[..floor_char_boundary(css, MAX_CSS_BYTES)];
+    let mut parser = Parser::new(css);
+    let mut out = Vec::new();
+    let mut in_font_face = false;
+    while out.len() < MAX_FONT_SOURCES {
+        let token = match parser.next() {
+            Ok(t) => t.clone(),
+            Err(_) => break,
+        };
+        match token {
+            Token::AtKeyword(name) => in_font_face = name.eq_ignore_ascii_case("font-face"),
+            Token::CurlyBracketBlock if in_font_face => {
+                in_font_face = false;
+                let _ = parser.parse_nested_block(|block| {
+                    font_face_sources(block, &mut out);
+                    Ok::<(), ParseError<()>>(())
+                });
+            }
+            Token::Semicolon | Token::CurlyBracketBlock => in_font_face = false,
+            _ => {}
+        }
+    }
+    out.truncate(MAX_FONT_SOURCES);
+    out
+}
+
+/// The first URL of each `src` declaration in one `@font-face` block.
+fn font_face_sources(block: &mut Parser<'_>, out: &mut Vec<String>) {
+    let mut after_src = false;
+    let mut taken = false;
+    while let Ok(token) = block.next().cloned() {
+        match token {
+            Token::Ident(name) => after_src = name.eq_ignore_ascii_case("src"),
+            Token::Semicolon => {
+                after_src = false;
+                taken = false;
+            }
+            Token::UnquotedUrl(url) if after_src && !taken && !url.is_empty() => {
+                out.push(url.to_string());
+                taken = true;
+            }
+            Token::Function(name) if after_src && !taken && name.eq_ignore_ascii_case("url") => {
+                let url: Result<String, ParseError<()>> = block.parse_nested_block(|f| {
+                    f.expect_string()
+                        .map(|s| s.to_string())
+                        .map_err(ParseError::from)
+                });
+                if let Ok(url) = url
+                    && !url.is_empty()
+                {
+                    out.push(url);
+                    taken = true;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What [`apply`] changed.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Applied {
@@ -566,6 +632,22 @@ mod tests {
         Html::parse_document(&format!(
             "<html><head><style>{style}</style></head><body>{body}</body></html>"
         ))
+    }
+
+    #[test]
+    fn font_face_sources_are_read_in_order_first_of_each_list() {
+        let css = r#"
+            .x { src: url(no.woff2) }
+            @font-face { font-family: "r0"; src: url("/fonts/r0.woff2") format("woff2"), url(/fonts/r0.ttf); }
+            @media print { .y { color: red } }
+            @font-face{font-family:r1;src:url(fonts/r1.woff)}
+            @FONT-FACE { src: local("Arial") }
+        "#;
+        assert_eq!(font_sources(css), ["/fonts/r0.woff2", "fonts/r1.woff"]);
+        let many = "@font-face{src:url(a.woff2)}".repeat(1000);
+        assert_eq!(font_sources(&many).len(), MAX_FONT_SOURCES);
+        assert!(font_sources("@font-face { src: url(").is_empty());
+        assert!(font_sources(&"@font-face{".repeat(100_000)).is_empty());
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub struct ExtractSettings {
     pub time_budget: Duration,
     /// Limits of the sandbox that runs a page's inline scripts ([`crate::js`]).
     pub scripts: js::ScriptSettings,
+    /// Whether and within what limits a page's remapped font is read ([`crate::fonts`]).
+    pub fonts: fontmap::FontSettings,
 }
 
 impl ExtractSettings {
@@ -65,6 +67,7 @@ impl ExtractSettings {
         self.scripts
             .validate()
             .map_err(|e| e.in_section("scripts"))?;
+        self.fonts.validate().map_err(|e| e.in_section("fonts"))?;
         self.limits.validate().map_err(|e| e.in_section("limits"))
     }
 }
@@ -77,6 +80,7 @@ impl Default for ExtractSettings {
             // Linear parsing handles the 5 MiB body cap in well under a second.
             time_budget: Duration::from_secs(2),
             scripts: js::ScriptSettings::default(),
+            fonts: fontmap::FontSettings::default(),
         }
     }
 }
@@ -120,6 +124,9 @@ pub enum TextSource {
     Script,
     /// A same-site JSON or text endpoint the page's script fetches its content from.
     Endpoint,
+    /// The page's text with its Private Use Area code points read through the page's own
+    /// remapped font ([`crate::fonts`]).
+    Font,
 }
 
 impl TextSource {
@@ -129,12 +136,13 @@ impl TextSource {
             Self::Markup => "markup",
             Self::Script => "script",
             Self::Endpoint => "endpoint",
+            Self::Font => "font",
         }
     }
 
     /// The source named by [`TextSource::as_str`]; `None` for another name.
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::Markup, Self::Script, Self::Endpoint]
+        [Self::Markup, Self::Script, Self::Endpoint, Self::Font]
             .into_iter()
             .find(|s| s.as_str() == name)
     }
@@ -199,6 +207,10 @@ pub struct Extracted {
     /// holds less than [`ENDPOINT_BELOW_CHARS`] characters of text (a footer, say): the
     /// crawler fetches it (as evidence of its own) for the text.
     pub content_endpoint: Option<Url>,
+    /// The `@font-face` sources of the page's `<style>` ([`css::font_sources`]), resolved,
+    /// when its text holds Private Use Area code points: http(s) for a page fetched over the
+    /// web, `file:` only for a page read from a file.
+    pub font_sources: Vec<Url>,
     /// The chosen container, like `div#content` (for debugging site rules).
     pub container: Option<String>,
     /// `<meta name="robots" content="nofollow">`.
@@ -379,6 +391,20 @@ pub fn plain_text(text: &str) -> String {
         .join("\n")
 }
 
+/// The page's `@font-face` sources resolved against `base`: http(s) ones, or `file:` ones
+/// when the page itself is a file (a page on the web never names a local file).
+fn page_font_sources(doc: &Html, base: &Url) -> Vec<Url> {
+    css::font_sources(&css::style_text(doc))
+        .iter()
+        .filter_map(|src| base.join(src).ok())
+        .filter(|u| match u.scheme() {
+            "http" | "https" => true,
+            "file" => base.scheme() == "file",
+            _ => false,
+        })
+        .collect()
+}
+
 /// Extracts with the built-in rules only.
 pub fn extract(html: &str, url: &Url) -> Extracted {
     static DEFAULT: LazyLock<Extractor> = LazyLock::new(Extractor::default);
@@ -545,6 +571,12 @@ impl Extractor {
         let content_endpoint =
             content_endpoint.filter(|_| matches!(kind, PageKind::Empty | PageKind::Content));
 
+        let font_sources = if paragraphs.iter().any(|p| fontmap::has_private_use(p)) {
+            page_font_sources(&doc, &base)
+        } else {
+            Vec::new()
+        };
+
         let headings = walk.headings();
         let chapter_title = headings
             .iter()
@@ -570,6 +602,7 @@ impl Extractor {
             method,
             source,
             content_endpoint,
+            font_sources,
             nofollow: head.nofollow,
             noindex: head.noindex,
             exceeded: parsed.exceeded,

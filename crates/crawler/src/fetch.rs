@@ -146,6 +146,10 @@ pub struct FetchRequest {
     /// Download a JSON body too (`application/json` and `+json` types), beside the
     /// configured `accept_types`: a page's content endpoint answers in JSON.
     pub accept_json: bool,
+    /// Download a font body too (`font/*` and the older `application/font-*`,
+    /// `application/x-font-*` and `application/octet-stream` labels servers give fonts): a
+    /// page's `@font-face` ([`crate::fonts`]).
+    pub accept_font: bool,
 }
 
 impl FetchRequest {
@@ -156,6 +160,7 @@ impl FetchRequest {
             validators: None,
             max_body_bytes: None,
             accept_json: false,
+            accept_font: false,
         }
     }
 }
@@ -347,6 +352,7 @@ impl Fetcher {
             let accepted = media_type(response.headers()).is_none_or(|m| {
                 self.settings.accept_types.contains(&m)
                     || (request.accept_json && (m == "application/json" || m.ends_with("+json")))
+                    || (request.accept_font && crate::fonts::is_font_type(&m))
             });
             let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)

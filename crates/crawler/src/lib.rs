@@ -20,6 +20,7 @@
 //! | [`charset`] | BOM → header → `<meta>` → chardetng (an `iso-8859-1` label is weak evidence), decoded with encoding_rs (the `ingest` crate's, shared with the importer) | [`charset::decode`] |
 //! | [`extract`] | main text, title, chapter heading, next page/chapter, page kind; parsed within [`HtmlLimits`] | [`Extractor`], [`Extracted`] |
 //! | [`css`] | the page's own `<style>` and inline styles: flex/grid `order`, hidden classes, applied before extraction | [`css::apply`] |
+//! | [`fonts`] | a page's PUA code points read through its `@font-face` (the `fontmap` crate), the same way in a crawl and in `check` | [`fonts::decode_text`], [`FontSettings`] |
 //! | [`script`], [`js`] | what inline scripts write: their string literals scanned; on a page without text of its own, the scripts run in a QuickJS sandbox | [`script::scan`], [`js::evaluate`], [`ScriptSettings`] |
 //! | [`links`] | normalisation, scope, trap shapes, sitemaps | [`links::normalize`], [`Scope`] |
 //! | [`snapshot`], [`warc`] | evidence values, zstd, header blocks; WARC 1.1 writer and reader | [`Snapshot`], [`WarcWriter`] |
@@ -75,6 +76,7 @@ use bounds::duration_serde;
 mod error;
 pub mod extract;
 pub mod fetch;
+pub mod fonts;
 pub mod frontier;
 pub mod js;
 pub mod links;
@@ -97,6 +99,7 @@ pub use extract::{
     ExtractSettings, Extracted, Extractor, PageKind, ReadPage, TextSource, read_endpoint, read_page,
 };
 pub use fetch::{FetchRequest, FetchSettings, Fetcher, Validators};
+pub use fontmap::FontSettings;
 pub use frontier::{
     Claim, Claimed, Discovery, EntryId, Frontier, FrontierEntry, FrontierLimits, MemoryFrontier,
 };

@@ -351,6 +351,7 @@ async fn fifty_megabytes_are_cut_at_the_limit() {
         .fetch(&FetchRequest {
             max_body_bytes: Some(1000),
             accept_json: false,
+            accept_font: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await
@@ -452,6 +453,7 @@ async fn warc_export_round_trips_and_verifies() {
         .fetch(&FetchRequest {
             max_body_bytes: Some(4096),
             accept_json: false,
+            accept_font: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await

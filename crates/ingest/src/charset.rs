@@ -206,10 +206,34 @@ pub fn detect(bytes: &[u8], tld: Option<&str>) -> &'static Encoding {
         .map(str::as_bytes)
         .filter(|t| t.iter().all(u8::is_ascii_lowercase));
     let guess = chardet(sample, whole, tld);
+    if guess != GBK
+        && let Some(gbk) = gbk_with_user_defined(sample, whole, tld)
+    {
+        return gbk;
+    }
     if !guess.is_single_byte() && tally(sample, whole, guess).errors == 0 {
         return guess;
     }
     rescue(sample, whole, tld).unwrap_or(guess)
+}
+
+/// GBK when `sample` decodes cleanly in it to a text with Private Use Area characters (GBK's
+/// user-defined area, where a page drawn by a remapping font has its most frequent
+/// characters) that chardetng confirms once they are left out: chardetng scores the
+/// user-defined bytes as unlikely and may take the page for another encoding.
+fn gbk_with_user_defined(
+    sample: &[u8],
+    whole: bool,
+    tld: Option<&[u8]>,
+) -> Option<&'static Encoding> {
+    let is_private_use = |c: char| ('\u{E000}'..='\u{F8FF}').contains(&c);
+    let t = tally(sample, whole, GBK);
+    if t.errors > 0 || !t.text.chars().any(is_private_use) {
+        return None;
+    }
+    let without: String = t.text.chars().filter(|&c| !is_private_use(c)).collect();
+    let probe = GBK.encode(&without).0;
+    (chardet(&probe, whole, tld) == GBK).then_some(GBK)
 }
 
 /// The prefix of `bytes` detection reads: whole chunks until [`DETECT_NON_ASCII`] non-ASCII
@@ -444,6 +468,28 @@ mod tests {
 
     fn gbk(s: &str) -> Vec<u8> {
         GBK.encode(s).0.into_owned()
+    }
+
+    #[test]
+    fn gbk_with_user_defined_characters_is_gbk() {
+        // A chapter whose most frequent characters are Private Use Area code points (a
+        // remapping font's), in GBK without a declaration: they are GBK's user-defined area.
+        let text = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。"
+            .repeat(20);
+        let remapped: String = text
+            .chars()
+            .map(|c| match c {
+                '分' => '\u{E000}',
+                '天' => '\u{E001}',
+                '汉' => '\u{E002}',
+                '，' => c,
+                _ => c,
+            })
+            .collect();
+        let bytes = GBK.encode(&remapped).0.into_owned();
+        let decoded = decode(&bytes, Some("text/html"), None);
+        assert_eq!(decoded.encoding, GBK);
+        assert_eq!(decoded.text, remapped);
     }
 
     #[test]

@@ -11,8 +11,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bounds::text::escape_controls;
+use crawler::fonts::FetchedFont;
 use crawler::{
-    ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind, TextSource,
+    BodyStatus, ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind,
+    TextSource,
 };
 use matcher::{Match, Matcher};
 use serde::Serialize;
@@ -31,8 +33,9 @@ pub struct Checked {
     /// What extraction made of the page: a page with no match that is a challenge, a
     /// redirect stub or empty was never a chapter.
     pub kind: PageKind,
-    /// Where the text came from: the markup, an inline script that writes it, or the
-    /// same-site endpoint the page's script fetches it from (fetched too, for a URL).
+    /// Where the text came from: the markup, an inline script that writes it, the
+    /// same-site endpoint the page's script fetches it from (fetched too, for a URL), or
+    /// the page's own remapped font (fetched for a URL, read from beside a file).
     pub source: TextSource,
     /// The registered chapters it copies, best first.
     pub matches: Vec<Match>,
@@ -119,13 +122,17 @@ impl Checker {
         };
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let (text, kind, source) = match read {
+            let (text, kind, source, fonts) = match read {
                 Some(read) => read,
                 None => match self.read_file(Path::new(&input)) {
-                    Ok((text, kind, source, _)) => (text, kind, source),
+                    Ok((read, page)) => {
+                        let fonts = self.file_fonts(&page, &read);
+                        (read.text, read.kind, read.source, fonts)
+                    }
                     Err(e) => return Ok(Err(e)),
                 },
             };
+            let (text, source) = self.apply_fonts(text, source, &fonts);
             let (matches, texts) = find(&self.matcher, &self.store, &text, &runtime, &self.texts)?;
             Ok(Ok(Checked {
                 text,
@@ -139,10 +146,71 @@ impl Checker {
         .map_err(|e| Error::task("checking a page", e))?
     }
 
-    /// The main text of the page at `input`, its kind and where the text came from: when
-    /// the page holds no chapter but its script names a same-site content endpoint, the
-    /// endpoint is fetched too and its text taken if it is more.
-    async fn fetch(&self, input: &str) -> Result<(String, PageKind, TextSource)> {
+    /// `text` read through the page's `fonts` as the crawl reads it
+    /// ([`crawler::fonts::decode_text`]), with where it came from; each font that could not
+    /// be used is logged. CPU work: on a blocking thread.
+    fn apply_fonts(
+        &self,
+        text: String,
+        source: TextSource,
+        fonts: &[FetchedFont],
+    ) -> (String, TextSource) {
+        if fonts.is_empty() {
+            return (text, source);
+        }
+        let decoder = crawler::fonts::decoder(&self.extract.fonts);
+        let decoded = crawler::fonts::decode_text(&decoder, &text, fonts);
+        for note in &decoded.notes {
+            tracing::info!(%note, "page font not used");
+        }
+        if decoded.replaced > 0 {
+            (decoded.text, TextSource::Font)
+        } else {
+            (text, source)
+        }
+    }
+
+    /// The fonts a page read from a file names, read from beside it
+    /// ([`crawler::fonts::read_file_font`]).
+    fn file_fonts(&self, page: &Url, read: &PageRead) -> Vec<FetchedFont> {
+        crawler::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts)
+            .iter()
+            .map(|url| {
+                let bytes = crawler::fonts::read_file_font(page, url, &self.extract.fonts);
+                (url.clone(), bytes)
+            })
+            .collect()
+    }
+
+    /// The fonts at `urls`, fetched as any fetch of `check` (the fetcher's address rules)
+    /// with the font body cap.
+    async fn fetch_fonts(&self, urls: &[Url]) -> Vec<FetchedFont> {
+        let mut fonts = Vec::with_capacity(urls.len());
+        for url in urls {
+            let request = crawler::fonts::font_request(url.clone(), &self.extract.fonts);
+            let bytes = match self.fetcher.fetch(&request).await {
+                Ok(a)
+                    if (200..300).contains(&a.status) && a.body_status == BodyStatus::Complete =>
+                {
+                    Ok(a.body.to_vec())
+                }
+                Ok(a) if (200..300).contains(&a.status) => Err(format!(
+                    "not a font or over the cap of {} bytes",
+                    self.extract.fonts.max_font_bytes
+                )),
+                Ok(a) => Err(format!("the server answered HTTP {}", a.status)),
+                Err(e) => Err(format!("fetch failed: {e}")),
+            };
+            fonts.push((url.clone(), bytes));
+        }
+        fonts
+    }
+
+    /// The main text of the page at `input`, its kind, where the text came from and its
+    /// fonts: when the page holds no chapter but its script names a same-site content
+    /// endpoint, the endpoint is fetched too and its text taken if it is more; when its text
+    /// holds Private Use Area code points, the fonts its style names are fetched.
+    async fn fetch(&self, input: &str) -> Result<(String, PageKind, TextSource, Vec<FetchedFont>)> {
         let url = Url::parse(input).map_err(|e| Error::Page(format!("bad url {input:?}: {e}")))?;
         let snapshot = self.fetcher.fetch(&FetchRequest::get(url)).await?;
         if !(200..300).contains(&snapshot.status) {
@@ -152,21 +220,31 @@ impl Checker {
             )));
         }
         let this = self.clone();
-        let (text, kind, source, endpoint) = tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             this.read(&snapshot.body, snapshot.content_type(), &snapshot.final_url)
         })
         .await
         .map_err(|e| Error::task("reading a page", e))??;
+        let wanted = crawler::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts);
+        let fonts = self.fetch_fonts(wanted).await;
+        let PageRead {
+            text,
+            kind,
+            source,
+            endpoint,
+            ..
+        } = read;
         let Some(endpoint) = endpoint else {
-            return Ok((text, kind, source));
+            return Ok((text, kind, source, fonts));
         };
         let request = FetchRequest {
             accept_json: true,
+            accept_font: false,
             ..FetchRequest::get(endpoint)
         };
         let answer = match self.fetcher.fetch(&request).await {
             Ok(a) if (200..300).contains(&a.status) => a,
-            _ => return Ok((text, kind, source)),
+            _ => return Ok((text, kind, source, fonts)),
         };
         let extractor = Arc::clone(&self.extractor);
         let deadline = Instant::now() + self.extract.time_budget;
@@ -182,15 +260,15 @@ impl Checker {
         .await
         .map_err(|e| Error::task("reading a content endpoint", e))?;
         Ok(if read.text.chars().count() > text.chars().count() {
-            (read.text, read.kind, read.source)
+            (read.text, read.kind, read.source, fonts)
         } else {
-            (text, kind, source)
+            (text, kind, source, fonts)
         })
     }
 
     /// The main text of a file (`.html`/`.htm` extracted, anything else read as text),
-    /// decoded from whatever encoding, as [`Checker::read`] gives it.
-    fn read_file(&self, path: &Path) -> Result<PageRead> {
+    /// decoded from whatever encoding, as [`Checker::read`] gives it, and the file's URL.
+    fn read_file(&self, path: &Path) -> Result<(PageRead, Url)> {
         let bytes = std::fs::read(path).map_err(|source| Error::Read {
             path: path.to_owned(),
             source,
@@ -204,7 +282,7 @@ impl Checker {
         let base = Url::from_file_path(&absolute).map_err(|()| {
             Error::Page(format!("cannot make a file url of {}", absolute.display()))
         })?;
-        self.read(&bytes, Some(content_type), &base)
+        Ok((self.read(&bytes, Some(content_type), &base)?, base))
     }
 
     /// A page read as the crawl reads it, within the extraction time budget: its text, kind,
@@ -219,12 +297,30 @@ impl Checker {
             .extracted
             .as_ref()
             .and_then(|e| e.content_endpoint.clone());
-        Ok((read.text, read.kind, read.source, endpoint))
+        let fonts = read
+            .extracted
+            .as_ref()
+            .map(|e| e.font_sources.clone())
+            .unwrap_or_default();
+        Ok(PageRead {
+            text: read.text,
+            kind: read.kind,
+            source: read.source,
+            endpoint,
+            fonts,
+        })
     }
 }
 
-/// A page's text, kind, where the text came from, and the content endpoint its script names.
-type PageRead = (String, PageKind, TextSource, Option<Url>);
+/// A page's text, kind, where the text came from, the content endpoint its script names and
+/// the fonts its style names.
+struct PageRead {
+    text: String,
+    kind: PageKind,
+    source: TextSource,
+    endpoint: Option<Url>,
+    fonts: Vec<Url>,
+}
 
 fn is_url(input: &str) -> bool {
     input.starts_with("http://") || input.starts_with("https://")
@@ -303,7 +399,8 @@ pub struct CheckedMatch<'a> {
     pub chapter_chars: usize,
     /// Characters of the page's text.
     pub page_chars: usize,
-    /// Where the page's text came from: `markup`, `script` or `endpoint`.
+    /// Where the page's text came from: `markup`, `script`, `endpoint` or `font` (the
+    /// page's text read through its remapped font).
     pub text_source: &'static str,
     /// The aligned passages, byte ranges in both texts.
     pub spans: &'a [matcher::AlignedSpan],

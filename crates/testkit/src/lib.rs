@@ -23,7 +23,11 @@
 //! [`hostile`] makes the documents a pirate site or an upload may use to stop copyhound.
 //! `tsa` (feature `tsa`) runs a local RFC 3161 time-stamping authority on the `openssl` CLI.
 //! `hold` (feature `hold`) holds a test server's requests until the test releases them.
+//! `fonts` (feature `fonts`) builds remapped fonts (a reference font's glyphs under Private
+//! Use Area code points) as TrueType and WOFF2.
 
+#[cfg(feature = "fonts")]
+pub mod fonts;
 #[cfg(feature = "hold")]
 pub mod hold;
 pub mod hostile;
