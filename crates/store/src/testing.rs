@@ -113,6 +113,19 @@ impl Drop for TestDb {
                     .unwrap();
                 rt.block_on(async {
                     if let Ok(mut c) = sqlx::PgConnection::connect(&admin_url).await {
+                        // The test's pool may still hold a connection whose rolled-back
+                        // transaction keeps its locks until the pool flushes the rollback,
+                        // which happens on the test's runtime, blocked here: end those
+                        // sessions, or the DROP waits for them for ever.
+                        let _ = sqlx::query(
+                            "SELECT pg_terminate_backend(l.pid) FROM pg_locks l \
+                             JOIN pg_class c ON c.oid = l.relation \
+                             JOIN pg_namespace n ON n.oid = c.relnamespace \
+                             WHERE n.nspname = $1 AND l.pid <> pg_backend_pid()",
+                        )
+                        .bind(&schema)
+                        .execute(&mut c)
+                        .await;
                         let _ = c
                             .execute(sqlx::AssertSqlSafe(format!(
                                 "DROP SCHEMA IF EXISTS {schema} CASCADE"
