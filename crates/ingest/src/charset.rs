@@ -219,8 +219,9 @@ pub fn detect(bytes: &[u8], tld: Option<&str>) -> &'static Encoding {
 
 /// GBK when `sample` decodes cleanly in it to a text with Private Use Area characters (GBK's
 /// user-defined area, where a page drawn by a remapping font has its most frequent
-/// characters) that chardetng confirms once they are left out: chardetng scores the
-/// user-defined bytes as unlikely and may take the page for another encoding.
+/// characters) and Chinese commas or full stops, that chardetng confirms once the Private Use
+/// Area characters are left out: chardetng scores the user-defined bytes as unlikely and may
+/// take the page for another encoding.
 fn gbk_with_user_defined(
     sample: &[u8],
     whole: bool,
@@ -229,6 +230,11 @@ fn gbk_with_user_defined(
     let is_private_use = |c: char| ('\u{E000}'..='\u{F8FF}').contains(&c);
     let t = tally(sample, whole, GBK);
     if t.errors > 0 || !t.text.chars().any(is_private_use) {
+        return None;
+    }
+    // Chinese punctuation read as itself: Big5 text read as GBK has its commas and full stops
+    // in GBK's user-defined area, where a remapping font leaves punctuation alone.
+    if !t.text.contains(['，', '。']) {
         return None;
     }
     let without: String = t.text.chars().filter(|&c| !is_private_use(c)).collect();
