@@ -214,16 +214,6 @@ pub fn urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-/// A time as the UI shows it: minutes, UTC.
-pub fn when(t: &DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M UTC").to_string()
-}
-
-/// An optional time, or a dash.
-pub fn when_opt(t: &Option<DateTime<Utc>>) -> String {
-    t.as_ref().map_or_else(|| "–".to_owned(), when)
-}
-
 /// A share 0..1 as a whole percentage.
 pub fn pct(share: &f64) -> String {
     format!("{:.0}%", share * 100.0)

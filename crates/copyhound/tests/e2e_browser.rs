@@ -596,6 +596,9 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
         "/jobs",
         "/users",
         "/audit",
+        "/settings",
+        "/account",
+        "/no-such-page",
     ];
     for path in pages {
         b.goto(path).await;

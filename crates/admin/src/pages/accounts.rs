@@ -262,12 +262,6 @@ struct UsersPage {
 }
 
 impl UsersPage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        self.ctx.when(t)
-    }
-    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        self.ctx.when_opt(t)
-    }
     /// The role the add-user form shows selected.
     fn role_selected(&self, role: &Role) -> bool {
         self.form.value_or("role", "viewer") == role.as_str()

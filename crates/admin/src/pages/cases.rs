@@ -16,7 +16,7 @@ use store::{
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
-use crate::render::{Ctx, grouped, page, pct, when, when_opt};
+use crate::render::{Ctx, grouped, page, pct};
 use crate::state::AdminState;
 
 /// The queue's filters as they come in the query string.
@@ -118,9 +118,6 @@ struct QueuePage {
 impl QueuePage {
     fn reason_key(&self, r: &DismissReason) -> &'static str {
         reason_key(*r)
-    }
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
     }
     fn pct(&self, share: &f64) -> String {
         pct(share)
@@ -231,9 +228,6 @@ struct CasePage {
 }
 
 impl CasePage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
-    }
     fn count<T: Copy + TryInto<u64>>(&self, n: &T) -> String {
         grouped((*n).try_into().unwrap_or(u64::MAX))
     }
@@ -287,9 +281,6 @@ impl CasePage {
             }
         }
         note.to_owned()
-    }
-    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        when_opt(t)
     }
     fn pct(&self, share: &f64) -> String {
         pct(share)
@@ -389,6 +380,7 @@ pub(crate) async fn detail(
             pages: c.pages.len(),
         })
         .collect();
+    let ctx = Ctx::new(&user, "cases");
     let mut snapshots: Vec<SnapshotRow> = Vec::new();
     for (snapshot, url) in view.snapshots().into_iter().rev().take(SNAPSHOTS_SHOWN) {
         let m = view.matches.iter().find(|m| m.snapshot_id == snapshot);
@@ -396,9 +388,9 @@ pub(crate) async fn detail(
         snapshots.push(SnapshotRow {
             id: snapshot,
             url: url.to_owned(),
-            fetched_at: m.map(|m| when(&m.fetched_at)).unwrap_or_default(),
+            fetched_at: m.map(|m| ctx.when(&m.fetched_at)).unwrap_or_default(),
             sha256: m.map(|m| m.snapshot_sha256.clone()).unwrap_or_default(),
-            stamp: stamp.map(|s| format!("{} · {}", when(&s.gen_time), s.tsa)),
+            stamp: stamp.map(|s| format!("{} · {}", ctx.when(&s.gen_time), s.tsa)),
             stamp_ok: stamp.is_some_and(|s| matches!(s.verification, Verification::Valid { .. })),
         });
     }
@@ -406,7 +398,7 @@ pub(crate) async fn detail(
         .as_ref()
         .map(|r| pipeline::rechecks::days_since_notice(r, chrono::Utc::now()));
     page(&CasePage {
-        ctx: Ctx::new(&user, "cases"),
+        ctx,
         next: view.case.status.next(),
         history,
         notices,

@@ -18,7 +18,7 @@ use store::{CaseFilter, CaseReads, CaseRecord, CaseStatus};
 
 use crate::auth::CurrentUser;
 use crate::error::{WebError, WebResult};
-use crate::render::{ColumnChart, Ctx, bar_percents, day_label, page, pct, share, when};
+use crate::render::{ColumnChart, Ctx, bar_percents, day_label, page, pct, share};
 use crate::state::AdminState;
 
 /// The figures counted lately, by window start and table size, reused for
@@ -228,7 +228,7 @@ fn todos(status: SetupStatus, ctx: &Ctx) -> Vec<Todo> {
                 codes: vec!["copyhound worker".to_owned()],
                 seen: Some(last_seen.map_or_else(
                     || ctx.t("checklist.worker_never").to_owned(),
-                    |at| format!("{} {}", ctx.t("checklist.worker_seen"), when(&at)),
+                    |at| format!("{} {}", ctx.t("checklist.worker_seen"), ctx.when(&at)),
                 )),
                 ..todo("worker", ctx.is_admin().then_some("/jobs"))
             },

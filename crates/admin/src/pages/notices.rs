@@ -93,14 +93,7 @@ struct ListPage {
     notices: Vec<NoticeRecord>,
 }
 
-impl ListPage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        self.ctx.when(t)
-    }
-    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        self.ctx.when_opt(t)
-    }
-}
+impl ListPage {}
 
 pub(crate) async fn list(
     State(state): State<AdminState>,
@@ -127,12 +120,6 @@ struct ShowPage {
 }
 
 impl ShowPage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        self.ctx.when(t)
-    }
-    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        self.ctx.when_opt(t)
-    }
     fn is_draft(&self) -> bool {
         self.notice.status == NoticeStatus::Draft
     }

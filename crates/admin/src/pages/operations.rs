@@ -12,7 +12,7 @@ use store::{
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::WebResult;
-use crate::render::{Ctx, page, when};
+use crate::render::{Ctx, page};
 use crate::state::AdminState;
 
 #[derive(Template)]
@@ -25,9 +25,6 @@ struct JobsPage {
 }
 
 impl JobsPage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
-    }
     /// An error as stored can be long (a chain of causes): the first part is enough here.
     fn short(&self, e: &str) -> String {
         e.chars().take(300).collect()
@@ -99,11 +96,7 @@ struct AuditPage {
     next: Option<AuditId>,
 }
 
-impl AuditPage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        when(t)
-    }
-}
+impl AuditPage {}
 
 pub(crate) async fn audit(
     State(state): State<AdminState>,

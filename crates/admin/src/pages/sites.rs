@@ -28,11 +28,7 @@ struct ListPage {
     form: Form,
 }
 
-impl ListPage {
-    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        self.ctx.when_opt(t)
-    }
-}
+impl ListPage {}
 
 pub(crate) async fn list(
     State(state): State<AdminState>,
@@ -292,10 +288,6 @@ struct DetailPage {
 }
 
 impl DetailPage {
-    fn when_opt(&self, t: &Option<chrono::DateTime<chrono::Utc>>) -> String {
-        self.ctx.when_opt(t)
-    }
-
     /// Include or exclude patterns, one a line, as the edit form shows them.
     fn lines(&self, patterns: &[String]) -> String {
         patterns.join("\n")

@@ -38,9 +38,6 @@ impl ListPage {
     fn enc(&self, s: &str) -> String {
         crate::render::urlencode(s)
     }
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        self.ctx.when(t)
-    }
 }
 
 pub(crate) async fn list(
@@ -327,10 +324,6 @@ struct DetailPage {
 }
 
 impl DetailPage {
-    fn when(&self, t: &chrono::DateTime<chrono::Utc>) -> String {
-        self.ctx.when(t)
-    }
-
     fn author(&self) -> &str {
         self.work.author.as_deref().unwrap_or_default()
     }
