@@ -49,7 +49,7 @@ mod outline;
 mod reference;
 pub mod sfnt;
 
-pub use outline::Outline;
+pub use outline::{GRID, Outline};
 pub use reference::Reference;
 
 /// What went wrong with a font; every case says why in its message.

@@ -1,6 +1,6 @@
 //! Glyph outlines as comparable values: drawn unhinted at the font's own units by skrifa
 //! (composite glyphs resolved, CFF charstrings run within skrifa's own stack and nesting
-//! limits), every coordinate scaled to [`GRID`] units per em and rounded.
+//! limits), every coordinate scaled to [`GRID`](crate::GRID) units per em and rounded.
 
 use skrifa::instance::{LocationRef, Size};
 use skrifa::outline::{DrawSettings, OutlinePen};
@@ -18,20 +18,20 @@ pub const GRID: f32 = 4096.0;
 /// Path commands one glyph may draw; a CJK glyph draws a few hundred.
 const MAX_COMMANDS: usize = 4096;
 
-/// One glyph's outline: its commands and their points in [`GRID`] units, and its advance.
+/// One glyph's outline: its commands and their points in [`GRID`](crate::GRID) units, and its advance.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Outline {
     /// One byte per command: `M`, `L`, `Q`, `C`, `Z`.
     pub commands: Vec<u8>,
     /// The commands' points, x then y, in order.
     pub points: Vec<i32>,
-    /// The advance width in [`GRID`] units.
+    /// The advance width in [`GRID`](crate::GRID) units.
     pub advance: i32,
 }
 
 impl Outline {
     /// Hash of the commands and points: equal for the same glyph data in fonts of any em
-    /// size that divides [`GRID`].
+    /// size that divides [`GRID`](crate::GRID).
     pub fn exact_hash(&self) -> u64 {
         let mut bytes = Vec::with_capacity(self.commands.len() + self.points.len() * 4);
         bytes.extend_from_slice(&self.commands);
@@ -51,7 +51,7 @@ impl Outline {
         self.commands.is_empty()
     }
 
-    /// The largest distance between two outlines' corresponding points, in [`GRID`] units;
+    /// The largest distance between two outlines' corresponding points, in [`GRID`](crate::GRID) units;
     /// `None` when their commands differ.
     pub fn distance(&self, other: &Outline) -> Option<i32> {
         if self.commands != other.commands || self.points.len() != other.points.len() {

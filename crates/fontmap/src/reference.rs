@@ -29,7 +29,7 @@ struct Indexed {
     glyphs: usize,
 }
 
-/// The reference fonts, indexed (see the [module docs](self)).
+/// The reference fonts, indexed.
 pub struct Reference {
     fonts: Vec<Indexed>,
 }

@@ -2,7 +2,7 @@
 //! how much of it is copied, which disguises it uses) with its copied passages beside the
 //! chapter, the characters that differ inside a passage marked.
 //!
-//! Passages are compared on the fingerprints' normalised text ([`fingerprint::normalize`]),
+//! Passages are compared on the fingerprints' normalised text ([`fingerprint::normalize()`]),
 //! so a character written in traditional script or as a look-alike letter is the same
 //! character written differently ([`Mark::Variant`]), while 曹操 → 曹孟德 is an edit
 //! ([`Mark::Changed`] and [`Mark::Extra`]), not copied text. The diff is `similar`'s Myers
