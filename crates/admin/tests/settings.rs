@@ -590,32 +590,7 @@ async fn unknown_addresses_get_the_apps_404_page(db: &TestDb) {
     drop(ui.dir);
 }
 
-macro_rules! on_both_backends {
-    ($($test:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let db = store::testing::sqlite(stringify!($test)).await.unwrap();
-                    super::$test(&db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let Some(db) = store::testing::postgres(stringify!($test)).await else {
-                        return;
-                    };
-                    super::$test(&db).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_backends!(
+store::on_both_backends!(
     the_settings_page_overrides_the_file_and_notices_follow,
     refused_settings_keep_their_input_and_save_nothing,
     a_password_change_needs_the_current_one_and_ends_other_sessions,

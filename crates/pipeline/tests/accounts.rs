@@ -13,35 +13,7 @@ const PASSWORD: &str = "correct horse battery";
 /// The idle timeout sessions are read with: longer than any of these tests.
 const IDLE: Duration = Duration::from_secs(3600);
 
-/// One `#[tokio::test]` per backend for each scenario.
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    let Some(db) = store::testing::sqlite(stringify!($scenario)).await else {
-                        return;
-                    };
-                    super::$scenario(&db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    let Some(db) = store::testing::postgres(stringify!($scenario)).await else {
-                        return;
-                    };
-                    super::$scenario(&db).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_backends!(
+store::on_both_backends!(
     users_sign_in_with_their_password_only_while_enabled,
     a_new_password_ends_the_sessions,
     sessions_resolve_until_they_expire_or_end,

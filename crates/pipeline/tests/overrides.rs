@@ -165,32 +165,7 @@ async fn the_demo_fills_only_what_nobody_set(db: &TestDb) {
     assert_eq!(now.notices.rights_holder.name, "示例出版社 (demo)");
 }
 
-macro_rules! on_both {
-    ($($test:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let db = store::testing::sqlite(stringify!($test)).await.unwrap();
-                    super::$test(&db).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test]
-                async fn $test() {
-                    let Some(db) = store::testing::postgres(stringify!($test)).await else {
-                        return;
-                    };
-                    super::$test(&db).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both!(
+store::on_both_backends!(
     saved_values_override_the_file_until_cleared,
     the_demo_fills_only_what_nobody_set,
 );

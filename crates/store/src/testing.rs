@@ -139,6 +139,38 @@ impl Drop for TestDb {
     }
 }
 
+/// One `#[tokio::test]` per backend for each scenario named: `mod sqlite { fn scenario }` and
+/// `mod postgres { fn scenario }`, each calling `scenario(&TestDb)` of the module that
+/// invokes it. The Postgres half returns early without a server (unless
+/// `COPYHOUND_REQUIRE_POSTGRES` makes that a failure, see [`crate::testing::postgres`]).
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($scenario:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let db = $crate::testing::sqlite(stringify!($scenario))
+                        .await
+                        .expect("a SQLite test database");
+                    super::$scenario(&db).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let Some(db) = $crate::testing::postgres(stringify!($scenario)).await else {
+                        return;
+                    };
+                    super::$scenario(&db).await;
+                }
+            )*
+        }
+    };
+}
+
 /// A migrated SQLite database in a temp folder.
 pub async fn sqlite(_test: &str) -> Option<TestDb> {
     let dir = tempfile::tempdir().unwrap();

@@ -871,18 +871,13 @@ pub async fn a_running_worker_is_seen_until_it_stops(db: &TestDb) {
     let running = spawn_worker(s, fast_settings("seen-1"), |_j: TestJob, _c| async {
         Ok(())
     });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let seen = loop {
-        let seen = s.workers_seen(10).await.unwrap();
-        if !seen.is_empty() {
-            break seen;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the worker never said it was alive"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    wait_for(
+        "the worker to say it is alive",
+        Duration::from_secs(30),
+        || async { !s.workers_seen(10).await.unwrap().is_empty() },
+    )
+    .await;
+    let seen = s.workers_seen(10).await.unwrap();
     assert_eq!(seen.len(), 1);
     assert_eq!(
         (seen[0].name.as_str(), seen[0].queue.as_str()),
