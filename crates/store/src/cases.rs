@@ -289,11 +289,19 @@ pub trait CaseWrites {
     ) -> impl Future<Output = Result<CaseRecord>> + Send;
 }
 
-/// The columns [`CaseRow`] reads; conditions follow.
+/// The columns [`CaseRow`] reads; conditions follow (`AND ...`).
+///
+/// `CROSS JOIN` keeps `cases` the outer loop on SQLite, whose planner takes that order as
+/// written (Postgres reorders it freely, so it changes nothing there). Without it SQLite
+/// 3.51 (the one sqlx bundles), with `ANALYZE`d statistics of 10^5 cases on 100 sites,
+/// started from `sites` and read every case of the status through `cases_site_counts`, then
+/// sorted them: the next case of the review queue took 15 ms instead of 0.5, and the case
+/// page, which asks for it, 200 ms p50 under 20 clients.
 const CASE_SELECT: &str = "SELECT c.id, c.site_id, s.host, c.work_id, w.title, c.status, \
      c.first_seen_at, c.last_seen_at, c.status_changed_at, c.review_note, c.pages, \
      c.chapters_matched, w.chapter_count, c.dismissed_chapters \
-     FROM cases c JOIN sites s ON s.id = c.site_id JOIN works w ON w.id = c.work_id";
+     FROM cases c CROSS JOIN sites s CROSS JOIN works w \
+     WHERE s.id = c.site_id AND w.id = c.work_id";
 
 #[derive(sqlx::FromRow)]
 struct CaseRow {
@@ -395,35 +403,7 @@ impl CaseReads for Store {
         after: Option<CaseCursor>,
         limit: u32,
     ) -> Result<Vec<CaseRecord>> {
-        // Placeholders are numbered in the order the values are bound below.
-        let mut sql = format!("{CASE_SELECT} WHERE TRUE");
-        let mut n = 0;
-        let mut next = || {
-            n += 1;
-            n
-        };
-        if filter.status.is_some() {
-            sql += &format!(" AND c.status = ${}", next());
-        }
-        if filter.work.is_some() {
-            sql += &format!(" AND c.work_id = ${}", next());
-        }
-        if filter.site.is_some() {
-            sql += &format!(
-                " AND c.site_id IN (SELECT id FROM sites WHERE host = ${})",
-                next()
-            );
-        }
-        if filter.min_exposure.is_some() {
-            sql += &format!(" AND c.chapters_matched >= ${} * w.chapter_count", next());
-        }
-        if after.is_some() {
-            let (a, b) = (next(), next());
-            sql += &format!(" AND (c.last_seen_at, c.id) < (${a}, ${b})");
-        }
-        // Written into the text, not bound: a Postgres generic plan would guess a bound
-        // limit at a tenth of the table.
-        sql += &format!(" ORDER BY c.last_seen_at DESC, c.id DESC LIMIT {limit}");
+        let sql = list_sql(filter, after.is_some(), limit);
         let site = filter.site.as_ref().map(|s| s.trim().to_lowercase());
         let rows: Vec<CaseRow> = read_pool!(self, |pool| {
             let mut q = sqlx::query_as(AssertSqlSafe(sql));
@@ -449,7 +429,7 @@ impl CaseReads for Store {
 
     #[instrument(skip(self))]
     async fn case(&self, id: CaseId) -> Result<CaseRecord> {
-        let sql = format!("{CASE_SELECT} WHERE c.id = $1");
+        let sql = format!("{CASE_SELECT} AND c.id = $1");
         let row: Option<CaseRow> = read_pool!(self, |pool| {
             sqlx::query_as(AssertSqlSafe(sql))
                 .bind(id)
@@ -989,6 +969,40 @@ case_tx!(sqlx::PgConnection, " FOR UPDATE");
 case_tx!(sqlx::SqliteConnection, "");
 
 /// A count as stored in an INTEGER column (values beyond `i32::MAX` are clamped).
+/// The review queue's query for [`CaseReads::cases`]: its placeholders are numbered in the
+/// order the values are bound there.
+pub(crate) fn list_sql(filter: &CaseFilter, after: bool, limit: u32) -> String {
+    let mut sql = CASE_SELECT.to_owned();
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        n
+    };
+    if filter.status.is_some() {
+        sql += &format!(" AND c.status = ${}", next());
+    }
+    if filter.work.is_some() {
+        sql += &format!(" AND c.work_id = ${}", next());
+    }
+    if filter.site.is_some() {
+        sql += &format!(
+            " AND c.site_id IN (SELECT id FROM sites WHERE host = ${})",
+            next()
+        );
+    }
+    if filter.min_exposure.is_some() {
+        sql += &format!(" AND c.chapters_matched >= ${} * w.chapter_count", next());
+    }
+    if after {
+        let (a, b) = (next(), next());
+        sql += &format!(" AND (c.last_seen_at, c.id) < (${a}, ${b})");
+    }
+    // Written into the text, not bound: a Postgres generic plan would guess a bound
+    // limit at a tenth of the table.
+    sql += &format!(" ORDER BY c.last_seen_at DESC, c.id DESC LIMIT {limit}");
+    sql
+}
+
 fn clamp(n: u32) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }

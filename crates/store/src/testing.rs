@@ -495,6 +495,12 @@ pub async fn fill_cases(url: &str, kind: BackendKind, cases: u64, step_seconds: 
     }
 }
 
+/// The SQL [`crate::CaseReads::cases`] runs for `filter` (with a cursor when `after`), for
+/// tests that read its plan.
+pub fn case_list_sql(filter: &crate::CaseFilter, after: bool, limit: u32) -> String {
+    crate::cases::list_sql(filter, after, limit)
+}
+
 /// A work titled `title` with `chapters` short chapters and placeholder fingerprints (no
 /// postings), its content hash made from the title: for tests that need works to match, not
 /// to index.
