@@ -134,8 +134,29 @@ macro_rules! write_pool {
     };
 }
 
-/// Runs `$body` inside a write transaction bound to `$tx` and commits it; an early return
-/// (`?`) drops the transaction, which rolls it back. SQLite transactions start with
+/// Evaluates `$body` (which may return early with `?`) and, when it fails, rolls `$tx` back
+/// on the spot and returns the error; the value otherwise. `$body` runs inside an async
+/// block, so a `return` in it would end only the body: write the body as an expression.
+macro_rules! in_tx {
+    ($tx:ident, $body:expr) => {{
+        let result: $crate::Result<_> = async { Ok($body) }.await;
+        match result {
+            Ok(out) => out,
+            Err(e) => {
+                // The body's error is the one worth reporting; a failed rollback ends with
+                // the connection, which the pool then closes.
+                let _ = $tx.rollback().await;
+                return Err(e);
+            }
+        }
+    }};
+}
+
+/// Runs `$body` inside a write transaction bound to `$tx` and commits it. An early return
+/// (`?`) from `$body` rolls the transaction back before the error is returned: a dropped
+/// sqlx transaction leaves its `ROLLBACK` to a task the pool spawns when the connection comes
+/// back, which never runs when the runtime is shutting down; the session then holds its locks
+/// "idle in transaction" (a test's schema could not be dropped). SQLite transactions start with
 /// `BEGIN IMMEDIATE` so that a second process waits for the lock up front rather than
 /// failing with SQLITE_BUSY when a read turns into a write; that `BEGIN` is the one place
 /// such a transaction can meet the lock (WAL never refuses a commit of a lock holder), so it
@@ -145,7 +166,7 @@ macro_rules! write_tx {
         match &$store.backend {
             $crate::db::Backend::Postgres(pool) => {
                 let mut $tx = pool.begin().await?;
-                let out = $body;
+                let out = $crate::db::in_tx!($tx, $body);
                 $tx.commit().await?;
                 out
             }
@@ -153,7 +174,7 @@ macro_rules! write_tx {
                 let mut $tx = $store
                     .retry_busy(|| async { Ok(writer.begin_with("BEGIN IMMEDIATE").await?) })
                     .await?;
-                let out = $body;
+                let out = $crate::db::in_tx!($tx, $body);
                 $tx.commit().await?;
                 out
             }
@@ -172,7 +193,7 @@ macro_rules! durable_tx {
                 sqlx::query("SET LOCAL synchronous_commit = on")
                     .execute(&mut *$tx)
                     .await?;
-                let out = $body;
+                let out = $crate::db::in_tx!($tx, $body);
                 $tx.commit().await?;
                 out
             }
@@ -181,7 +202,7 @@ macro_rules! durable_tx {
     };
 }
 
-pub(crate) use {durable_tx, read_pool, write_pool, write_tx};
+pub(crate) use {durable_tx, in_tx, read_pool, write_pool, write_tx};
 
 /// `options` without TLS when the server is on this host (a loopback address, `localhost` or
 /// a Unix socket) and neither the URL (`sslmode=`) nor `PGSSLMODE` asks for a mode: TLS over

@@ -657,7 +657,8 @@ impl WorkWrites for Store {
         // The same text imported by another caller right now: wait for it to finish (or be
         // abandoned), then answer as if it had been stored before.
         let id = loop {
-            let begun: Option<i64> = write_tx!(self, |tx| {
+            // `Err`: stored before, with this id.
+            let begun: std::result::Result<Option<i64>, WorkId> = write_tx!(self, |tx| {
                 let now = unix_ms();
                 // Imports abandoned by a killed process (StoreSettings::abandoned_import_after).
                 let abandoned_ms = self.abandoned_import_after.as_millis() as i64;
@@ -671,36 +672,35 @@ impl WorkWrites for Store {
                         .fetch_optional(&mut *tx)
                         .await?;
                 match existing {
-                    Some((id, None)) => return Ok(WorkInsert::Existing(WorkId(id))),
-                    Some((_, Some(_))) => None,
+                    Some((id, None)) => Err(WorkId(id)),
+                    Some((_, Some(_))) => Ok(None),
                     // A concurrent insert of the same text (Postgres, read committed) makes
                     // this one do nothing: the next round waits for it.
-                    None => {
-                        sqlx::query_scalar(
-                            "INSERT INTO works (title, author, content_hash, source_name, \
+                    None => Ok(sqlx::query_scalar(
+                        "INSERT INTO works (title, author, content_hash, source_name, \
                              source_format, source_encoding, front_matter, chapter_count, \
                              chars, importing_since) \
                              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
                              ON CONFLICT (content_hash) DO NOTHING RETURNING id",
-                        )
-                        .bind(&work.title)
-                        .bind(&work.author)
-                        .bind(&hash)
-                        .bind(&work.source_name)
-                        .bind(work.source_format.as_str())
-                        .bind(&work.source_encoding)
-                        .bind(&work.front_matter)
-                        .bind(chapter_count)
-                        .bind(chars)
-                        .bind(now)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                    }
+                    )
+                    .bind(&work.title)
+                    .bind(&work.author)
+                    .bind(&hash)
+                    .bind(&work.source_name)
+                    .bind(work.source_format.as_str())
+                    .bind(&work.source_encoding)
+                    .bind(&work.front_matter)
+                    .bind(chapter_count)
+                    .bind(chars)
+                    .bind(now)
+                    .fetch_optional(&mut *tx)
+                    .await?),
                 }
             });
             match begun {
-                Some(id) => break id,
-                None => self.wait_for_import(&hash).await?,
+                Err(existing) => return Ok(WorkInsert::Existing(existing)),
+                Ok(Some(id)) => break id,
+                Ok(None) => self.wait_for_import(&hash).await?,
             }
         };
         let id = WorkId(id);
@@ -879,25 +879,27 @@ impl WorkWrites for Store {
                 .await?;
             let cases = cases.max(0) as u64;
             if cases > 0 && !force {
-                return Ok(WorkDeletion::Refused { cases });
+                // Nothing written: the commit only ends the lock.
+                Ok(WorkDeletion::Refused { cases })
+            } else {
+                sqlx::query("DELETE FROM works WHERE id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.log_change(id.0, WorkChangeKind::Removed).await?;
+                let details = serde_json::json!({
+                    "title": title,
+                    "author": author,
+                    "chapters": chapters,
+                    "cases": cases,
+                    "forced": force && cases > 0,
+                });
+                insert_audit!(&mut *tx, actor, "work.delete", id, details);
+                Ok(WorkDeletion::Deleted {
+                    work: WorkTitle { title, author },
+                    cases,
+                })
             }
-            sqlx::query("DELETE FROM works WHERE id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            tx.log_change(id.0, WorkChangeKind::Removed).await?;
-            let details = serde_json::json!({
-                "title": title,
-                "author": author,
-                "chapters": chapters,
-                "cases": cases,
-                "forced": force && cases > 0,
-            });
-            insert_audit!(&mut *tx, actor, "work.delete", id, details);
-            Ok(WorkDeletion::Deleted {
-                work: WorkTitle { title, author },
-                cases,
-            })
         })
     }
 }
