@@ -224,15 +224,15 @@ pub async fn stamp(
     trust: Option<&Trust>,
 ) -> Result<Stamp> {
     let request = Request::new(sha256)?;
+    // Errors name the TSA without its password: they reach logs and the jobs page.
+    let shown = bounds::mask_url_password(url);
     let fetch_err = |source: reqwest::Error| {
         if source.is_timeout() {
-            Error::Timeout {
-                url: url.to_owned(),
-            }
+            Error::Timeout { url: shown.clone() }
         } else {
             Error::Fetch {
-                url: url.to_owned(),
-                source,
+                url: shown.clone(),
+                source: source.without_url(),
             }
         }
     };
@@ -245,7 +245,7 @@ pub async fn stamp(
         .map_err(fetch_err)?;
     if !response.status().is_success() {
         return Err(Error::Status {
-            url: url.to_owned(),
+            url: shown,
             status: response.status().as_u16(),
         });
     }
@@ -276,6 +276,8 @@ pub async fn stamp(
 #[derive(Debug, Clone)]
 pub struct Tsa {
     url: String,
+    /// `url` with its password masked: what is stored, shown and logged.
+    shown: String,
     client: reqwest::Client,
     trust: Option<Trust>,
 }
@@ -310,15 +312,21 @@ impl Tsa {
             .user_agent(concat!("copyhound/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|source| Error::Fetch {
-                url: url.clone(),
+                url: bounds::mask_url_password(&url),
                 source,
             })?;
-        Ok(Tsa { url, client, trust })
+        Ok(Tsa {
+            shown: bounds::mask_url_password(&url),
+            url,
+            client,
+            trust,
+        })
     }
 
-    /// The TSA's URL, as stored beside its tokens.
+    /// The TSA's URL as stored beside its tokens and shown on the case page and in the
+    /// evidence package: a password in it (`https://user:password@tsa/`) is masked.
     pub fn url(&self) -> &str {
-        &self.url
+        &self.shown
     }
 
     /// [`stamp`] at this TSA.
@@ -346,6 +354,24 @@ impl Tsa {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_tsa_password_is_never_stored_nor_told() {
+        let tsa = Tsa::new(
+            "http://stamp:hunter2@127.0.0.1:9/tsr".to_owned(),
+            Duration::from_secs(5),
+            None,
+        )
+        .unwrap();
+        assert_eq!(tsa.url(), "http://stamp:***@127.0.0.1:9/tsr");
+        // Port 9 (discard) refuses: the error names the TSA, not the password.
+        let refused = tsa.stamp(&[0; 32]).await.unwrap_err();
+        let text = format!("{refused} {refused:?}");
+        assert!(
+            text.contains("stamp:***@127.0.0.1:9") && !text.contains("hunter2"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn a_request_carries_the_hash_the_nonce_and_cert_req() {
