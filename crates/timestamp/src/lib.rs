@@ -275,9 +275,10 @@ pub async fn stamp(
 /// configured timeout, no redirects) and the CA its signer must chain to, if any.
 #[derive(Debug, Clone)]
 pub struct Tsa {
+    /// Where requests go, with any credentials.
+    endpoint: String,
+    /// `endpoint` with its password masked: what is stored, shown and logged.
     url: String,
-    /// `url` with its password masked: what is stored, shown and logged.
-    shown: String,
     client: reqwest::Client,
     trust: Option<Trust>,
 }
@@ -316,8 +317,8 @@ impl Tsa {
                 source,
             })?;
         Ok(Tsa {
-            shown: bounds::mask_url_password(&url),
-            url,
+            url: bounds::mask_url_password(&url),
+            endpoint: url,
             client,
             trust,
         })
@@ -326,7 +327,7 @@ impl Tsa {
     /// The TSA's URL as stored beside its tokens and shown on the case page and in the
     /// evidence package: a password in it (`https://user:password@tsa/`) is masked.
     pub fn url(&self) -> &str {
-        &self.shown
+        &self.url
     }
 
     /// [`stamp`] at this TSA.
@@ -334,7 +335,7 @@ impl Tsa {
     /// # Errors
     /// As [`stamp`].
     pub async fn stamp(&self, sha256: &[u8; 32]) -> Result<Stamp> {
-        stamp(&self.client, &self.url, sha256, self.trust.as_ref()).await
+        stamp(&self.client, &self.endpoint, sha256, self.trust.as_ref()).await
     }
 
     /// [`verify`] a stored token (no nonce to compare) against this TSA's trusted CA.
