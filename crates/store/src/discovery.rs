@@ -515,28 +515,29 @@ impl Discovery for Store {
     async fn host_excluded(&self, host: &str) -> Result<bool> {
         let domain = normalize_candidate_domain(host)?;
         let suffixes = host_suffixes(&domain);
-        let (excluded, licensed): (bool, bool) = read_pool!(self, |pool| {
-            let excluded: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM discovery_candidates WHERE domain = $1 AND status <> 'new'",
+        // COUNT(*) rather than `SELECT 1`: a bare 1 is INT4 on Postgres and INTEGER on SQLite.
+        let (excluded, licensed): (i64, i64) = read_pool!(self, |pool| {
+            let excluded: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM discovery_candidates WHERE domain = $1 AND status <> 'new'",
             )
             .bind(&domain)
-            .fetch_optional(pool)
+            .fetch_one(pool)
             .await?;
-            let mut licensed = false;
+            let mut licensed = 0;
             for suffix in &suffixes {
-                let found: Option<i64> =
-                    sqlx::query_scalar("SELECT 1 FROM licensed_domains WHERE domain = $1 LIMIT 1")
-                        .bind(suffix)
-                        .fetch_optional(pool)
-                        .await?;
-                if found.is_some() {
-                    licensed = true;
+                licensed += sqlx::query_scalar::<_, i64>(
+                    "SELECT COUNT(*) FROM licensed_domains WHERE domain = $1",
+                )
+                .bind(suffix)
+                .fetch_one(pool)
+                .await?;
+                if licensed > 0 {
                     break;
                 }
             }
-            (excluded.is_some(), licensed)
+            (excluded, licensed)
         });
-        Ok(excluded || licensed)
+        Ok(excluded > 0 || licensed > 0)
     }
 }
 

@@ -385,7 +385,10 @@ async fn probe_urls(
     options: &SearchOptions,
 ) -> Result<Probe> {
     let mut crawl_settings = base.clone();
+    // The found URLs alone: no link followed, no sitemap read (a sitemap fetch would take a
+    // found URL's place in the page budget).
     crawl_settings.max_depth = 0;
+    crawl_settings.follow_sitemaps = false;
     if options.allow_private {
         crawl_settings.fetch.safety.allow_private = true;
     }
