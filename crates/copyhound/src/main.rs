@@ -188,9 +188,9 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
         Command::Reports(c) => on_store(database, async |s| cmd::reports::run(s, c).await),
         Command::Licensed(c) => on_store(database, async |s| cmd::cases::licensed(s, c).await),
         Command::Sites(c) => on_store(database, async |s| cmd::sites::run(s, c, &settings).await),
-        Command::Discover(c) => {
-            on_store(database, async |s| cmd::discover::run(s, c, &settings).await)
-        }
+        Command::Discover(c) => on_store(database, async |s| {
+            cmd::discover::run(s, c, &settings).await
+        }),
         Command::Notices(c) => {
             on_store(database, async |s| cmd::notices::run(s, c, &settings).await)
         }

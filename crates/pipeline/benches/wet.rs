@@ -21,8 +21,14 @@ fn matcher() -> Matcher {
     let settings = MatcherSettings::default();
     let fingerprinter = Arc::new(Fingerprinter::new(FingerprintSettings::default()).unwrap());
     let mut builder = IndexBuilder::new(settings.index.clone()).unwrap();
-    let chapters: Vec<&str> = WORK.split("\n第").filter(|c| c.chars().count() > 200).collect();
-    let prints: Vec<_> = chapters.iter().map(|c| fingerprinter.fingerprint(c)).collect();
+    let chapters: Vec<&str> = WORK
+        .split("\n第")
+        .filter(|c| c.chars().count() > 200)
+        .collect();
+    let prints: Vec<_> = chapters
+        .iter()
+        .map(|c| fingerprinter.fingerprint(c))
+        .collect();
     for (i, fp) in prints.iter().enumerate() {
         builder
             .add(&ChapterEntry::new(ChapterId(i as i64 + 1), WorkId(1), fp))

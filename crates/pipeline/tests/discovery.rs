@@ -14,9 +14,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use crawler::{CrawlSettings, StoreCrawl};
 use import::{ImportOptions, ImportSettings, Importer};
-use pipeline::discovery::{
-    self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions,
-};
+use pipeline::discovery::{self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
 use store::testing::TestDb;
 use store::{
     CandidateStatus, CaseFilter, CaseReads, Discovery, LicensedDomains, SuspectSites, WorkId,
@@ -111,8 +109,10 @@ async fn provider(status: u16, body: String) -> (String, Arc<Mutex<Vec<String>>>
 fn searxng_answer(urls: &[String]) -> String {
     let results: Vec<_> = urls
         .iter()
-        .map(|u| serde_json::json!({"url": u, "title": "第二回", "content": "", "engine": "bing",
-            "engines": ["bing"], "positions": [1], "score": 1.0, "category": "general"}))
+        .map(|u| {
+            serde_json::json!({"url": u, "title": "第二回", "content": "", "engine": "bing",
+            "engines": ["bing"], "positions": [1], "score": 1.0, "category": "general"})
+        })
         .collect();
     serde_json::json!({"query": "q", "number_of_results": 0, "results": results,
         "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
@@ -188,9 +188,15 @@ async fn search_finds_the_copy_and_approval_watches_the_site(db: &TestDb) {
         allow_private: true,
     };
 
-    let report = discovery::search_work(store, &settings, &crawl_settings(), handler(store), &options)
-        .await
-        .unwrap();
+    let report = discovery::search_work(
+        store,
+        &settings,
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
     assert!(report.phrases > 3, "{report:?}");
     assert_eq!(report.sent, 3, "the work's daily budget");
     assert!(report.budget_spent);
@@ -209,7 +215,10 @@ async fn search_finds_the_copy_and_approval_watches_the_site(db: &TestDb) {
     assert_eq!(candidate.domain, domain);
     assert_eq!(candidate.status, CandidateStatus::New);
     assert_eq!(candidate.found_by, "search:searxng");
-    assert_eq!((candidate.urls, candidate.pages, candidate.works), (2, 1, 1));
+    assert_eq!(
+        (candidate.urls, candidate.pages, candidate.works),
+        (2, 1, 1)
+    );
     assert!(candidate.chapters >= 1);
     // The copy opened its case, as a crawled page's does.
     let filter = CaseFilter {
@@ -236,9 +245,15 @@ async fn search_finds_the_copy_and_approval_watches_the_site(db: &TestDb) {
     );
 
     // The budget is spent for today: the cached phrases answer again, nothing is sent.
-    let again = discovery::search_work(store, &settings, &crawl_settings(), handler(store), &options)
-        .await
-        .unwrap();
+    let again = discovery::search_work(
+        store,
+        &settings,
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
     assert_eq!((again.sent, again.cached), (0, 3), "{again:?}");
     assert_eq!(asked.lock().unwrap().len(), 3);
 
@@ -258,7 +273,11 @@ async fn search_finds_the_copy_and_approval_watches_the_site(db: &TestDb) {
     )
     .await
     .unwrap();
-    assert_eq!((quota.sent, quota.quota, quota.errors), (1, 1, 0), "{quota:?}");
+    assert_eq!(
+        (quota.sent, quota.quota, quota.errors),
+        (1, 1, 0),
+        "{quota:?}"
+    );
     assert_eq!(quota_asked.lock().unwrap().len(), 1);
     let today = chrono::Utc::now() - chrono::Duration::hours(24);
     let counts = store.query_counts(today).await.unwrap();
@@ -359,7 +378,9 @@ async fn seed_lists_import_and_ignored_domains_stay_out(db: &TestDb) {
     // Ignoring: a candidate or a domain never seen, and either is never probed.
     assert!(!store.host_excluded("pirate.example").await.unwrap());
     discovery::ignore(store, "pirate.example").await.unwrap();
-    let unseen = discovery::ignore(store, "HTTP://Never.Seen.example/x").await.unwrap();
+    let unseen = discovery::ignore(store, "HTTP://Never.Seen.example/x")
+        .await
+        .unwrap();
     assert_eq!(unseen.domain, "never.seen.example");
     assert_eq!(unseen.status, CandidateStatus::Ignored);
     assert!(store.host_excluded("pirate.example").await.unwrap());
@@ -397,7 +418,12 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
     let start = WORK.find("第二回").unwrap();
     let end = WORK.find("第三回").unwrap();
     let copy = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
-    let mut file = wet_member("warcinfo", "", "2026-11-01T00:00:00Z", "isPartOf: CC-MAIN-2026-44");
+    let mut file = wet_member(
+        "warcinfo",
+        "",
+        "2026-11-01T00:00:00Z",
+        "isPartOf: CC-MAIN-2026-44",
+    );
     for i in 0..20 {
         file.extend(wet_member(
             "conversion",
@@ -406,7 +432,12 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
             &"今天天气很好，我们去公园散步，然后回家吃饭。".repeat(50),
         ));
     }
-    file.extend(wet_member("conversion", &copy_url, "2026-11-02T10:00:00Z", &copy));
+    file.extend(wet_member(
+        "conversion",
+        &copy_url,
+        "2026-11-02T10:00:00Z",
+        &copy,
+    ));
     file.extend(wet_member(
         "conversion",
         "https://huge.example/",
@@ -419,7 +450,12 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
         *b = !*b;
     }
     file.extend(&broken);
-    file.extend(wet_member("conversion", "https://innocent-last.example/", "d", "再见"));
+    file.extend(wet_member(
+        "conversion",
+        "https://innocent-last.example/",
+        "d",
+        "再见",
+    ));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("segment.warc.wet.gz");
     std::fs::write(&path, &file).unwrap();

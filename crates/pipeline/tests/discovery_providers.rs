@@ -99,7 +99,9 @@ async fn ask(
 #[tokio::test]
 async fn searxng_is_asked_for_json_with_the_exact_phrase() {
     let (base, seen) = server(200, &fixture("searxng.json"), Duration::ZERO).await;
-    let urls = ask(ProviderKind::Searxng, base.clone(), None).await.unwrap();
+    let urls = ask(ProviderKind::Searxng, base.clone(), None)
+        .await
+        .unwrap();
     assert_eq!(
         urls,
         [
@@ -208,7 +210,10 @@ async fn baidu_posts_the_phrase_as_the_user_message_with_a_bearer_key() {
 async fn baidu_errors_come_with_http_200_and_a_quota_message_is_a_quota() {
     let (base, _) = server(200, &fixture("baidu_quota.json"), Duration::ZERO).await;
     let err = ask(ProviderKind::Baidu, base, Some("k")).await.unwrap_err();
-    assert!(matches!(&err, ProviderError::Quota { status: 200, message } if message.contains("额度")), "{err:?}");
+    assert!(
+        matches!(&err, ProviderError::Quota { status: 200, message } if message.contains("额度")),
+        "{err:?}"
+    );
     let (base, _) = server(401, &fixture("baidu_auth.json"), Duration::ZERO).await;
     let err = ask(ProviderKind::Baidu, base, Some("k")).await.unwrap_err();
     assert!(
@@ -242,7 +247,9 @@ async fn serpapi_sends_engine_query_and_key_and_reads_organic_links() {
 #[tokio::test]
 async fn serpapi_out_of_searches_is_a_quota_and_an_empty_search_is_no_error() {
     let (base, _) = server(429, &fixture("serpapi_out.json"), Duration::ZERO).await;
-    let err = ask(ProviderKind::Serpapi, base, Some("k")).await.unwrap_err();
+    let err = ask(ProviderKind::Serpapi, base, Some("k"))
+        .await
+        .unwrap_err();
     assert_eq!(
         err,
         ProviderError::Quota {
@@ -270,7 +277,10 @@ async fn a_slow_or_oversized_answer_is_a_transport_error_not_a_hang() {
     assert!(matches!(err, ProviderError::Transport(_)), "{err:?}");
     assert_eq!(seen.lock().unwrap().len(), 1, "asked once, never again");
 
-    let big = format!("{{\"results\": [], \"pad\": \"{}\"}}", "x".repeat(64 * 1024));
+    let big = format!(
+        "{{\"results\": [], \"pad\": \"{}\"}}",
+        "x".repeat(64 * 1024)
+    );
     let (base, _) = server(200, big.as_bytes(), Duration::ZERO).await;
     let mut settings = ProviderSettings::new(ProviderKind::Searxng, Some(base), None);
     settings.max_response_bytes = 16 * 1024;

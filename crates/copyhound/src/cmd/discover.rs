@@ -87,7 +87,11 @@ pub struct SearchArgs {
 #[derive(Debug, Args)]
 pub struct CommoncrawlArgs {
     /// WET files: paths or http(s) URLs (repeatable).
-    #[arg(long = "wet", value_name = "PATH_OR_URL", required_unless_present = "segment_list")]
+    #[arg(
+        long = "wet",
+        value_name = "PATH_OR_URL",
+        required_unless_present = "segment_list"
+    )]
     wet: Vec<String>,
     /// A crawl's `wet.paths.gz` (path or URL): its files are scanned too.
     #[arg(long, value_name = "URL")]

@@ -26,8 +26,8 @@ use chrono::{DateTime, Utc};
 use crawler::{CrawlSettings, StoreCrawl};
 use serde::{Deserialize, Serialize};
 use store::{
-    Candidate, CandidateStatus, Discovery, FoundUrl, NewQuery, Page, Store, SuspectSites, WorkFilter,
-    WorkId, WorkReads,
+    Candidate, CandidateStatus, Discovery, FoundUrl, NewQuery, Page, Store, SuspectSites,
+    WorkFilter, WorkId, WorkReads,
 };
 use url::Url;
 
@@ -297,12 +297,16 @@ pub async fn search_work(
         .saturating_sub(sent_work)
         .min(u64::from(provider.queries_per_day).saturating_sub(sent_provider))
         .min(options.max_queries.map_or(u64::MAX, u64::from));
-    let cache_since = now
-        - chrono::Duration::from_std(settings.cache_ttl).unwrap_or(chrono::Duration::zero());
+    let cache_since =
+        now - chrono::Duration::from_std(settings.cache_ttl).unwrap_or(chrono::Duration::zero());
     let client = reqwest::Client::builder()
         .connect_timeout(provider.timeout)
         .timeout(provider.timeout)
-        .user_agent(format!("{}/{}", crawl.fetch.agent, env!("CARGO_PKG_VERSION")))
+        .user_agent(format!(
+            "{}/{}",
+            crawl.fetch.agent,
+            env!("CARGO_PKG_VERSION")
+        ))
         .build()
         .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))?;
     let mut found: Vec<(String, Option<WorkId>)> = Vec::new();
@@ -488,10 +492,9 @@ pub async fn approve(
     domain: &str,
     schedule: Option<&str>,
 ) -> Result<(store::Site, store::CrawlId)> {
-    let candidate = store
-        .candidate(domain)
-        .await
-        .map_err(store_err("reading the candidate (see `copyhound discover candidates`)"))?;
+    let candidate = store.candidate(domain).await.map_err(store_err(
+        "reading the candidate (see `copyhound discover candidates`)",
+    ))?;
     let urls = store
         .found_urls(&candidate.domain)
         .await
@@ -573,7 +576,12 @@ pub async fn import_domains(store: &Store, text: &str) -> Result<DomainImport> {
             .unwrap_or_default()
             .trim()
             .trim_matches('"');
-        if i == 0 && matches!(first.to_lowercase().as_str(), "domain" | "host" | "url" | "site") {
+        if i == 0
+            && matches!(
+                first.to_lowercase().as_str(),
+                "domain" | "host" | "url" | "site"
+            )
+        {
             continue;
         }
         let domain = match store::normalize_candidate_domain(first) {
@@ -806,7 +814,11 @@ async fn open_wet(
     let client = reqwest::Client::builder()
         .connect_timeout(crawl.fetch.connect_timeout)
         .read_timeout(options.read_timeout)
-        .user_agent(format!("{}/{}", crawl.fetch.agent, env!("CARGO_PKG_VERSION")))
+        .user_agent(format!(
+            "{}/{}",
+            crawl.fetch.agent,
+            env!("CARGO_PKG_VERSION")
+        ))
         .build()
         .map_err(|e| e.to_string())?;
     let mut response = client

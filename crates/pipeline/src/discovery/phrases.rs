@@ -323,7 +323,11 @@ mod tests {
         for p in &phrases {
             assert_eq!(&CHAPTER[p.offset..p.offset + p.text.len()], p.text);
             let han = p.text.chars().filter(|&c| is_han(c)).count();
-            assert!((15..=30).contains(&han), "{} has {han} Han characters", p.text);
+            assert!(
+                (15..=30).contains(&han),
+                "{} has {han} Han characters",
+                p.text
+            );
             assert!(!p.text.contains('"'));
         }
         // Ranked rarest first, deterministic.

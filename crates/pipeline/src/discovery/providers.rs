@@ -145,7 +145,8 @@ impl ProviderSettings {
         )?;
         bounds::between("max_response_bytes", self.max_response_bytes, 1024, 1 << 30)?;
         match self.endpoint() {
-            Some(url) if url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https")) => {}
+            Some(url)
+                if url::Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "http" | "https")) => {}
             Some(url) => {
                 return Err(bounds::OutOfRange::new(
                     "endpoint",
@@ -353,7 +354,10 @@ fn error_message(body: &[u8]) -> String {
             }
         }
     }
-    bounds::text::escape_controls(&text).chars().take(200).collect()
+    bounds::text::escape_controls(&text)
+        .chars()
+        .take(200)
+        .collect()
 }
 
 /// `base` with `pairs` appended to its query, form-encoded (an endpoint that does not parse
@@ -416,14 +420,20 @@ impl SearchApi for Searxng {
         settings: &ProviderSettings,
         query: &str,
     ) -> reqwest::RequestBuilder {
-        let base = settings.endpoint().unwrap_or_default().trim_end_matches('/');
+        let base = settings
+            .endpoint()
+            .unwrap_or_default()
+            .trim_end_matches('/');
         let url = if base.ends_with("/search") {
             base.to_owned()
         } else {
             format!("{base}/search")
         };
         let mut request = client
-            .get(with_query(&url, &[("q", query), ("format", "json"), ("pageno", "1")]))
+            .get(with_query(
+                &url,
+                &[("q", query), ("format", "json"), ("pageno", "1")],
+            ))
             .header("Accept", "application/json");
         // An instance behind a proxy that wants a token gets it as a bearer token.
         if !settings.key().is_empty() {
@@ -609,7 +619,10 @@ mod tests {
             ProviderKind::Serpapi,
         ] {
             let api = kind.api();
-            assert!(matches!(api.parse(200, b"<html>"), Err(ProviderError::Parse(_))));
+            assert!(matches!(
+                api.parse(200, b"<html>"),
+                Err(ProviderError::Parse(_))
+            ));
             assert!(api.parse(200, b"{}").unwrap().is_empty());
             assert!(matches!(
                 api.parse(200, br#"{"results": 1, "web": {"results": "x"}, "references": {}, "organic_results": 2}"#),

@@ -260,7 +260,10 @@ fn parse_records<E>(
     each: &mut impl FnMut(WetRecord) -> Result<(), E>,
 ) -> Result<(), E> {
     loop {
-        while let Some(r) = rest.strip_prefix(b"\r\n").or_else(|| rest.strip_prefix(b"\n")) {
+        while let Some(r) = rest
+            .strip_prefix(b"\r\n")
+            .or_else(|| rest.strip_prefix(b"\n"))
+        {
             rest = r;
         }
         if rest.is_empty() {
@@ -274,10 +277,7 @@ fn parse_records<E>(
             counts.malformed += 1;
             return Ok(());
         };
-        let Some(len) = fields
-            .length
-            .filter(|&l| l <= rest.len() - block_start)
-        else {
+        let Some(len) = fields.length.filter(|&l| l <= rest.len() - block_start) else {
             counts.malformed += 1;
             return Ok(());
         };
@@ -385,7 +385,12 @@ mod tests {
             "2026-11-02T03:04:05Z",
             "第一章 风起\n铜铃无风自动",
         ));
-        file.extend(wet_member("conversion", "https://b.example/", "2026-11-03T00:00:00Z", "hello"));
+        file.extend(wet_member(
+            "conversion",
+            "https://b.example/",
+            "2026-11-03T00:00:00Z",
+            "hello",
+        ));
         let (records, counts) = read_all(&file, WetLimits::default());
         assert_eq!(records.len(), 2);
         assert_eq!(records[0].uri, "https://a.example/1");
@@ -435,7 +440,12 @@ mod tests {
 
     #[test]
     fn an_oversized_record_is_skipped_and_counted_without_being_kept() {
-        let mut file = wet_member("conversion", "https://big.example/", "d", &"z".repeat(1 << 20));
+        let mut file = wet_member(
+            "conversion",
+            "https://big.example/",
+            "d",
+            &"z".repeat(1 << 20),
+        );
         file.extend(wet_member("conversion", "https://a.example/", "d", "small"));
         let limits = WetLimits {
             max_record_bytes: 64 << 10,

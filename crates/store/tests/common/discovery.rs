@@ -4,14 +4,15 @@
 
 use chrono::{Duration as TimeDelta, Utc};
 use store::testing::TestDb;
-use store::{
-    CandidateStatus, Discovery, Error, FoundUrl, LicensedDomains, NewQuery, QueryCount,
-};
+use store::{CandidateStatus, Discovery, Error, FoundUrl, LicensedDomains, NewQuery, QueryCount};
 
 pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: &TestDb) {
     let store = &db.store;
     let start = Utc::now() - TimeDelta::seconds(1);
-    let hits = vec!["https://a.example/1".to_owned(), "https://b.example/".to_owned()];
+    let hits = vec![
+        "https://a.example/1".to_owned(),
+        "https://b.example/".to_owned(),
+    ];
     for (outcome, message, hits) in [
         ("ok", None, &hits[..]),
         ("quota", Some("rate limit exceeded"), &[][..]),
@@ -32,15 +33,42 @@ pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: 
     }
     // The newest successful answer is the cache; an error after it does not hide it.
     assert_eq!(
-        store.cached_hits("brave", "铜铃无风自动", start).await.unwrap(),
+        store
+            .cached_hits("brave", "铜铃无风自动", start)
+            .await
+            .unwrap(),
         Some(hits.clone())
     );
-    assert_eq!(store.cached_hits("searxng", "铜铃无风自动", start).await.unwrap(), None);
+    assert_eq!(
+        store
+            .cached_hits("searxng", "铜铃无风自动", start)
+            .await
+            .unwrap(),
+        None
+    );
     let later = Utc::now() + TimeDelta::seconds(5);
-    assert_eq!(store.cached_hits("brave", "铜铃无风自动", later).await.unwrap(), None);
+    assert_eq!(
+        store
+            .cached_hits("brave", "铜铃无风自动", later)
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(store.queries_sent(start, None, None).await.unwrap(), 4);
-    assert_eq!(store.queries_sent(start, Some("brave"), None).await.unwrap(), 4);
-    assert_eq!(store.queries_sent(start, Some("baidu"), None).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .queries_sent(start, Some("brave"), None)
+            .await
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        store
+            .queries_sent(start, Some("baidu"), None)
+            .await
+            .unwrap(),
+        0
+    );
     assert_eq!(store.queries_sent(later, None, None).await.unwrap(), 0);
     let counts = store.query_counts(start).await.unwrap();
     let count = |outcome: &str| counts.iter().find(|c| c.outcome == outcome).cloned();
@@ -77,7 +105,10 @@ pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: 
     assert_eq!(again, 0);
     assert_eq!(
         store.found_urls("pirate.example:8080").await.unwrap(),
-        ["http://pirate.example:8080/1", "http://pirate.example:8080/2"]
+        [
+            "http://pirate.example:8080/1",
+            "http://pirate.example:8080/2"
+        ]
     );
 
     // Candidates: added once, whatever finds them later; statuses move, counts come along.
@@ -97,7 +128,12 @@ pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: 
     assert!(!store.host_excluded("pirate.example:8080").await.unwrap());
     assert_eq!(store.host_copies("pirate.example:8080").await.unwrap(), 0);
     let ignored = store
-        .set_candidate_status("pirate.example:8080", CandidateStatus::Ignored, None, "manual")
+        .set_candidate_status(
+            "pirate.example:8080",
+            CandidateStatus::Ignored,
+            None,
+            "manual",
+        )
         .await
         .unwrap();
     assert_eq!(ignored.status, CandidateStatus::Ignored);
@@ -126,8 +162,21 @@ pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: 
     );
 
     // A licensed domain covers its subdomains, whatever the port.
-    assert!(!store.host_excluded("www.licensed.example:8443").await.unwrap());
-    store.add_licensed("licensed.example", None, None).await.unwrap();
-    assert!(store.host_excluded("www.licensed.example:8443").await.unwrap());
+    assert!(
+        !store
+            .host_excluded("www.licensed.example:8443")
+            .await
+            .unwrap()
+    );
+    store
+        .add_licensed("licensed.example", None, None)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .host_excluded("www.licensed.example:8443")
+            .await
+            .unwrap()
+    );
     assert!(!store.host_excluded("notlicensed.example").await.unwrap());
 }
