@@ -99,6 +99,10 @@ enum Command {
     /// Domains licensed to publish works: their copies never open a case.
     #[command(subcommand)]
     Licensed(cmd::cases::LicensedCommand),
+    /// Discovery: a work's rare phrases sent to search providers, the pages found matched,
+    /// the domains with a copy listed as candidates to approve or ignore.
+    #[command(subcommand)]
+    Discover(cmd::discover::DiscoverCommand),
     /// Suspect sites: watched, each crawled on its own schedule.
     #[command(subcommand)]
     Sites(cmd::sites::SitesCommand),
@@ -184,6 +188,9 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
         Command::Reports(c) => on_store(database, async |s| cmd::reports::run(s, c).await),
         Command::Licensed(c) => on_store(database, async |s| cmd::cases::licensed(s, c).await),
         Command::Sites(c) => on_store(database, async |s| cmd::sites::run(s, c, &settings).await),
+        Command::Discover(c) => on_store(database, async |s| {
+            cmd::discover::run(s, c, &settings).await
+        }),
         Command::Notices(c) => {
             on_store(database, async |s| cmd::notices::run(s, c, &settings).await)
         }

@@ -47,6 +47,21 @@ static IDF: LazyLock<Idf> = LazyLock::new(|| {
         .expect("the bundled IDF table is a valid zstd-compressed `word idf` list")
 });
 
+/// The IDF jieba's bundled table gives `word` (simplified Chinese, as normalised text has it),
+/// or `None` for a word the table does not list. Discovery ranks query phrases by the rarity
+/// of their character bigrams with it; reading the table changes no fingerprint.
+pub fn word_idf(word: &str) -> Option<f64> {
+    match IDF.slots[IDF.probe(token_hash(word))] {
+        0 => None,
+        slot => Some((slot & IDF_VALUE_MASK) as f64 / (1u64 << WEIGHT_FRACTION_BITS) as f64),
+    }
+}
+
+/// The IDF jieba gives a word missing from its table (the table's lower median).
+pub fn median_idf() -> f64 {
+    IDF.median as f64 / (1u64 << WEIGHT_FRACTION_BITS) as f64
+}
+
 /// English function words dropped by default (jieba's default stop word list).
 pub const DEFAULT_ENGLISH_STOP_WORDS: &[&str] = &[
     "the", "of", "is", "and", "to", "in", "that", "we", "for", "an", "are", "by", "be", "as", "on",
@@ -541,6 +556,16 @@ mod tests {
             .filter(|w| *w != " ")
             .collect();
         assert_eq!(chunked, whole);
+    }
+
+    #[test]
+    fn word_idf_reads_the_table_and_says_when_a_word_is_missing() {
+        // Common words are cheaper than rare ones; a made-up run of characters is absent.
+        let common = word_idf("我们").expect("我们 is in jieba's table");
+        let rare = word_idf("饕餮").expect("饕餮 is in jieba's table");
+        assert!(rare > common, "{rare} vs {common}");
+        assert_eq!(word_idf("嘭鬯"), None);
+        assert!(median_idf() > 0.0);
     }
 
     #[test]

@@ -29,6 +29,9 @@
 //! - [`setup`]: what a deployment still lacks (works, sites, the rights holder, a running
 //!   worker, an address policy its sites pass), the dashboard's checklist; [`cron_words`]:
 //!   a schedule in words, in English or Chinese.
+//! - [`discovery`]: query phrases of a work sent to search providers within daily budgets,
+//!   the URLs found probed by a crawl of depth 0 and the domains with a copy made candidate
+//!   sites a person approves or ignores.
 //! - [`works`]: registered works listed, shown, edited, deleted and fingerprinted again.
 //! - [`evidence::write_package`]: a case's evidence package (WARC, texts, passages,
 //!   timestamp tokens, manifest).
@@ -41,6 +44,7 @@ mod crawl;
 pub mod crawls;
 pub mod cron_words;
 pub mod demo;
+pub mod discovery;
 pub mod doctor;
 mod error;
 pub mod evidence;

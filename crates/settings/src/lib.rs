@@ -64,6 +64,9 @@ pub struct Settings {
     pub rechecks: pipeline::RecheckSettings,
     /// Evidence beyond the snapshot (`[evidence]`): trusted timestamps.
     pub evidence: pipeline::EvidenceSettings,
+    /// Discovery of unknown sites (`[discovery]`): query phrases, search providers and their
+    /// budgets.
+    pub discovery: pipeline::discovery::DiscoverySettings,
     /// The web server of `copyhound serve` (`[server]`): address, uploads, the metrics
     /// token.
     pub server: ServerSettings,
@@ -200,6 +203,9 @@ impl Settings {
         self.evidence
             .validate()
             .map_err(|e| e.in_section("evidence"))?;
+        self.discovery
+            .validate()
+            .map_err(|e| e.in_section("discovery"))?;
         self.server.validate().map_err(|e| e.in_section("server"))
     }
 }

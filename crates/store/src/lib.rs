@@ -12,7 +12,8 @@
 //!   [`JobQueue`] and [`Schedules`] for the queue, [`EvidenceWrites`]/[`EvidenceReads`] for
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
-//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports,
+//!   [`CaseWrites`] for review, [`LicensedDomains`], [`Discovery`] for the queries, found URLs
+//!   and candidate sites of discovery, [`Reports`] for exports,
 //!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], [`Notices`] and
 //!   [`Rechecks`] for takedown notices and the re-checks that follow, [`StatsReads`] for
 //!   analytics, and [`Users`], [`Sessions`] and [`ApiTokens`] for the admin UI's accounts.
@@ -45,6 +46,7 @@ mod cases;
 mod changes;
 mod crawl;
 mod db;
+mod discovery;
 mod error;
 mod evidence;
 mod ids;
@@ -80,6 +82,10 @@ pub use crawl::{
     FrontierRecord, HostLease, HostStateRecord, HostStates, NewCrawl, NewFrontierEntry,
 };
 pub use db::{MigrationStatus, Store, StoreSettings};
+pub use discovery::{
+    Candidate, CandidateStatus, Discovery, FoundUrl, NewQuery, QueryCount,
+    normalize_candidate_domain,
+};
 pub use error::{Error, Result};
 pub use evidence::{
     EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, PageText, SnapshotCursor,

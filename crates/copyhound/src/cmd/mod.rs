@@ -9,6 +9,7 @@ pub mod config;
 pub mod crawl;
 pub mod crawls;
 pub mod demo;
+pub mod discover;
 pub mod doctor;
 pub mod migrate;
 pub mod notices;

@@ -26,6 +26,7 @@ use store::testing::{ImportBatch, TestDb};
 // Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
 pub use super::accounts::*;
 pub use super::cases::*;
+pub use super::discovery::*;
 pub use super::notices::*;
 pub use super::sites::*;
 pub use super::stats::*;

@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod cases;
 pub mod conformance;
+pub mod discovery;
 pub mod notices;
 pub mod sites;
 pub mod stats;
@@ -96,6 +97,7 @@ macro_rules! conformance_suite {
             user_changes_are_audited_and_the_last_admin_stays,
             sessions_live_until_they_expire_end_or_their_user_is_disabled,
             api_tokens_resolve_until_revoked_or_expired_and_note_use_sparingly,
+            discovery_queries_cache_count_and_candidates_keep_their_status,
         );
     };
 }

@@ -1,0 +1,274 @@
+//! `copyhound discover`: finding sites nobody has named yet. A work's rare phrases go to a
+//! search provider, the URLs found are fetched under the crawler's rules and matched, and the
+//! domains with a copy become candidates a person approves (a watched site) or ignores.
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use pipeline::discovery::{self, CandidateTable, SearchOptions};
+use store::{CandidateStatus, Discovery, Store, WorkId};
+
+use super::outln;
+use settings::Settings;
+
+/// `discover` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DiscoverCommand {
+    /// Send a work's query phrases to a search provider now, fetch what it finds and list the
+    /// domains with a copy.
+    Search(SearchArgs),
+    /// Scan Common Crawl WET files (paths or URLs, read as streams) for copies; the URLs of
+    /// records with a copy are fetched and matched live, their domains made candidates.
+    Commoncrawl(CommoncrawlArgs),
+    /// The query phrases of a work, best first (nothing is sent).
+    Phrases {
+        /// The work's id (`works list`).
+        #[arg(long)]
+        work: i64,
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The candidate sites, most pages with copies first.
+    Candidates {
+        /// Only candidates with this status: new, approved or ignored.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<CandidateStatus>,
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Watch a candidate: a watched site whose crawl starts from the URLs found there.
+    Approve {
+        /// The candidate's domain (`host` or `host:port`).
+        domain: String,
+        /// Crawl it on this cron schedule (UTC), e.g. "0 3 * * *".
+        #[arg(long, value_name = "CRON")]
+        schedule: Option<String>,
+    },
+    /// Never probe a domain again (whether or not it is a candidate).
+    Ignore {
+        /// The domain.
+        domain: String,
+    },
+    /// Add the domains of a list (one a line, or CSV with the domain first) as candidates.
+    ImportDomains {
+        /// The file.
+        file: std::path::PathBuf,
+    },
+    /// Queries sent today per provider and outcome (ok, quota, error), with the last error.
+    Queries {
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `discover search` flags.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The work whose phrases are sent.
+    #[arg(long)]
+    work: i64,
+    /// The provider (`[discovery.providers.NAME]`; default: `discovery.default_provider`).
+    #[arg(long, value_name = "NAME")]
+    provider: Option<String>,
+    /// Send at most N queries this run (within the day's budgets).
+    #[arg(long, value_name = "N")]
+    max_queries: Option<u32>,
+    /// Let the fetches reach loopback and private addresses.
+    #[arg(long)]
+    allow_private: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `discover commoncrawl` flags.
+#[derive(Debug, Args)]
+pub struct CommoncrawlArgs {
+    /// WET files: paths or http(s) URLs (repeatable).
+    #[arg(
+        long = "wet",
+        value_name = "PATH_OR_URL",
+        required_unless_present = "segment_list"
+    )]
+    wet: Vec<String>,
+    /// A crawl's `wet.paths.gz` (path or URL): its files are scanned too.
+    #[arg(long, value_name = "URL")]
+    segment_list: Option<String>,
+    /// This worker's share of the segment list, `I/N` (0-based): line k is scanned by the
+    /// worker with I = k mod N, so N machines split a crawl.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, default_value = "0/1")]
+    shard: (usize, usize),
+    /// Skip records longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    max_record_bytes: usize,
+    /// Cut a file (one that never ends, a stalled download) after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 4 * 3600)]
+    file_timeout: u64,
+    /// Let downloads and fetches reach loopback and private addresses.
+    #[arg(long)]
+    allow_private: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("{s:?}: give I/N, e.g. 0/4"))?;
+    let (i, n): (usize, usize) = (
+        i.parse().map_err(|_| format!("{s:?}: I is not a number"))?,
+        n.parse().map_err(|_| format!("{s:?}: N is not a number"))?,
+    );
+    if n == 0 || i >= n {
+        return Err(format!("{s:?}: give 0 <= I < N"));
+    }
+    Ok((i, n))
+}
+
+fn parse_status(s: &str) -> Result<CandidateStatus, String> {
+    match s {
+        "new" => Ok(CandidateStatus::New),
+        "approved" => Ok(CandidateStatus::Approved),
+        "ignored" => Ok(CandidateStatus::Ignored),
+        other => Err(format!("{other:?}: give new, approved or ignored")),
+    }
+}
+
+pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -> Result<()> {
+    match command {
+        DiscoverCommand::Search(a) => {
+            let options = SearchOptions {
+                work: WorkId(a.work),
+                provider: a.provider,
+                max_queries: a.max_queries,
+                allow_private: a.allow_private,
+            };
+            let report = discovery::search_work(
+                store,
+                &settings.discovery,
+                &settings.crawler,
+                settings.handler(store)?,
+                &options,
+            )
+            .await
+            .with_context(|| format!("while discovering copies of work {}", a.work))?;
+            if a.json {
+                outln!("{}", serde_json::to_string(&report)?);
+            } else {
+                super::write_stdout(&report.to_string())?;
+            }
+        }
+        DiscoverCommand::Commoncrawl(a) => {
+            let mut inputs = a.wet;
+            if let Some(list) = &a.segment_list {
+                inputs.extend(
+                    discovery::segment_list(list, &settings.crawler, a.shard, a.allow_private)
+                        .await?,
+                );
+            }
+            let options = discovery::WetOptions {
+                inputs,
+                allow_private: a.allow_private,
+                max_record_bytes: a.max_record_bytes,
+                file_timeout: std::time::Duration::from_secs(a.file_timeout.max(1)),
+                ..discovery::WetOptions::default()
+            };
+            let report = discovery::scan_commoncrawl(
+                store,
+                &settings.discovery,
+                &settings.crawler,
+                settings.handler(store)?,
+                &options,
+            )
+            .await
+            .context("while scanning WET files")?;
+            if a.json {
+                outln!("{}", serde_json::to_string(&report)?);
+            } else {
+                super::write_stdout(&report.to_string())?;
+            }
+        }
+        DiscoverCommand::Phrases { work, json } => {
+            let (phrases, shared) =
+                discovery::work_phrases(store, WorkId(work), &settings.discovery.phrases).await?;
+            if json {
+                outln!("{}", serde_json::to_string(&phrases)?);
+            } else {
+                let mut text = String::new();
+                for p in &phrases {
+                    text.push_str(&format!("{:>6.2}  \"{}\"\n", p.rarity, p.text));
+                }
+                text.push_str(&format!(
+                    "{} phrases; {shared} left out (another work holds them)\n",
+                    phrases.len()
+                ));
+                super::write_stdout(&text)?;
+            }
+        }
+        DiscoverCommand::Candidates { status, json } => {
+            let candidates = store.candidates(status).await?;
+            if json {
+                outln!("{}", serde_json::to_string(&candidates)?);
+            } else {
+                super::write_stdout(&CandidateTable(&candidates).to_string())?;
+            }
+        }
+        DiscoverCommand::Approve { domain, schedule } => {
+            let (site, crawl) =
+                discovery::approve(store, &settings.crawler, &domain, schedule.as_deref()).await?;
+            outln!(
+                "{} is watched as site {} ({}); crawl {crawl} of the URLs found there is queued \
+                 for `copyhound worker`",
+                site.host,
+                site.id,
+                pipeline::sites::schedule_note(&site)
+            );
+        }
+        DiscoverCommand::Ignore { domain } => {
+            let candidate = discovery::ignore(store, &domain).await?;
+            outln!("{} is ignored: it is never probed again", candidate.domain);
+        }
+        DiscoverCommand::ImportDomains { file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("while reading {}", file.display()))?;
+            let report = discovery::import_domains(store, &text).await?;
+            for (line, text) in &report.refused {
+                eprintln!("{}:{line}: no domain in {text:?}", file.display());
+            }
+            outln!(
+                "{} domains added as candidates, {} known already, {} lines refused",
+                report.added,
+                report.known,
+                report.refused.len()
+            );
+        }
+        DiscoverCommand::Queries { json } => {
+            let today = chrono::Utc::now()
+                .date_naive()
+                .and_hms_opt(0, 0, 0)
+                .map_or_else(chrono::Utc::now, |d| d.and_utc());
+            let counts = store.query_counts(today).await?;
+            if json {
+                outln!("{}", serde_json::to_string(&counts)?);
+            } else if counts.is_empty() {
+                outln!("no queries sent today");
+            } else {
+                let mut text = String::new();
+                for c in &counts {
+                    text.push_str(&format!(
+                        "{:<16} {:<6} {:>6}  {}\n",
+                        c.provider,
+                        c.outcome,
+                        c.count,
+                        c.last_message.as_deref().unwrap_or("")
+                    ));
+                }
+                super::write_stdout(&text)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! WET scanning, the hot path of `discover commoncrawl`: `wet/scan` reads a generated WET
+//! file (gzip members of `conversion` records of Chinese text that copies nothing) and looks
+//! every record up in a matcher over registered chapters, as the scan does before it
+//! verifies a candidate; `wet/read` is the reading alone. Throughput is WET text bytes per
+//! second on one core. `cargo bench -p pipeline --bench wet`.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use fingerprint::{FingerprintSettings, Fingerprinter};
+use matcher::{ChapterEntry, ChapterId, IndexBuilder, Matcher, MatcherSettings, WorkId};
+use pipeline::discovery::wet::{WetLimits, read_wet, wet_member};
+
+/// Registered: 封神演义 1–3.
+const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
+/// The innocent web: 老残游记 1–2, cut into page-sized records.
+const WEB: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
+
+fn matcher() -> Matcher {
+    let settings = MatcherSettings::default();
+    let fingerprinter = Arc::new(Fingerprinter::new(FingerprintSettings::default()).unwrap());
+    let mut builder = IndexBuilder::new(settings.index.clone()).unwrap();
+    let chapters: Vec<&str> = WORK
+        .split("\n第")
+        .filter(|c| c.chars().count() > 200)
+        .collect();
+    let prints: Vec<_> = chapters
+        .iter()
+        .map(|c| fingerprinter.fingerprint(c))
+        .collect();
+    for (i, fp) in prints.iter().enumerate() {
+        builder
+            .add(&ChapterEntry::new(ChapterId(i as i64 + 1), WorkId(1), fp))
+            .unwrap();
+    }
+    Matcher::new(settings, fingerprinter, builder.build()).unwrap()
+}
+
+/// About 8 MB of WET text: records of 2–6 KB of innocent Chinese text.
+fn wet_file() -> (Vec<u8>, u64) {
+    let chars: Vec<char> = WEB.chars().collect();
+    let mut file = Vec::new();
+    let mut text_bytes = 0u64;
+    let mut at = 0;
+    let mut i = 0;
+    while text_bytes < 8 << 20 {
+        let len = 700 + (i * 397) % 1400;
+        let text: String = (0..len).map(|k| chars[(at + k) % chars.len()]).collect();
+        at = (at + len) % chars.len();
+        text_bytes += text.len() as u64;
+        file.extend(wet_member(
+            "conversion",
+            &format!("https://site{i}.example/page"),
+            "2026-11-01T00:00:00Z",
+            &text,
+        ));
+        i += 1;
+    }
+    (file, text_bytes)
+}
+
+fn wet(c: &mut Criterion) {
+    let matcher = matcher();
+    let (file, text_bytes) = wet_file();
+    let mut group = c.benchmark_group("wet");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(text_bytes));
+    group.bench_function("read", |b| {
+        b.iter(|| {
+            read_wet(&file[..], WetLimits::default(), |r| {
+                black_box(r.text.len());
+                Ok::<_, ()>(())
+            })
+            .unwrap()
+        })
+    });
+    group.bench_function("scan", |b| {
+        b.iter(|| {
+            let mut candidates = 0;
+            read_wet(&file[..], WetLimits::default(), |r| {
+                let page = matcher.page(&r.text);
+                candidates += matcher.candidates(&page).unwrap().len();
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+            black_box(candidates)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, wet);
+criterion_main!(benches);

@@ -1,0 +1,536 @@
+//! Discovery on both backends, end to end on 127.0.0.1: a work's phrases sent to a local
+//! SearXNG that answers in its documented format, the URLs it returns fetched by a crawl of
+//! depth 0 from a local pirate site and a licensed mirror, the domain with a copy made a
+//! candidate (the licensed one never), the day's budgets, the cache and a quota answer, and
+//! approval turning the candidate into a watched site whose crawl files its copy in the case;
+//! phrases shared with another work left out; a seed list imported; a domain ignored.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use crawler::{CrawlSettings, StoreCrawl};
+use import::{ImportOptions, ImportSettings, Importer};
+use pipeline::discovery::{self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
+use store::testing::TestDb;
+use store::{
+    CandidateStatus, CaseFilter, CaseReads, Discovery, LicensedDomains, SuspectSites, WorkId,
+};
+
+/// 老残游记 1–2: another registered work.
+const OTHER: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
+/// 封神演义 1–3 (traditional): the work whose copies are looked for.
+const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
+
+/// Chapter 2 of 封神演义 in simplified script inside a pirate page.
+fn pirate_page() -> String {
+    let start = WORK.find("第二回").expect("chapter 2");
+    let end = WORK.find("第三回").expect("chapter 3");
+    let chapter = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
+    format!(
+        "<html><head><title>第二回</title></head><body><div id=\"ad\">【本站首发】</div>\
+         <div id=\"content\"><p>{}</p></div></body></html>",
+        chapter.replace('\n', "</p><p>")
+    )
+}
+
+async fn import(store: &store::Store, name: &str, text: &str) -> WorkId {
+    Importer::new(ImportSettings::default())
+        .unwrap()
+        .import_bytes(
+            store,
+            name,
+            text.as_bytes().to_vec(),
+            &ImportOptions::default(),
+            &(),
+        )
+        .await
+        .unwrap()
+        .work
+}
+
+/// A site serving `pages` (path → HTML) on 127.0.0.1, robots.txt absent.
+async fn site(pages: BTreeMap<String, String>) -> std::net::SocketAddr {
+    async fn page(
+        State(pages): State<Arc<BTreeMap<String, String>>>,
+        Path(path): Path<String>,
+    ) -> impl IntoResponse {
+        match pages.get(&path) {
+            Some(body) => (
+                StatusCode::OK,
+                [("content-type", "text/html; charset=utf-8")],
+                body.clone(),
+            ),
+            None => (
+                StatusCode::NOT_FOUND,
+                [("content-type", "text/plain")],
+                String::new(),
+            ),
+        }
+    }
+    let app = Router::new()
+        .route("/{*path}", axum::routing::get(page))
+        .with_state(Arc::new(pages));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// A search provider on 127.0.0.1 answering every query with `status` and `body`,
+/// counting the queries.
+async fn provider(status: u16, body: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let app = Router::new().fallback(move |uri: axum::http::Uri| {
+        let seen = Arc::clone(&seen);
+        let body = body.clone();
+        async move {
+            seen.lock()
+                .unwrap()
+                .push(uri.query().unwrap_or_default().to_owned());
+            (
+                StatusCode::from_u16(status).unwrap(),
+                [("content-type", "application/json")],
+                body,
+            )
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), asked)
+}
+
+/// SearXNG's JSON answer (the shape of `tests/data/discovery/searxng.json`) with `urls`.
+fn searxng_answer(urls: &[String]) -> String {
+    let results: Vec<_> = urls
+        .iter()
+        .map(|u| {
+            serde_json::json!({"url": u, "title": "第二回", "content": "", "engine": "bing",
+            "engines": ["bing"], "positions": [1], "score": 1.0, "category": "general"})
+        })
+        .collect();
+    serde_json::json!({"query": "q", "number_of_results": 0, "results": results,
+        "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
+        "unresponsive_engines": []})
+    .to_string()
+}
+
+fn handler(store: &store::Store) -> pipeline::Handler {
+    pipeline::Handler::new(
+        store.clone(),
+        Importer::new(ImportSettings::default()).unwrap(),
+        Arc::new(pipeline::Analyser::new(
+            store.clone(),
+            Default::default(),
+            matcher::MatcherSettings::default(),
+        )),
+    )
+}
+
+fn crawl_settings() -> CrawlSettings {
+    let mut s = CrawlSettings::default();
+    s.fetch.safety.allow_private = true;
+    s.politeness.delay = std::time::Duration::from_millis(10);
+    s
+}
+
+async fn search_finds_the_copy_and_approval_watches_the_site(db: &TestDb) {
+    let store = &db.store;
+    import(store, "老残游记.txt", OTHER).await;
+    let work = import(store, "封神演义.txt", WORK).await;
+
+    let pirate = site(BTreeMap::from([
+        ("book/2.html".to_owned(), pirate_page()),
+        (
+            "news.html".to_owned(),
+            "<html><body><p>今天天气很好，我们去公园散步。</p></body></html>".to_owned(),
+        ),
+    ]))
+    .await;
+    let mirror = site(BTreeMap::from([("read/2".to_owned(), pirate_page())])).await;
+    // The mirror is reached as `localhost`, a licensed domain: never probed, never a candidate.
+    store.add_licensed("localhost", None, None).await.unwrap();
+    let urls = vec![
+        format!("http://{pirate}/book/2.html"),
+        format!("http://{pirate}/news.html"),
+        format!("http://localhost:{}/read/2", mirror.port()),
+        "ftp://elsewhere.example/x".to_owned(),
+    ];
+    let (endpoint, asked) = provider(200, searxng_answer(&urls)).await;
+    let (quota_endpoint, quota_asked) = provider(
+        429,
+        r#"{"type":"ErrorResponse","error":{"status":429,"detail":"Request rate limit exceeded for plan."}}"#
+            .to_owned(),
+    )
+    .await;
+    let mut settings = DiscoverySettings {
+        queries_per_work_per_day: 3,
+        ..DiscoverySettings::default()
+    };
+    settings.providers.insert(
+        "searxng".into(),
+        ProviderSettings::new(ProviderKind::Searxng, Some(endpoint), None),
+    );
+    settings.providers.insert(
+        "brave".into(),
+        ProviderSettings::new(ProviderKind::Brave, Some(quota_endpoint), Some("k")),
+    );
+    settings.validate().unwrap();
+    let options = SearchOptions {
+        work,
+        provider: None,
+        max_queries: None,
+        allow_private: true,
+    };
+
+    let report = discovery::search_work(
+        store,
+        &settings,
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
+    assert!(report.phrases > 3, "{report:?}");
+    assert_eq!(report.sent, 3, "the work's daily budget");
+    assert!(report.budget_spent);
+    assert_eq!(asked.lock().unwrap().len(), 3);
+    for query in asked.lock().unwrap().iter() {
+        let q: BTreeMap<String, String> = serde_urlencoded::from_str(query).unwrap();
+        assert!(q["q"].starts_with('"') && q["q"].ends_with('"'), "{q:?}");
+        assert_eq!(q["format"], "json");
+    }
+    assert_eq!(report.urls, 4);
+    assert_eq!(report.skipped, 2, "the licensed mirror and the ftp URL");
+    assert_eq!(report.probed, 2);
+    let domain = pirate.to_string();
+    assert_eq!(report.candidates.len(), 1, "{report:?}");
+    let candidate = &report.candidates[0];
+    assert_eq!(candidate.domain, domain);
+    assert_eq!(candidate.status, CandidateStatus::New);
+    assert_eq!(candidate.found_by, "search:searxng");
+    assert_eq!(
+        (candidate.urls, candidate.pages, candidate.works),
+        (2, 1, 1)
+    );
+    assert!(candidate.chapters >= 1);
+    // The copy opened its case, as a crawled page's does.
+    let filter = CaseFilter {
+        site: Some(domain.clone()),
+        ..CaseFilter::default()
+    };
+    let cases = store.cases(&filter, None, 10).await.unwrap();
+    assert_eq!(cases.len(), 1);
+    assert_eq!(cases[0].work_id, work);
+    let first_seen = cases[0].last_seen_at;
+    assert!(
+        store
+            .cases(
+                &CaseFilter {
+                    site: Some(format!("localhost:{}", mirror.port())),
+                    ..CaseFilter::default()
+                },
+                None,
+                10
+            )
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // The budget is spent for today: the cached phrases answer again, nothing is sent.
+    let again = discovery::search_work(
+        store,
+        &settings,
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
+    assert_eq!((again.sent, again.cached), (0, 3), "{again:?}");
+    assert_eq!(asked.lock().unwrap().len(), 3);
+
+    // A quota answer is counted and ends the provider's run: asked once, not in a loop.
+    let quota = discovery::search_work(
+        store,
+        &DiscoverySettings {
+            queries_per_work_per_day: 100,
+            ..settings.clone()
+        },
+        &crawl_settings(),
+        handler(store),
+        &SearchOptions {
+            provider: Some("brave".into()),
+            ..options.clone()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (quota.sent, quota.quota, quota.errors),
+        (1, 1, 0),
+        "{quota:?}"
+    );
+    assert_eq!(quota_asked.lock().unwrap().len(), 1);
+    let today = chrono::Utc::now() - chrono::Duration::hours(24);
+    let counts = store.query_counts(today).await.unwrap();
+    let brave = counts.iter().find(|c| c.provider == "brave").unwrap();
+    assert_eq!((brave.outcome.as_str(), brave.count), ("quota", 1));
+    assert!(
+        brave
+            .last_message
+            .as_deref()
+            .unwrap()
+            .contains("rate limit")
+    );
+
+    // Approval: a watched site on its schedule, and its crawl of the found URLs files the
+    // copy in the case again.
+    let (watched, crawl) = discovery::approve(store, &crawl_settings(), &domain, Some("0 3 * * *"))
+        .await
+        .unwrap();
+    assert_eq!(watched.host, domain);
+    assert_eq!(watched.schedule.as_deref(), Some("0 3 * * *"));
+    assert!(
+        store
+            .watched_sites()
+            .await
+            .unwrap()
+            .iter()
+            .any(|s| s.id == watched.id)
+    );
+    let approved = store.candidate(&domain).await.unwrap();
+    assert_eq!(approved.status, CandidateStatus::Approved);
+    assert_eq!(approved.site_id, Some(watched.id));
+    let stored = StoreCrawl::stored_settings(store, crawl).await.unwrap();
+    let local = pipeline::LocalCrawl::open(store, crawl, stored, handler(store))
+        .await
+        .unwrap();
+    let (finish, _) = local.run(std::future::pending(), |_| {}).await.unwrap();
+    assert_eq!(finish.unwrap().report.pages, 2);
+    let cases = store.cases(&filter, None, 10).await.unwrap();
+    assert_eq!(cases.len(), 1, "the same case");
+    assert_eq!(cases[0].site_id.0, watched.id);
+    assert!(cases[0].last_seen_at > first_seen);
+    // An approved domain is watched: discovery does not probe it again.
+    assert!(store.host_excluded(&domain).await.unwrap());
+}
+
+async fn phrases_another_work_holds_are_left_out(db: &TestDb) {
+    let store = &db.store;
+    let work = import(store, "封神演义.txt", WORK).await;
+    let settings = DiscoverySettings::default();
+    let (phrases, shared) = discovery::work_phrases(store, work, &settings.phrases)
+        .await
+        .unwrap();
+    assert_eq!(shared, 0);
+    assert!(phrases.len() > 2);
+    // Exact spans of the work's chapters, deterministic.
+    let (again, _) = discovery::work_phrases(store, work, &settings.phrases)
+        .await
+        .unwrap();
+    assert_eq!(phrases, again);
+    for p in &phrases {
+        assert!(WORK.contains(&p.text), "{}", p.text);
+    }
+    // Another work quotes the best phrase (in simplified script).
+    let quoted = zhconv::zhconv(&phrases[0].text, zhconv::Variant::ZhHans);
+    // Before chapter 2's heading (the first 第二回 is in the table of contents).
+    let at = OTHER.rfind("第二回").unwrap();
+    let other = format!("{}{quoted}。\n{}", &OTHER[..at], &OTHER[at..]);
+    import(store, "引用.txt", &other).await;
+    let (kept, shared) = discovery::work_phrases(store, work, &settings.phrases)
+        .await
+        .unwrap();
+    assert_eq!(shared, 1);
+    assert_eq!(kept.len(), phrases.len() - 1);
+    assert!(kept.iter().all(|p| p.text != phrases[0].text));
+}
+
+async fn seed_lists_import_and_ignored_domains_stay_out(db: &TestDb) {
+    let store = &db.store;
+    let list = "domain,source\n\
+        Pirate.Example,notorious markets 2026\n\
+        https://www.copies.example/book/1,transparency report\n\
+        pirate.example,again\n\
+        # a comment\n\
+        \n\
+        not a domain,\n";
+    let report = discovery::import_domains(store, list).await.unwrap();
+    assert_eq!((report.added, report.known), (2, 0), "{report:?}");
+    assert_eq!(report.refused.len(), 1);
+    assert_eq!(report.refused[0].0, 7);
+    let candidates = store.candidates(Some(CandidateStatus::New)).await.unwrap();
+    let domains: Vec<&str> = candidates.iter().map(|c| c.domain.as_str()).collect();
+    assert_eq!(domains, ["pirate.example", "www.copies.example"]);
+    assert!(candidates.iter().all(|c| c.found_by == "import"));
+    // Imported again: known, nothing added.
+    let report = discovery::import_domains(store, list).await.unwrap();
+    assert_eq!((report.added, report.known), (0, 2));
+
+    // Ignoring: a candidate or a domain never seen, and either is never probed.
+    assert!(!store.host_excluded("pirate.example").await.unwrap());
+    discovery::ignore(store, "pirate.example").await.unwrap();
+    let unseen = discovery::ignore(store, "HTTP://Never.Seen.example/x")
+        .await
+        .unwrap();
+    assert_eq!(unseen.domain, "never.seen.example");
+    assert_eq!(unseen.status, CandidateStatus::Ignored);
+    assert!(store.host_excluded("pirate.example").await.unwrap());
+    assert!(store.host_excluded("never.seen.example").await.unwrap());
+    assert_eq!(
+        store
+            .candidates(Some(CandidateStatus::Ignored))
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    // Approving a domain with no URL found says so.
+    let err = discovery::approve(store, &CrawlSettings::default(), "www.copies.example", None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no URL was found"), "{err}");
+    assert!(
+        discovery::approve(store, &CrawlSettings::default(), "unknown.example", None)
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+}
+
+async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
+    use pipeline::discovery::wet::wet_member;
+    let store = &db.store;
+    import(store, "老残游记.txt", OTHER).await;
+    import(store, "封神演义.txt", WORK).await;
+    let pirate = site(BTreeMap::from([("book/2.html".to_owned(), pirate_page())])).await;
+    let copy_url = format!("http://{pirate}/book/2.html");
+    // A WET file: innocent records around one copy (as text, the way WET holds a page),
+    // a record too long to read and a corrupt member.
+    let start = WORK.find("第二回").unwrap();
+    let end = WORK.find("第三回").unwrap();
+    let copy = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
+    let mut file = wet_member(
+        "warcinfo",
+        "",
+        "2026-11-01T00:00:00Z",
+        "isPartOf: CC-MAIN-2026-44",
+    );
+    for i in 0..20 {
+        file.extend(wet_member(
+            "conversion",
+            &format!("https://innocent{i}.example/"),
+            "2026-11-01T00:00:00Z",
+            &"今天天气很好，我们去公园散步，然后回家吃饭。".repeat(50),
+        ));
+    }
+    file.extend(wet_member(
+        "conversion",
+        &copy_url,
+        "2026-11-02T10:00:00Z",
+        &copy,
+    ));
+    file.extend(wet_member(
+        "conversion",
+        "https://huge.example/",
+        "2026-11-01T00:00:00Z",
+        &"大".repeat(400_000),
+    ));
+    let mut broken = wet_member("conversion", "https://broken.example/", "d", &copy);
+    let half = broken.len() / 2;
+    for b in &mut broken[20..half] {
+        *b = !*b;
+    }
+    file.extend(&broken);
+    file.extend(wet_member(
+        "conversion",
+        "https://innocent-last.example/",
+        "d",
+        "再见",
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("segment.warc.wet.gz");
+    std::fs::write(&path, &file).unwrap();
+
+    // The same file over HTTP, and one that sends a member and then never ends.
+    let served = file.clone();
+    let first = wet_member("conversion", "https://slow.example/", "d", "开头");
+    let app = Router::new()
+        .route(
+            "/crawl-data/segment.warc.wet.gz",
+            axum::routing::get(move || {
+                let body = served.clone();
+                async move { body }
+            }),
+        )
+        .route(
+            "/crawl-data/endless.warc.wet.gz",
+            axum::routing::get(move || {
+                let first = first.clone();
+                async move {
+                    let chunks = futures_util::stream::unfold(Some(first), |state| async move {
+                        match state {
+                            Some(bytes) => Some((Ok::<_, std::io::Error>(bytes), None)),
+                            None => std::future::pending().await,
+                        }
+                    });
+                    axum::body::Body::from_stream(chunks)
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let options = discovery::WetOptions {
+        inputs: vec![
+            path.display().to_string(),
+            format!("http://{server}/crawl-data/segment.warc.wet.gz"),
+            format!("http://{server}/crawl-data/endless.warc.wet.gz"),
+            dir.path().join("missing.wet.gz").display().to_string(),
+        ],
+        allow_private: true,
+        max_record_bytes: 1 << 20,
+        file_timeout: std::time::Duration::from_secs(2),
+        read_timeout: std::time::Duration::from_secs(1),
+    };
+    let report = discovery::scan_commoncrawl(
+        store,
+        &DiscoverySettings::default(),
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.files, 3, "{report:?}");
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(report.cut, 1, "the endless download");
+    assert_eq!(report.counts.oversized, 2, "once per copy of the file");
+    assert_eq!(report.counts.corrupt, 2);
+    assert_eq!(report.counts.conversions, 2 * 22 + 1, "{:?}", report.counts);
+    assert_eq!(report.hits.len(), 2, "the copy, in both copies of the file");
+    assert_eq!(report.hits[0].url, copy_url);
+    assert_eq!(report.hits[0].date, "2026-11-02T10:00:00Z");
+    assert_eq!(report.urls, 1);
+    assert_eq!(report.probed, 1);
+    assert_eq!(report.candidates.len(), 1, "{report:?}");
+    assert_eq!(report.candidates[0].domain, pirate.to_string());
+    assert_eq!(report.candidates[0].found_by, "commoncrawl");
+    assert_eq!(report.candidates[0].pages, 1);
+}
+
+store::on_both_backends!(
+    wet_files_from_disk_and_http_find_the_copy,
+    search_finds_the_copy_and_approval_watches_the_site,
+    phrases_another_work_holds_are_left_out,
+    seed_lists_import_and_ignored_domains_stay_out,
+);

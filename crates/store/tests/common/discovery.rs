@@ -1,0 +1,182 @@
+//! The conformance cases of discovery (issue #28): the query log as a cache and a budget,
+//! found URLs, candidates and their statuses, and which hosts are never probed; run on both
+//! backends through `conformance.rs`.
+
+use chrono::{Duration as TimeDelta, Utc};
+use store::testing::TestDb;
+use store::{CandidateStatus, Discovery, Error, FoundUrl, LicensedDomains, NewQuery, QueryCount};
+
+pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: &TestDb) {
+    let store = &db.store;
+    let start = Utc::now() - TimeDelta::seconds(1);
+    let hits = vec![
+        "https://a.example/1".to_owned(),
+        "https://b.example/".to_owned(),
+    ];
+    for (outcome, message, hits) in [
+        ("ok", None, &hits[..]),
+        ("quota", Some("rate limit exceeded"), &[][..]),
+        ("error", Some("first"), &[][..]),
+        ("error", Some("second"), &[][..]),
+    ] {
+        store
+            .record_query(&NewQuery {
+                provider: "brave",
+                query: "铜铃无风自动",
+                work: None,
+                outcome,
+                message,
+                hits,
+            })
+            .await
+            .unwrap();
+    }
+    // The newest successful answer is the cache; an error after it does not hide it.
+    assert_eq!(
+        store
+            .cached_hits("brave", "铜铃无风自动", start)
+            .await
+            .unwrap(),
+        Some(hits.clone())
+    );
+    assert_eq!(
+        store
+            .cached_hits("searxng", "铜铃无风自动", start)
+            .await
+            .unwrap(),
+        None
+    );
+    let later = Utc::now() + TimeDelta::seconds(5);
+    assert_eq!(
+        store
+            .cached_hits("brave", "铜铃无风自动", later)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(store.queries_sent(start, None, None).await.unwrap(), 4);
+    assert_eq!(
+        store
+            .queries_sent(start, Some("brave"), None)
+            .await
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        store
+            .queries_sent(start, Some("baidu"), None)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(store.queries_sent(later, None, None).await.unwrap(), 0);
+    let counts = store.query_counts(start).await.unwrap();
+    let count = |outcome: &str| counts.iter().find(|c| c.outcome == outcome).cloned();
+    assert_eq!(
+        count("error"),
+        Some(QueryCount {
+            provider: "brave".into(),
+            outcome: "error".into(),
+            count: 2,
+            last_message: Some("second".into()),
+        })
+    );
+    assert_eq!(count("quota").unwrap().count, 1);
+
+    // Found URLs: a URL found again keeps its first finder.
+    let found = |url: &str, by: &str| FoundUrl {
+        domain: "pirate.example:8080".into(),
+        url: url.into(),
+        found_by: by.into(),
+        work: None,
+    };
+    let added = store
+        .add_found_urls(&[
+            found("http://pirate.example:8080/1", "search:brave"),
+            found("http://pirate.example:8080/2", "search:brave"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(added, 2);
+    let again = store
+        .add_found_urls(&[found("http://pirate.example:8080/1", "commoncrawl")])
+        .await
+        .unwrap();
+    assert_eq!(again, 0);
+    assert_eq!(
+        store.found_urls("pirate.example:8080").await.unwrap(),
+        [
+            "http://pirate.example:8080/1",
+            "http://pirate.example:8080/2"
+        ]
+    );
+
+    // Candidates: added once, whatever finds them later; statuses move, counts come along.
+    let c = store
+        .add_candidate("Pirate.Example:8080", "search:brave")
+        .await
+        .unwrap();
+    assert_eq!(
+        (c.domain.as_str(), c.status, c.urls, c.pages),
+        ("pirate.example:8080", CandidateStatus::New, 2, 0)
+    );
+    let same = store
+        .add_candidate("pirate.example:8080", "commoncrawl")
+        .await
+        .unwrap();
+    assert_eq!((same.id, same.found_by.as_str()), (c.id, "search:brave"));
+    assert!(!store.host_excluded("pirate.example:8080").await.unwrap());
+    assert_eq!(store.host_copies("pirate.example:8080").await.unwrap(), 0);
+    let ignored = store
+        .set_candidate_status(
+            "pirate.example:8080",
+            CandidateStatus::Ignored,
+            None,
+            "manual",
+        )
+        .await
+        .unwrap();
+    assert_eq!(ignored.status, CandidateStatus::Ignored);
+    assert!(store.host_excluded("pirate.example:8080").await.unwrap());
+    assert!(matches!(
+        store
+            .set_candidate_status("nobody.example", CandidateStatus::Approved, Some(1), "x")
+            .await,
+        Err(Error::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.candidate("nobody.example").await,
+        Err(Error::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.add_candidate("not a host", "import").await,
+        Err(Error::InvalidInput(_))
+    ));
+    assert_eq!(store.candidates(None).await.unwrap().len(), 1);
+    assert!(
+        store
+            .candidates(Some(CandidateStatus::New))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // A licensed domain covers its subdomains, whatever the port.
+    assert!(
+        !store
+            .host_excluded("www.licensed.example:8443")
+            .await
+            .unwrap()
+    );
+    store
+        .add_licensed("licensed.example", None, None)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .host_excluded("www.licensed.example:8443")
+            .await
+            .unwrap()
+    );
+    assert!(!store.host_excluded("notlicensed.example").await.unwrap());
+}
