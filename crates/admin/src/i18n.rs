@@ -148,6 +148,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("action.apply", "Apply", "应用"),
     ("action.bulk_confirm", "Confirm selected", "确认所选"),
     ("action.bulk_dismiss", "Dismiss selected", "驳回所选"),
+    ("action.capture", "Take a screenshot now", "立即截图"),
     ("action.confirm", "Confirm", "确认侵权"),
     ("action.confirm_next", "Confirm and next", "确认并看下一个"),
     ("action.crawl_now", "Crawl now", "立即抓取"),
@@ -288,6 +289,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("case.reason.quotation", "Quotation", "合理引用"),
     ("case.recheck", "Re-check", "复查"),
     ("case.score", "Score", "得分"),
+    ("case.screenshot", "Screenshot", "网页截图"),
     ("case.sha256", "SHA-256", "SHA-256"),
     ("case.snapshots", "Snapshots", "快照"),
     ("case.text", "Sanitised text", "净化文本"),
@@ -460,6 +462,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "包含规则（每行一条）",
     ),
     ("edit.notice", "Edit the draft", "编辑草稿"),
+    (
+        "edit.render",
+        "Render every page in a headless browser (text built by scripts, screenshots)",
+        "用无头浏览器渲染每个网页（脚本生成的文字、截图）",
+    ),
     (
         "edit.notice_sent",
         "This notice was marked sent: it is kept as it went out.",

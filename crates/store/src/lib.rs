@@ -13,7 +13,8 @@
 //!   crawl evidence, [`Crawls`], [`CrawlFrontier`] and [`HostStates`] for shared, resumable
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
 //!   [`CaseWrites`] for review, [`LicensedDomains`], [`Reports`] for exports,
-//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], [`Notices`] and
+//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`Renders`] for rendered fetches
+//!   and their screenshots, [`AuditLog`], [`Notices`] and
 //!   [`Rechecks`] for takedown notices and the re-checks that follow, [`StatsReads`] for
 //!   analytics, and [`Users`], [`Sessions`] and [`ApiTokens`] for the admin UI's accounts.
 //!   Code that uses the store takes `impl WorkReads` (or a generic) so a test can hand it a
@@ -55,6 +56,7 @@ mod notices;
 mod ops;
 mod packed;
 pub mod queue;
+mod renders;
 mod reports;
 mod setting_overrides;
 mod sites;
@@ -101,6 +103,9 @@ pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerPresence,
     WorkerReport, WorkerSeen, WorkerSettings,
+};
+pub use renders::{
+    NewRender, NewScreenshot, RenderRecord, Renders, ScreenshotInfo, ScreenshotToken,
 };
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use setting_overrides::{SettingChange, SettingOverride, SettingOverrides};

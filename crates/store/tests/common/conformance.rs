@@ -27,6 +27,7 @@ use store::testing::{ImportBatch, TestDb};
 pub use super::accounts::*;
 pub use super::cases::*;
 pub use super::notices::*;
+pub use super::renders::*;
 pub use super::sites::*;
 pub use super::stats::*;
 pub use super::timestamps::*;
