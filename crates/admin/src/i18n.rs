@@ -463,14 +463,14 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ),
     ("edit.notice", "Edit the draft", "编辑草稿"),
     (
-        "edit.render",
-        "Render every page in a headless browser (text built by scripts, screenshots)",
-        "用无头浏览器渲染每个网页（脚本生成的文字、截图）",
-    ),
-    (
         "edit.notice_sent",
         "This notice was marked sent: it is kept as it went out.",
         "此通知书已标记为已发送，按发送时的内容保留，不能再修改。",
+    ),
+    (
+        "edit.render",
+        "Render every page in a headless browser (text built by scripts, screenshots)",
+        "用无头浏览器渲染每个网页（脚本生成的文字、截图）",
     ),
     ("edit.saved", "Saved.", "已保存。"),
     ("edit.site", "Edit the site's settings", "编辑网站设置"),
