@@ -27,9 +27,13 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # --- runtime -----------------------------------------------------------------------------
 FROM debian:bookworm-slim AS runtime
 # ca-certificates: crawling and the time-stamping authority speak HTTPS. tini reaps children
-# and forwards SIGTERM, so `docker stop` gives workers their grace period.
+# and forwards SIGTERM, so `docker stop` gives workers their grace period (and reaps the
+# headless browsers). chromium and chromium-driver: the rendered fetch (crawler.render);
+# fonts-wqy-microhei: Chinese text in its screenshots, and the reference font for remapped
+# fonts.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tini \
+      chromium chromium-driver fonts-wqy-microhei \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 copyhound \
  && useradd --system --uid 10001 --gid copyhound --home-dir /srv/copyhound \

@@ -29,6 +29,7 @@ use crate::links::{self, Rejection, Scope, ScopeSettings};
 use crate::politeness::{
     HostFeedback, HostKey, HostStateStore, MemoryHostStates, Politeness, PolitenessSettings,
 };
+use crate::render::{RenderRequest, RenderSettings, Renderer, UrlGate};
 use crate::robots::{RobotsCache, RobotsFetch, RobotsSettings};
 use crate::sink::{MemorySink, PageRecord, SnapshotSink};
 use crate::snapshot::{BodyStatus, Snapshot};
@@ -76,6 +77,8 @@ pub struct CrawlSettings {
     pub politeness: PolitenessSettings,
     pub scope: ScopeSettings,
     pub extract: ExtractSettings,
+    /// The rendered fetch in a headless browser (`[crawler.render]`).
+    pub render: RenderSettings,
 }
 
 impl Default for CrawlSettings {
@@ -95,6 +98,7 @@ impl Default for CrawlSettings {
             politeness: PolitenessSettings::default(),
             scope: ScopeSettings::default(),
             extract: ExtractSettings::default(),
+            render: RenderSettings::default(),
         }
     }
 }
@@ -120,7 +124,10 @@ impl CrawlSettings {
             .validate()
             .map_err(|e| e.in_section("politeness"))?;
         self.scope.validate().map_err(|e| e.in_section("scope"))?;
-        self.extract.validate().map_err(|e| e.in_section("extract"))
+        self.extract
+            .validate()
+            .map_err(|e| e.in_section("extract"))?;
+        self.render.validate().map_err(|e| e.in_section("render"))
     }
 
     /// Checks that a crawl of `seeds` can run with these settings (seeds, scope patterns,
@@ -173,6 +180,8 @@ pub enum SkipReason {
     NoSitemap,
     /// Extraction failed on hostile markup.
     ExtractionFailed,
+    /// The headless browser did not render the page within its budget (its raw text kept).
+    RenderFailed,
     /// The page broke a parsing limit (too many elements) or its time budget
     /// ([`ExtractSettings`]); its snapshot is kept.
     OverLimit,
@@ -187,6 +196,7 @@ impl SkipReason {
             Self::Challenge => "challenge",
             Self::NoSitemap => "no_sitemap",
             Self::ExtractionFailed => "extraction_failed",
+            Self::RenderFailed => "render_failed",
             Self::OverLimit => "over_limit",
         }
     }
@@ -250,6 +260,8 @@ pub struct CrawlReport {
     pub retries: u64,
     /// The frontier at the end.
     pub frontier: FrontierProgress,
+    /// Pages rendered in the headless browser.
+    pub rendered: u64,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -330,9 +342,10 @@ struct Inner<F, S, H> {
     frontier: F,
     sink: S,
     politeness: Politeness<H>,
-    robots: RobotsCache,
+    robots: Arc<RobotsCache>,
     scope: Scope,
     extractor: Arc<Extractor>,
+    renderer: Option<Arc<Renderer>>,
     report: Mutex<CrawlReport>,
     started: Mutex<Option<Instant>>,
     stop: AtomicBool,
@@ -345,6 +358,7 @@ pub(crate) struct Parts {
     fetcher: Fetcher,
     scope: Scope,
     extractor: Arc<Extractor>,
+    renderer: Option<Arc<Renderer>>,
 }
 
 impl Parts {
@@ -357,10 +371,21 @@ impl Parts {
                     .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
             })
             .collect::<Result<Vec<_>>>()?;
+        // Asked for, rendering must be able to run; otherwise a placeholder page is
+        // rendered only when Chromium is installed. Browsers start on the first page.
+        let render = &settings.render;
+        let renderer = if render.enabled {
+            Some(Arc::new(Renderer::new(render.clone())?))
+        } else if render.auto && render.unavailable().is_none() {
+            Renderer::new(render.clone()).ok().map(Arc::new)
+        } else {
+            None
+        };
         Ok(Self {
             fetcher: Fetcher::new(settings.fetch.clone())?,
             scope: Scope::new(&seeds, &settings.scope)?,
             extractor: Arc::new(Extractor::new(&settings.extract)?),
+            renderer,
             seeds,
         })
     }
@@ -424,8 +449,12 @@ where
             fetcher,
             scope,
             extractor,
+            renderer,
         } = parts;
-        let robots = RobotsCache::new(settings.fetch.agent.clone(), settings.robots.clone());
+        let robots = Arc::new(RobotsCache::new(
+            settings.fetch.agent.clone(),
+            settings.robots.clone(),
+        ));
         let politeness = Politeness::new(hosts, settings.politeness.clone());
         Self {
             inner: Arc::new(Inner {
@@ -438,6 +467,7 @@ where
                 robots,
                 scope,
                 extractor,
+                renderer,
                 report: Mutex::new(CrawlReport::default()),
                 started: Mutex::new(None),
                 stop: AtomicBool::new(false),
@@ -796,6 +826,31 @@ where
                 source = TextSource::Font;
             }
         }
+        // The page in a headless browser: every page of a crawl that asks for it, and a
+        // placeholder (little text, a big script) of any crawl when Chromium is installed.
+        // A challenge page is rendered for its screenshot only: its kind and text stay, so
+        // the browser is never a way past a challenge.
+        let challenge = kind == PageKind::Challenge;
+        if let (Some(renderer), Some(read)) = (&self.renderer, &extracted)
+            && !matches!(kind, PageKind::Redirect | PageKind::Index)
+            && (self.settings.render.enabled
+                || challenge
+                || read.is_placeholder(text.chars().count()))
+        {
+            match self.render(renderer, snapshot, snapshot_id).await? {
+                Some(rendered)
+                    if !challenge
+                        && (self.settings.render.enabled
+                            || rendered.text.chars().count() > text.chars().count()) =>
+                {
+                    kind = rendered.extracted.kind;
+                    text = rendered.text;
+                    source = TextSource::Rendered;
+                    text_snapshot = None;
+                }
+                _ => {}
+            }
+        }
         let chain = entry.chain.clone().or_else(|| {
             extracted.as_ref()?.next_page.as_ref().map(|_| ChainPos {
                 head: entry.url.clone(),
@@ -835,6 +890,48 @@ where
             }
         }
         self.complete(id, snapshot.status).await
+    }
+
+    /// Renders a fetched page in the headless browser, every request it makes checked by the
+    /// crawl's address rules and robots.txt, and stores the rendered DOM, its text and a
+    /// screenshot (content and challenge pages) beside the snapshot. `None` when the browser
+    /// failed (counted, the raw text kept); a failure of the store is an error.
+    async fn render(
+        &self,
+        renderer: &Renderer,
+        snapshot: &Snapshot,
+        snapshot_id: crate::sink::SnapshotId,
+    ) -> Result<Option<crate::render::Rendered>> {
+        let robots = Arc::clone(&self.robots);
+        let allow_url: UrlGate =
+            Arc::new(move |u: &Url| robots.cached(u).is_none_or(|r| r.allowed(u)));
+        let request = RenderRequest {
+            url: snapshot.final_url.clone(),
+            policy: Arc::new(crate::safety::AddressPolicy::new(
+                &self.settings.fetch.safety,
+            )),
+            allow_url: Some(allow_url),
+            screenshot: true,
+        };
+        let mut rendered = match renderer.render(&self.extractor, request).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::info!(error = %e, "rendering failed; the raw text is kept");
+                self.tally(|r| *r.skipped.entry(SkipReason::RenderFailed).or_default() += 1);
+                return Ok(None);
+            }
+        };
+        if !matches!(
+            rendered.extracted.kind,
+            PageKind::Content | PageKind::Challenge
+        ) {
+            rendered.screenshot = None;
+        }
+        self.sink
+            .store_render(rendered.to_store(snapshot_id))
+            .await?;
+        self.tally(|r| r.rendered += 1);
+        Ok(Some(rendered))
     }
 
     /// Fetches a page's content endpoint under the rules of any fetch (robots.txt, the host's

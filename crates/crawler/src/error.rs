@@ -80,6 +80,17 @@ pub enum Error {
     #[error("robots.txt for {host} denied {path}")]
     RobotsDenied { host: String, path: String },
 
+    /// Rendering in the headless browser is asked for but cannot run here.
+    #[error(
+        "rendering is unavailable: {reason}; install the Debian packages chromium and \
+         chromium-driver (or set crawler.render.chromium and crawler.render.chromedriver)"
+    )]
+    RenderUnavailable { reason: String },
+
+    /// The headless browser did not render a page within its budget, or died doing it.
+    #[error("rendering {url} failed: {reason}")]
+    Render { url: String, reason: String },
+
     /// A configured pattern (scope regex, CSS selector) does not compile.
     #[error("invalid {what} {pattern:?}: {reason}")]
     InvalidPattern {
@@ -164,6 +175,7 @@ pub enum ErrorKind {
     Config,
     Evidence,
     Store,
+    Render,
 }
 
 impl ErrorKind {
@@ -182,6 +194,7 @@ impl ErrorKind {
             Self::Config => "config",
             Self::Evidence => "evidence",
             Self::Store => "store",
+            Self::Render => "render",
         }
     }
 
@@ -222,6 +235,8 @@ impl Error {
                 ErrorKind::Evidence
             }
             Self::Store { .. } => ErrorKind::Store,
+            Self::Render { .. } => ErrorKind::Render,
+            Self::RenderUnavailable { .. } => ErrorKind::Config,
         }
     }
 

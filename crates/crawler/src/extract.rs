@@ -127,6 +127,8 @@ pub enum TextSource {
     /// The page's text with its Private Use Area code points read through the page's own
     /// remapped font ([`crate::fonts`]).
     Font,
+    /// The displayed text of the page rendered in a headless browser ([`crate::render`]).
+    Rendered,
 }
 
 impl TextSource {
@@ -137,16 +139,27 @@ impl TextSource {
             Self::Script => "script",
             Self::Endpoint => "endpoint",
             Self::Font => "font",
+            Self::Rendered => "rendered",
         }
     }
 
     /// The source named by [`TextSource::as_str`]; `None` for another name.
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::Markup, Self::Script, Self::Endpoint, Self::Font]
-            .into_iter()
-            .find(|s| s.as_str() == name)
+        [
+            Self::Markup,
+            Self::Script,
+            Self::Endpoint,
+            Self::Font,
+            Self::Rendered,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
     }
 }
+
+/// The attribute [`crate::render`] numbers a rendered page's elements with before the page's
+/// HTML is extracted, so the browser can be asked for the chosen element's displayed text.
+pub const RENDER_MARK: &str = "data-copyhound-i";
 
 /// A page with fewer characters of main text than this holds no chapter: when its script
 /// fetches content from the site, that is where the text is.
@@ -213,6 +226,13 @@ pub struct Extracted {
     pub font_sources: Vec<Url>,
     /// The chosen container, like `div#content` (for debugging site rules).
     pub container: Option<String>,
+    /// The chosen container's [`RENDER_MARK`] attribute: on a page a browser rendered, the
+    /// number the renderer gave the element, so its displayed text can be read back.
+    pub container_mark: Option<String>,
+    /// Bytes of inline script (up to the scanner's bound) and `<script src>` elements: what
+    /// says a page with little text of its own builds it in a browser.
+    pub inline_script_bytes: usize,
+    pub external_scripts: usize,
     /// `<meta name="robots" content="nofollow">`.
     pub nofollow: bool,
     /// `<meta name="robots" content="noindex">`.
@@ -231,6 +251,19 @@ impl Extracted {
     /// Characters of main text (paragraph separators not counted).
     pub fn text_chars(&self) -> usize {
         self.paragraphs.iter().map(|p| p.chars().count()).sum()
+    }
+
+    /// A placeholder a browser would fill: little text of its own (fewer than
+    /// [`ENDPOINT_BELOW_CHARS`] characters) while the page carries a big inline script
+    /// (2 KiB or more), or an external one and words saying the text is loading.
+    pub fn is_placeholder(&self, text_chars: usize) -> bool {
+        const LOADING: [&str; 4] = ["加载", "载入", "載入", "loading"];
+        matches!(self.kind, PageKind::Empty | PageKind::Content)
+            && text_chars < ENDPOINT_BELOW_CHARS
+            && (self.inline_script_bytes >= 2048
+                || self.external_scripts > 0
+                    && (self.title.iter().chain(&self.paragraphs))
+                        .any(|t| LOADING.iter().any(|w| t.to_lowercase().contains(w))))
     }
 }
 
@@ -482,6 +515,7 @@ impl Extractor {
         let mut main_chars: usize = paragraphs.iter().map(|p| p.chars().count()).sum();
         let markup_chars = main_chars;
         let mut container = chosen.map(|c| walk.els[c].describe());
+        let mut container_mark = chosen.and_then(|c| walk.els[c].mark.clone());
 
         // Text an inline script writes wins when it is more than the markup's: the page
         // then serves an empty container (or a decoy) and fills it by script.
@@ -497,6 +531,7 @@ impl Extractor {
                 source = TextSource::Script;
                 method = Method::Script;
                 container = Some("script".to_owned());
+                container_mark = None;
             }
         }
         // A page that holds no chapter of its own but has scripts: run them, for the text they
@@ -524,6 +559,7 @@ impl Extractor {
                     source = TextSource::Script;
                     method = Method::Script;
                     container = Some("script".to_owned());
+                    container_mark = None;
                 }
             }
         }
@@ -599,6 +635,9 @@ impl Extractor {
             redirect_to,
             links,
             container,
+            container_mark,
+            inline_script_bytes: walk.inline_scripts.len(),
+            external_scripts: walk.external_scripts,
             method,
             source,
             content_endpoint,
@@ -647,6 +686,8 @@ struct El {
     tag: String,
     id: Option<String>,
     class: Option<String>,
+    /// Its [`RENDER_MARK`] attribute, on a rendered page.
+    mark: Option<String>,
     /// Navigation-like id/class and no content-like one.
     negative: bool,
     /// Multiplier for candidate selection.
@@ -713,6 +754,8 @@ struct Walk {
     page_elements: Vec<js::PageElement>,
     by_node: std::collections::HashMap<ego_tree::NodeId, usize>,
     unfinished_marker: bool,
+    /// `<script src>` elements.
+    external_scripts: usize,
 }
 
 #[derive(Default)]
@@ -888,6 +931,7 @@ impl Walk {
                         if skip_depth > 0 || is_skipped(tag) || is_hidden(el) {
                             if skip_depth == 0 && tag == "script" {
                                 in_script = true;
+                                w.external_scripts += usize::from(el.attr("src").is_some());
                             }
                             skip_depth += 1;
                             open.push(None);
@@ -933,6 +977,7 @@ impl Walk {
                             tag: tag.to_owned(),
                             id: el.id().map(str::to_owned),
                             class: el.attr("class").map(str::to_owned),
+                            mark: el.attr(RENDER_MARK).map(str::to_owned),
                             negative,
                             weight,
                             chars: 0,

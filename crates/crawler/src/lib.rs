@@ -22,6 +22,7 @@
 //! | [`css`] | the page's own `<style>` and inline styles: flex/grid `order`, hidden classes, applied before extraction | [`css::apply`] |
 //! | [`fonts`] | a page's PUA code points read through its `@font-face` (the `fontmap` crate), the same way in a crawl and in `check` | [`fonts::decode_text`], [`FontSettings`] |
 //! | [`script`], [`js`] | what inline scripts write: their string literals scanned; on a page without text of its own, the scripts run in a QuickJS sandbox | [`script::scan`], [`js::evaluate`], [`ScriptSettings`] |
+//! | [`render`] | the rendered fetch: a pool of headless Chromium behind a proxy that applies the address rules to every request of the page; displayed text and screenshots | [`Renderer`], [`RenderSettings`] |
 //! | [`links`] | normalisation, scope, trap shapes, sitemaps | [`links::normalize`], [`Scope`] |
 //! | [`snapshot`], [`warc`] | evidence values, zstd, header blocks; WARC 1.1 writer and reader | [`Snapshot`], [`WarcWriter`] |
 //! | [`frontier`], [`sink`], [`crawl`] | the runner over storage traits, with in-memory stores | [`Crawl`], [`Frontier`], [`SnapshotSink`] |
@@ -81,6 +82,7 @@ pub mod frontier;
 pub mod js;
 pub mod links;
 pub mod politeness;
+pub mod render;
 pub mod robots;
 pub mod safety;
 pub mod script;
@@ -109,10 +111,11 @@ pub use politeness::{
     HostFeedback, HostKey, HostState, HostStateStore, MemoryHostStates, Politeness,
     PolitenessSettings,
 };
+pub use render::{RenderRequest, RenderSettings, Rendered, Renderer, Screenshot};
 pub use robots::{RobotsCache, RobotsSettings};
 pub use safety::{AddressPolicy, SafetySettings};
-pub use sink::{MemorySink, PageRecord, SnapshotId, SnapshotSink};
+pub use sink::{MemorySink, PageRecord, RenderedPage, SnapshotId, SnapshotSink};
 pub use snapshot::{BodyStatus, Sha256, Snapshot, Wire};
 pub use store_frontier::{HeldUrls, StoreCrawl, StoreFrontier, StoreHostStates, held_urls};
-pub use store_sink::{PageFollowUp, StoreSink, stored_snapshot};
+pub use store_sink::{PageFollowUp, StoreSink, new_render, stored_snapshot};
 pub use warc::{WarcReader, WarcRecord, WarcWriter};

@@ -71,6 +71,24 @@ pub struct PageRecord {
     pub declared_encoding: Option<&'static str>,
 }
 
+/// What a rendered fetch of a page left, to store beside the page's snapshot.
+#[derive(Clone, Debug)]
+pub struct RenderedPage {
+    /// The snapshot of the page's raw response.
+    pub snapshot: SnapshotId,
+    /// Where the browser ended.
+    pub final_url: String,
+    /// The DOM as rendered.
+    pub html: String,
+    /// The displayed text.
+    pub text: String,
+    pub screenshot: Option<crate::render::Screenshot>,
+    pub rendered_at: DateTime<Utc>,
+    pub timed_out: bool,
+    pub requests: u32,
+    pub refused: u32,
+}
+
 /// Storage for snapshots and pages.
 pub trait SnapshotSink: Send + Sync {
     /// Stores one response; its body only if no body with that SHA-256 is stored yet.
@@ -88,6 +106,13 @@ pub trait SnapshotSink: Send + Sync {
 
     /// A stored body by its hash, decompressed.
     fn body(&self, sha256: &Sha256) -> impl Future<Output = Result<Option<Bytes>>> + Send;
+
+    /// Stores a rendered fetch beside its page's snapshot. A sink without room for renders
+    /// drops it.
+    fn store_render(&self, render: RenderedPage) -> impl Future<Output = Result<()>> + Send {
+        let _ = render;
+        async { Ok(()) }
+    }
 }
 
 impl<T: SnapshotSink> SnapshotSink for std::sync::Arc<T> {
@@ -108,6 +133,10 @@ impl<T: SnapshotSink> SnapshotSink for std::sync::Arc<T> {
 
     fn body(&self, sha256: &Sha256) -> impl Future<Output = Result<Option<Bytes>>> + Send {
         (**self).body(sha256)
+    }
+
+    fn store_render(&self, render: RenderedPage) -> impl Future<Output = Result<()>> + Send {
+        (**self).store_render(render)
     }
 }
 
@@ -131,6 +160,7 @@ struct Inner {
     bodies: HashMap<Sha256, (Vec<u8>, usize)>,
     rows: Vec<SnapshotRow>,
     pages: Vec<PageRecord>,
+    renders: Vec<RenderedPage>,
     latest: HashMap<String, PreviousFetch>,
     compressed_bytes: u64,
 }
@@ -172,6 +202,11 @@ impl MemorySink {
     /// Stored pages, in order.
     pub fn pages(&self) -> Vec<PageRecord> {
         self.lock().pages.clone()
+    }
+
+    /// Stored rendered fetches, in order.
+    pub fn renders(&self) -> Vec<RenderedPage> {
+        self.lock().renders.clone()
     }
 
     /// Distinct bodies stored.
@@ -242,6 +277,13 @@ impl SnapshotSink for MemorySink {
 
     async fn previous(&self, url: &Url) -> Result<Option<PreviousFetch>> {
         Ok(self.lock().latest.get(url.as_str()).cloned())
+    }
+
+    async fn store_render(&self, render: RenderedPage) -> Result<()> {
+        if self.keep_pages {
+            self.lock().renders.push(render);
+        }
+        Ok(())
     }
 
     async fn body(&self, sha256: &Sha256) -> Result<Option<Bytes>> {

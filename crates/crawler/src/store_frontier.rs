@@ -434,6 +434,7 @@ where
         + HostStates
         + store::EvidenceWrites
         + store::EvidenceReads
+        + store::Renders
         + Clone
         + Send
         + Sync

@@ -11,7 +11,9 @@ use url::Url;
 
 use crate::error::{Error, Result};
 use crate::fetch::Validators;
-use crate::sink::{PageRecord, PreviousFetch, SnapshotId, SnapshotSink, StoredSnapshot};
+use crate::sink::{
+    PageRecord, PreviousFetch, RenderedPage, SnapshotId, SnapshotSink, StoredSnapshot,
+};
 use crate::snapshot::{
     RedirectHop, Sha256, Snapshot, Wire, compress, decode_headers, decompress, encode_headers,
 };
@@ -213,7 +215,7 @@ pub async fn stored_snapshot<S: EvidenceReads + Sync>(
 
 impl<S> SnapshotSink for StoreSink<S>
 where
-    S: EvidenceWrites + EvidenceReads + Send + Sync,
+    S: EvidenceWrites + EvidenceReads + store::Renders + Send + Sync,
 {
     async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
         let sha = *snapshot.sha256.as_bytes();
@@ -315,4 +317,37 @@ where
             .map(|b| decompress(&b.zstd, b.len as usize).map(Bytes::from))
             .transpose()
     }
+
+    async fn store_render(&self, render: RenderedPage) -> Result<()> {
+        self.store
+            .insert_render(&new_render(render)?)
+            .await
+            .map(drop)
+            .map_err(backend("storing a rendered fetch"))
+    }
+}
+
+/// A rendered fetch as the store keeps it: the HTML compressed, the screenshot hashed.
+///
+/// # Errors
+/// [`Error::Io`] when compressing fails.
+pub fn new_render(render: RenderedPage) -> Result<store::NewRender> {
+    use sha2::Digest as _;
+    Ok(store::NewRender {
+        snapshot: store::SnapshotId(render.snapshot.0 as i64),
+        final_url: render.final_url,
+        html_zstd: compress(render.html.as_bytes())?,
+        html_len: render.html.len() as u64,
+        text: render.text,
+        screenshot: render.screenshot.map(|shot| store::NewScreenshot {
+            sha256: sha2::Sha256::digest(&shot.png).into(),
+            png: shot.png,
+            width: shot.width,
+            height: shot.height,
+        }),
+        rendered_at: render.rendered_at,
+        timed_out: render.timed_out,
+        requests: render.requests,
+        refused: render.refused,
+    })
 }

@@ -269,6 +269,42 @@ impl<W: Write> WarcWriter<W> {
         })
     }
 
+    /// Writes a `resource` record: `block` (a screenshot's PNG, say, of media type
+    /// `content_type`) made of the page at `target` at `date`, concurrent to the record
+    /// `concurrent_to` (the page's `response`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when writing fails.
+    pub fn write_resource(
+        &mut self,
+        target: &str,
+        date: chrono::DateTime<Utc>,
+        content_type: &str,
+        block: &[u8],
+        concurrent_to: Option<&RecordId>,
+    ) -> Result<RecordId> {
+        let when = warc_date(date);
+        let id = RecordId::derive(&[
+            b"resource",
+            target.as_bytes(),
+            when.as_bytes(),
+            labelled_digest(block).as_bytes(),
+        ]);
+        let mut headers = vec![
+            ("WARC-Type", "resource".to_owned()),
+            ("WARC-Record-ID", id.0.clone()),
+            ("WARC-Date", when),
+            ("WARC-Target-URI", target.to_owned()),
+        ];
+        if let Some(to) = concurrent_to {
+            headers.push(("WARC-Concurrent-To", to.0.clone()));
+        }
+        headers.push(("Content-Type", content_type.to_owned()));
+        self.write_record(headers, block, Some(block))?;
+        Ok(id)
+    }
+
     /// Bytes written so far (compressed size for gzip writers).
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written

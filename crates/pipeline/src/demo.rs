@@ -270,6 +270,7 @@ fn demo_site_settings(include: &str, exclude: &str) -> SiteSettings {
             .filter(|p| !p.is_empty())
             .map(|p| (*p).to_owned())
             .collect(),
+        render: false,
     }
 }
 

@@ -10,6 +10,8 @@
 //! - [`time_stamping`]: with a TSA configured, a real stamp of a throw-away digest, verified
 //!   (against the configured CA when there is one).
 //! - [`notices`]: the rights holder's profile every notice needs.
+//! - [`rendering`]: whether the rendered fetch can run (Chromium and chromedriver installed,
+//!   a page rendered).
 
 use std::time::{Duration, Instant};
 
@@ -398,5 +400,66 @@ pub fn notices(settings: &NoticeSettings) -> Finding {
             ),
             format!("set them in the config file, or {}", vars.join(", ")),
         )
+    }
+}
+
+/// Whether the rendered fetch can run: Chromium and chromedriver are where the settings say,
+/// and a browser starts and renders a page (an inline `data:` page, so nothing is fetched).
+pub async fn rendering(settings: &crawler::RenderSettings) -> Finding {
+    let mut finding = try_rendering(settings).await;
+    // Only crawls that ask for it need the browser: otherwise a broken one is a warning.
+    if finding.level == Level::Fail && !settings.enabled {
+        finding.level = Level::Warn;
+    }
+    finding
+}
+
+async fn try_rendering(settings: &crawler::RenderSettings) -> Finding {
+    const INSTALL: &str = "install the Debian packages chromium and chromium-driver \
+         (apt-get install chromium chromium-driver), or set crawler.render.chromium and \
+         crawler.render.chromedriver";
+    let renderer = match crawler::Renderer::new(settings.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            let detail = format!("{e}");
+            return if settings.enabled {
+                Finding::fail("rendering", detail, INSTALL)
+            } else {
+                Finding::warn(
+                    "rendering",
+                    format!("{detail}; crawls work without it, placeholder pages are not rendered"),
+                    INSTALL,
+                )
+            };
+        }
+    };
+    let extractor = match crawler::Extractor::new(&crawler::ExtractSettings::default()) {
+        Ok(e) => std::sync::Arc::new(e),
+        Err(e) => return Finding::fail("rendering", e.to_string(), "report this as a bug"),
+    };
+    let request = crawler::RenderRequest {
+        url: url::Url::parse("data:text/html,<div id=content><p>copyhound</p></div>")
+            .expect("a data url"),
+        policy: std::sync::Arc::new(crawler::AddressPolicy::public_only()),
+        allow_url: None,
+        screenshot: false,
+    };
+    let started = Instant::now();
+    match renderer.render(&extractor, request).await {
+        Ok(r) if r.text.contains("copyhound") => Finding::ok(
+            "rendering",
+            format!(
+                "{} renders pages ({} ms to start and render one); pool of {}",
+                settings.chromium.display(),
+                started.elapsed().as_millis(),
+                settings.pool_size
+            ),
+        ),
+        Ok(r) => Finding::fail(
+            "rendering",
+            format!("the browser rendered a test page as {:?}", r.text),
+            INSTALL,
+        ),
+        Err(e) => Finding::fail("rendering", e.to_string(), INSTALL),
     }
 }

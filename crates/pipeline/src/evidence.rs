@@ -7,8 +7,10 @@
 //! |---|---|
 //! | `case.warc.gz` | a `warcinfo` record, then every snapshot of the case (redirect hops, request as sent, response as served, metadata), one gzip member per record |
 //! | `texts/<snapshot>.txt` | the main text extracted from each page (UTF-8) |
+//! | `screenshots/<snapshot>.png` | the page as a headless browser showed it, when it was rendered (also in the WARC file, as a `resource` record concurrent to the page's response) |
 //! | `passages.json` | per chapter, every page's aligned passages with both texts' excerpts |
 //! | `timestamps/<snapshot>.tsr` | a trusted timestamp token per stamped snapshot |
+//! | `timestamps/screenshot-<snapshot>.tsr` | a trusted timestamp token over a screenshot's SHA-256, when stamped |
 //! | `README.txt` | how to verify the package |
 //! | `manifest.json` | the case, the work, the tool version, the time written, the snapshots and every file above with its SHA-256 and size |
 //!
@@ -22,8 +24,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use sha2::Digest;
 use store::{
-    CaseId, CaseMatch, ChapterId, EvidenceReads, SnapshotId, SnapshotRecord, Store, Timestamps,
-    WorkReads,
+    CaseId, CaseMatch, ChapterId, EvidenceReads, Renders, SnapshotId, SnapshotRecord, Store,
+    Timestamps, WorkReads,
 };
 
 use crate::cases::{CaseView, case_view};
@@ -84,6 +86,22 @@ struct ManifestSnapshot {
     /// Its page text, when one was extracted.
     text: Option<String>,
     /// Its timestamp token, when there is one.
+    timestamp: Option<String>,
+    /// Its screenshot, when the page was rendered.
+    screenshot: Option<ManifestScreenshot>,
+}
+
+/// A screenshot as the manifest lists it.
+#[derive(Debug, Clone, Serialize)]
+struct ManifestScreenshot {
+    path: String,
+    sha256: String,
+    width: u32,
+    height: u32,
+    rendered_at: DateTime<Utc>,
+    /// Its `resource` record in the WARC file.
+    warc_record_id: String,
+    /// Its RFC 3161 token over `sha256`, when stamped.
     timestamp: Option<String>,
 }
 
@@ -155,24 +173,46 @@ pub async fn write_package(
         }
     }
     let passages = passages(store, &view, &texts).await?;
+    let mut shots = Vec::new();
+    let mut shot_tokens = Vec::new();
+    for &id in &ids {
+        if let Some(render) = store
+            .latest_screenshot(id)
+            .await
+            .map_err(store_err("reading a screenshot"))?
+        {
+            if let Some(info) = &render.screenshot
+                && let Some(token) = store
+                    .screenshot_token(&info.sha256)
+                    .await
+                    .map_err(store_err("reading a screenshot's token"))?
+            {
+                shot_tokens.push((id, token.token));
+            }
+            shots.push(render);
+        }
+    }
 
     let mut planned: Vec<String> = vec![WARC_FILE.to_owned()];
     planned.extend(texts.iter().map(|(id, _)| text_path(*id)));
+    planned.extend(shots.iter().map(|r| screenshot_path(r.snapshot)));
     planned.push("passages.json".to_owned());
     planned.extend(tokens.iter().map(|t| token_path(t.snapshot)));
+    planned.extend(shot_tokens.iter().map(|(id, _)| screenshot_token_path(*id)));
     planned.push("README.txt".to_owned());
     planned.push(MANIFEST_FILE.to_owned());
     if !force && let Some(path) = planned.iter().map(|p| dir.join(p)).find(|p| p.exists()) {
         return Err(Error::Exists(path));
     }
-    for sub in ["texts", "timestamps"] {
+    for sub in ["texts", "timestamps", "screenshots"] {
         let sub = dir.join(sub);
         std::fs::create_dir_all(&sub).map_err(|source| Error::WriteFile { path: sub, source })?;
     }
 
     let mut files = Vec::new();
-    let (warc_file, written) = write_warc(store, &view, &ids, &dir.join(WARC_FILE)).await?;
+    let (warc_file, written, shot_files) = write_warc(store, &view, &ids, &shots, dir).await?;
     files.push(warc_file);
+    files.extend(shot_files.iter().map(|(_, file, _)| file.clone()));
     for (id, text) in &texts {
         files.push(write_file(dir, &text_path(*id), text.as_bytes())?);
     }
@@ -183,6 +223,9 @@ pub async fn write_package(
     files.push(write_file(dir, "passages.json", &json)?);
     for t in &tokens {
         files.push(write_file(dir, &token_path(t.snapshot), &t.der)?);
+    }
+    for (id, der) in &shot_tokens {
+        files.push(write_file(dir, &screenshot_token_path(*id), der)?);
     }
     files.push(write_file(dir, "README.txt", readme(&view).as_bytes())?);
 
@@ -203,6 +246,21 @@ pub async fn write_package(
                 .iter()
                 .any(|t| t.snapshot == id)
                 .then(|| token_path(id)),
+            screenshot: shot_files
+                .iter()
+                .find(|(render, _, _)| render.snapshot == id)
+                .map(|(render, file, record)| ManifestScreenshot {
+                    path: file.path.clone(),
+                    sha256: file.sha256.clone(),
+                    width: render.screenshot.as_ref().map_or(0, |s| s.width),
+                    height: render.screenshot.as_ref().map_or(0, |s| s.height),
+                    rendered_at: render.rendered_at,
+                    warc_record_id: record.clone(),
+                    timestamp: shot_tokens
+                        .iter()
+                        .any(|(t, _)| *t == id)
+                        .then(|| screenshot_token_path(id)),
+                }),
         });
     }
     let manifest = Manifest {
@@ -236,6 +294,14 @@ pub async fn write_package(
 
 fn text_path(id: SnapshotId) -> String {
     format!("texts/{id}.txt")
+}
+
+fn screenshot_path(id: SnapshotId) -> String {
+    format!("screenshots/{id}.png")
+}
+
+fn screenshot_token_path(id: SnapshotId) -> String {
+    format!("timestamps/screenshot-{id}.tsr")
 }
 
 fn token_path(id: SnapshotId) -> String {
@@ -293,20 +359,27 @@ fn write_file(dir: &Path, rel: &str, bytes: &[u8]) -> Result<PackageFile> {
     Ok(h.finish(rel).1)
 }
 
-/// Streams the case's snapshots into a `.warc.gz`, one snapshot's bodies in memory at a
-/// time; returns the file and each snapshot's row with its `response` record id, in `ids`
-/// order.
+/// Streams the case's snapshots into `case.warc.gz` in `dir`, one snapshot's bodies in memory
+/// at a time, each rendered page's screenshot after its response as a `resource` record (and
+/// written to `screenshots/<snapshot>.png`); returns the WARC file, each snapshot's row with
+/// its `response` record id in `ids` order, and each screenshot's render, file and record id.
 async fn write_warc(
     store: &Store,
     view: &CaseView,
     ids: &[SnapshotId],
-    path: &Path,
-) -> Result<(PackageFile, Vec<(SnapshotRecord, String)>)> {
+    shots: &[store::RenderRecord],
+    dir: &Path,
+) -> Result<(
+    PackageFile,
+    Vec<(SnapshotRecord, String)>,
+    Vec<(store::RenderRecord, PackageFile, String)>,
+)> {
+    let path = dir.join(WARC_FILE);
     let failed = |source| Error::WriteFile {
-        path: path.to_owned(),
+        path: path.clone(),
         source,
     };
-    let file = std::fs::File::create(path).map_err(failed)?;
+    let file = std::fs::File::create(&path).map_err(failed)?;
     let mut warc = crawler::WarcWriter::new_gzip(Hashing::new(std::io::BufWriter::new(file)));
     let case = view.case.id.to_string();
     warc.write_warcinfo(
@@ -319,6 +392,7 @@ async fn write_warc(
         ],
     )?;
     let mut rows = Vec::with_capacity(ids.len());
+    let mut shot_files = Vec::with_capacity(shots.len());
     for &id in ids {
         let row = store
             .snapshot(id)
@@ -326,6 +400,23 @@ async fn write_warc(
             .map_err(store_err("reading a snapshot"))?;
         let snapshot = crawler::stored_snapshot(store, &row).await?;
         let written = warc.write_snapshot(&snapshot)?;
+        if let Some(render) = shots.iter().find(|r| r.snapshot == id)
+            && let Some(info) = &render.screenshot
+            && let Some(png) = store
+                .screenshot_png(&info.sha256)
+                .await
+                .map_err(store_err("reading a screenshot"))?
+        {
+            let record = warc.write_resource(
+                &render.final_url,
+                render.rendered_at,
+                "image/png",
+                &png,
+                Some(&written.response),
+            )?;
+            let file = write_file(dir, &screenshot_path(id), &png)?;
+            shot_files.push((render.clone(), file, record.as_str().to_owned()));
+        }
         rows.push((row, written.response.as_str().to_owned()));
     }
     let hashing = warc.finish()?;
@@ -334,7 +425,7 @@ async fn write_warc(
         .map_err(|e| failed(e.into_error()))?
         .sync_all()
         .map_err(failed)?;
-    Ok((file, rows))
+    Ok((file, rows, shot_files))
 }
 
 /// One aligned passage with both texts' excerpts.
@@ -459,7 +550,13 @@ fn readme(view: &CaseView) -> String {
          4. timestamps/<snapshot>.tsr, when present, is an RFC 3161 timestamp token (a CMS\n\
             ContentInfo) over the snapshot's body_sha256. `openssl ts -reply -token_in -in FILE\n\
             -text` shows it; `openssl ts -verify -token_in -in FILE -digest BODY_SHA256\n\
-            -CAfile TSA_CA.pem` checks it against the authority's certificate.\n",
+            -CAfile TSA_CA.pem` checks it against the authority's certificate.\n\
+         5. screenshots/<snapshot>.png, when present, is the page as a headless Chromium showed\n\
+            it (full page, height capped), taken when the page was rendered; the WARC file holds\n\
+            the same bytes as a resource record whose WARC-Concurrent-To names the page's\n\
+            response record, and the manifest gives its SHA-256 and when it was rendered;\n\
+            timestamps/screenshot-<snapshot>.tsr, when present, is an RFC 3161 token over that\n\
+            SHA-256 (checked as in 4, with -digest SCREENSHOT_SHA256).\n",
         case = view.case.id,
         work = view.case.work_title,
         site = view.case.site,

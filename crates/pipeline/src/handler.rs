@@ -139,6 +139,22 @@ impl Handler {
             },
             Job::Recheck { case } => self.recheck(case).await,
             Job::StampSnapshot { snapshot } => self.stamp(snapshot).await,
+            // Idempotent enough: a second run adds a newer screenshot of each page.
+            Job::CaptureCase { case } => {
+                let Some(settings) = &self.crawler else {
+                    return Err(JobError::permanent(
+                        "this worker has no crawler settings to render with",
+                    ));
+                };
+                match crate::capture::capture_case(&self.store, settings, case).await {
+                    Ok(_) => Ok(()),
+                    Err(e @ Error::Crawler(crawler::Error::RenderUnavailable { .. })) => {
+                        Err(JobError::permanent(chain(&e)))
+                    }
+                    Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+                    Err(e) => Err(JobError::retry(chain(&e))),
+                }
+            }
         }
     }
 
@@ -180,8 +196,14 @@ impl Handler {
                  COPYHOUND_EVIDENCE__TIMESTAMP__URL), so it cannot stamp",
             ));
         };
-        match stamp_snapshot(&self.store, tsa, snapshot).await {
-            Ok(_) => Ok(()),
+        let stamped = match stamp_snapshot(&self.store, tsa, snapshot).await {
+            Ok(_) => crate::timestamps::stamp_screenshot(&self.store, tsa, snapshot)
+                .await
+                .map(drop),
+            Err(e) => Err(e),
+        };
+        match stamped {
+            Ok(()) => Ok(()),
             Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
             Err(e @ Error::Timestamp { .. }) => match &e {
                 Error::Timestamp { source, .. } if source.is_transient() => {

@@ -71,6 +71,12 @@ pub enum Job {
         /// The snapshot.
         snapshot: SnapshotId,
     },
+    /// Render each page of a case now in the headless browser and store its screenshot
+    /// ("take a screenshot now"; [`crate::capture::capture_case`]).
+    CaptureCase {
+        /// The case.
+        case: store::CaseId,
+    },
 }
 
 impl Job {
@@ -116,6 +122,7 @@ mod tests {
             Job::RechecksDue => "RechecksDue",
             Job::Recheck { .. } => "Recheck",
             Job::StampSnapshot { .. } => "StampSnapshot",
+            Job::CaptureCase { .. } => "CaptureCase",
         }
     }
 
@@ -158,6 +165,10 @@ mod tests {
                 },
                 r#"{"StampSnapshot":{"snapshot":13}}"#,
             ),
+            (
+                Job::CaptureCase { case: CaseId(8) },
+                r#"{"CaptureCase":{"case":8}}"#,
+            ),
         ]
     }
 
@@ -170,7 +181,7 @@ mod tests {
             assert_eq!(store::NewJob::new(job).unwrap().kind(), kind(job));
         }
         let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
-        assert_eq!(kinds.len(), 7, "every variant is pinned once: {kinds:?}");
+        assert_eq!(kinds.len(), 8, "every variant is pinned once: {kinds:?}");
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct CrawlOverrides {
     pub max_depth: Option<u32>,
     /// Allow loopback, private and link-local addresses.
     pub allow_private: bool,
+    /// Render every page in the headless browser (`crawler.render.enabled`).
+    pub render: bool,
 }
 
 impl CrawlOverrides {
@@ -46,6 +48,9 @@ impl CrawlOverrides {
         }
         if self.allow_private {
             s.fetch.safety.allow_private = true;
+        }
+        if self.render {
+            s.render.enabled = true;
         }
     }
 }

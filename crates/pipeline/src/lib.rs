@@ -38,6 +38,7 @@
 
 pub mod accounts;
 mod analyse;
+pub mod capture;
 pub mod cases;
 pub mod check;
 mod crawl;
@@ -68,6 +69,7 @@ pub mod workers;
 pub mod works;
 
 pub use analyse::{Analysed, Analyser};
+pub use capture::{CaptureSummary, capture_case, queue_capture};
 pub use cases::{CaseChapter, CaseDossier, CasePage, CaseView, case_dossier, case_view};
 pub use check::{Checked, Checker};
 pub use crawl::{

@@ -69,6 +69,8 @@ pub fn site_crawl_settings(base: &CrawlSettings, site: &SiteSettings) -> CrawlSe
     s.politeness.per_host_concurrency = site.concurrency;
     s.scope.include.clone_from(&site.include);
     s.scope.exclude.clone_from(&site.exclude);
+    // A site marked render renders every page; the configuration may render all sites.
+    s.render.enabled |= site.render;
     s
 }
 
@@ -169,6 +171,7 @@ pub fn default_site_settings(base: &CrawlSettings) -> SiteSettings {
         concurrency: base.politeness.per_host_concurrency,
         include: Vec::new(),
         exclude: Vec::new(),
+        render: false,
     }
 }
 
@@ -322,6 +325,7 @@ mod tests {
             concurrency: 3,
             include: vec!["/book/".into()],
             exclude: vec!["\\?page=".into()],
+            render: false,
         }
     }
 
@@ -415,6 +419,8 @@ pub struct SiteSettingsChange {
     pub include: Option<Vec<String>>,
     /// New exclude patterns (an empty list removes them).
     pub exclude: Option<Vec<String>>,
+    /// Render every page in the headless browser, or not.
+    pub render: Option<bool>,
 }
 
 impl SiteSettingsChange {
@@ -434,6 +440,7 @@ impl SiteSettingsChange {
                 .exclude
                 .clone()
                 .unwrap_or_else(|| settings.exclude.clone()),
+            render: self.render.unwrap_or(settings.render),
         }
     }
 
@@ -504,6 +511,7 @@ mod edit_tests {
             concurrency: 1,
             include: vec!["/book/".to_owned()],
             exclude: vec!["/ads/".to_owned()],
+            render: false,
         };
         assert_eq!(SiteSettingsChange::default().applied_to(&base), base);
         let change = SiteSettingsChange {

@@ -9,7 +9,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use store::{
-    CaseId, JobQueue, NewJob, NewTimestamp, SnapshotId, Store, TimestampRecord, Timestamps,
+    CaseId, JobQueue, NewJob, NewTimestamp, Renders, ScreenshotToken, SnapshotId, Store,
+    TimestampRecord, Timestamps,
 };
 use timestamp::{Trust, Tsa};
 
@@ -111,6 +112,54 @@ async fn stamp_hash(
     })
 }
 
+/// Stamps the SHA-256 of `snapshot`'s newest screenshot at `tsa` and keeps the token with the
+/// screenshot, unless it has one already; `None` when the snapshot has no screenshot.
+///
+/// # Errors
+/// [`Error::Timestamp`] when the TSA fails or its token is refused; a database failure.
+pub async fn stamp_screenshot(
+    store: &Store,
+    tsa: &Tsa,
+    snapshot: SnapshotId,
+) -> Result<Option<Stamped>> {
+    let Some(info) = store
+        .latest_screenshot(snapshot)
+        .await
+        .map_err(store_err("reading the snapshot's screenshot"))?
+        .and_then(|r| r.screenshot)
+    else {
+        return Ok(None);
+    };
+    if store
+        .screenshot_token(&info.sha256)
+        .await
+        .map_err(store_err("reading the screenshot's token"))?
+        .is_some()
+    {
+        return Ok(Some(Stamped::Already));
+    }
+    let stamp = tsa
+        .stamp(&info.sha256)
+        .await
+        .map_err(|source| Error::Timestamp { snapshot, source })?;
+    let gen_time = stamp.verified.gen_time;
+    let token = ScreenshotToken {
+        tsa_url: tsa.url().to_owned(),
+        token: stamp.token,
+        gen_time,
+    };
+    let new = store
+        .stamp_screenshot(&info.sha256, &token)
+        .await
+        .map_err(store_err("storing the screenshot's timestamp"))?;
+    tracing::info!(snapshot = %snapshot, %gen_time, new, "screenshot stamped");
+    Ok(Some(if new {
+        Stamped::New(gen_time)
+    } else {
+        Stamped::Already
+    }))
+}
+
 /// What [`stamp_case`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CaseStamps {
@@ -155,6 +204,15 @@ pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseSt
         match stamp_hash(store, tsa, snapshot, &sha256).await {
             Ok(Stamped::New(at)) => out.stamped.push((snapshot, at)),
             Ok(Stamped::Already) => {}
+            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
+            Err(e) => return Err(e),
+        }
+    }
+    // The case's screenshots too (a screenshot may be newer than its snapshot's token).
+    let view = crate::cases::case_view(store, case).await?;
+    for (snapshot, _) in view.snapshots() {
+        match stamp_screenshot(store, tsa, snapshot).await {
+            Ok(_) => {}
             Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
             Err(e) => return Err(e),
         }

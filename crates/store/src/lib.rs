@@ -14,7 +14,8 @@
 //!   crawls, [`MatchWrites`] (matches filed in cases in one transaction), [`CaseReads`] and
 //!   [`CaseWrites`] for review, [`LicensedDomains`], [`Discovery`] for the queries, found URLs
 //!   and candidate sites of discovery, [`Reports`] for exports,
-//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`AuditLog`], [`Notices`] and
+//!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`Renders`] for rendered fetches
+//!   and their screenshots, [`AuditLog`], [`Notices`] and
 //!   [`Rechecks`] for takedown notices and the re-checks that follow, [`StatsReads`] for
 //!   analytics, and [`Users`], [`Sessions`] and [`ApiTokens`] for the admin UI's accounts.
 //!   Code that uses the store takes `impl WorkReads` (or a generic) so a test can hand it a
@@ -57,6 +58,7 @@ mod notices;
 mod ops;
 mod packed;
 pub mod queue;
+mod renders;
 mod reports;
 mod setting_overrides;
 mod sites;
@@ -107,6 +109,9 @@ pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerPresence,
     WorkerReport, WorkerSeen, WorkerSettings,
+};
+pub use renders::{
+    NewRender, NewScreenshot, RenderRecord, Renders, ScreenshotInfo, ScreenshotToken,
 };
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
 pub use setting_overrides::{SettingChange, SettingOverride, SettingOverrides};

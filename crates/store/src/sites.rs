@@ -30,6 +30,9 @@ pub struct SiteSettings {
     pub include: Vec<String>,
     /// A URL matching any of these regular expressions is left out.
     pub exclude: Vec<String>,
+    /// Render every page in the headless browser (`sites add/set --render`).
+    #[serde(default)]
+    pub render: bool,
 }
 
 /// A site to watch ([`SuspectSites::watch_site`]).
@@ -152,6 +155,7 @@ struct SiteRow {
     concurrency: i32,
     include_patterns: String,
     exclude_patterns: String,
+    render: bool,
     schedule_cron: Option<String>,
     next_run_at: Option<i64>,
     created_at: DateTime<Utc>,
@@ -179,6 +183,7 @@ impl TryFrom<SiteRow> for Site {
                 concurrency: count(r.concurrency),
                 include: patterns(&r.include_patterns)?,
                 exclude: patterns(&r.exclude_patterns)?,
+                render: r.render,
             },
             start_url: r.start_url.unwrap_or_else(|| r.base_url.clone()),
             next_crawl_at: if r.enabled {
@@ -201,7 +206,7 @@ impl TryFrom<SiteRow> for Site {
 /// The site columns with the schedule's next fire time.
 const SELECT_SITES: &str = "SELECT s.id, s.name, s.base_url, s.host, s.start_url, s.enabled, \
      s.max_pages, s.max_depth, s.delay_ms, s.concurrency, s.include_patterns, \
-     s.exclude_patterns, s.schedule_cron, j.next_run_at, s.created_at, s.updated_at \
+     s.exclude_patterns, s.render, s.schedule_cron, j.next_run_at, s.created_at, s.updated_at \
      FROM sites s LEFT JOIN job_schedules j ON j.name = 'site:' || s.id";
 
 /// The origin of an http(s) URL, or why it is refused.
@@ -359,6 +364,11 @@ impl SuspectSites for Store {
                 .bind(now)
                 .fetch_one(&mut *tx)
                 .await?;
+            sqlx::query("UPDATE sites SET render = $2 WHERE id = $1")
+                .bind(id)
+                .bind(s.render)
+                .execute(&mut *tx)
+                .await?;
             write_site_schedule!(tx, id, site.schedule.as_ref(), now);
             id
         });
@@ -410,6 +420,11 @@ impl SuspectSites for Store {
             .bind(changes.start_url.as_ref().unwrap_or(&site.start_url));
             bind_settings!(update, s)
                 .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("UPDATE sites SET render = $2 WHERE id = $1")
+                .bind(id)
+                .bind(s.render)
                 .execute(&mut *tx)
                 .await?;
             if let Some(schedule) = &changes.schedule {

@@ -38,6 +38,8 @@ pub(crate) struct SiteOut {
     delay_ms: u32,
     /// Fetches from the site at once.
     concurrency: u32,
+    /// Every page rendered in the headless browser.
+    render: bool,
     created_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -55,6 +57,7 @@ impl From<store::Site> for SiteOut {
             max_depth: s.settings.max_depth,
             delay_ms: s.settings.delay_ms,
             concurrency: s.settings.concurrency,
+            render: s.settings.render,
             created_at: s.created_at,
         }
     }
@@ -193,6 +196,8 @@ pub(crate) struct SiteChangeIn {
     include: Option<Vec<String>>,
     /// Exclude patterns (an empty list removes them).
     exclude: Option<Vec<String>>,
+    /// Render every page in the headless browser.
+    render: Option<bool>,
 }
 
 #[utoipa::path(
@@ -225,6 +230,7 @@ pub(crate) async fn update(
             concurrency: change.concurrency,
             include: change.include,
             exclude: change.exclude,
+            render: change.render,
         },
         schedule: change
             .schedule

@@ -9,9 +9,9 @@ use pipeline::review::{self, Disguise, DismissReason, ReviewLimits, ReviewPage};
 use pipeline::{SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
-    AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus, CaseWrites,
-    ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Role, SnapshotId,
-    WorkId,
+    AuditLog, AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus,
+    CaseWrites, ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Renders,
+    Role, SnapshotId, WorkId,
 };
 
 use crate::auth::{CsrfForm, CurrentUser};
@@ -207,6 +207,8 @@ pub(crate) struct SnapshotRow {
     pub sha256: String,
     pub stamp: Option<String>,
     pub stamp_ok: bool,
+    /// When its newest screenshot was taken, if it has one.
+    pub screenshot: Option<String>,
 }
 
 #[derive(Template)]
@@ -225,9 +227,14 @@ struct CasePage {
     notices: Vec<NoticeRecord>,
     recheck: Option<RecheckRecord>,
     days_since_notice: Option<i64>,
+    /// Snapshots with a screenshot.
+    shots: Vec<SnapshotId>,
 }
 
 impl CasePage {
+    fn has_shot(&self, snapshot: &SnapshotId) -> bool {
+        self.shots.contains(snapshot)
+    }
     fn count<T: Copy + TryInto<u64>>(&self, n: &T) -> String {
         grouped((*n).try_into().unwrap_or(u64::MAX))
     }
@@ -382,7 +389,12 @@ pub(crate) async fn detail(
         .collect();
     let ctx = Ctx::new(&user, "cases");
     let mut snapshots: Vec<SnapshotRow> = Vec::new();
+    let mut shots = Vec::new();
     for (snapshot, url) in view.snapshots().into_iter().rev().take(SNAPSHOTS_SHOWN) {
+        let shot = state.store().latest_screenshot(snapshot).await?;
+        if shot.is_some() {
+            shots.push(snapshot);
+        }
         let m = view.matches.iter().find(|m| m.snapshot_id == snapshot);
         let stamp: Option<&SnapshotTimestamp> = stamps.iter().find(|s| s.snapshot == snapshot);
         snapshots.push(SnapshotRow {
@@ -392,6 +404,7 @@ pub(crate) async fn detail(
             sha256: m.map(|m| m.snapshot_sha256.clone()).unwrap_or_default(),
             stamp: stamp.map(|s| format!("{} · {}", ctx.when(&s.gen_time), s.tsa)),
             stamp_ok: stamp.is_some_and(|s| matches!(s.verification, Verification::Valid { .. })),
+            screenshot: shot.map(|r| ctx.when(&r.rendered_at)),
         });
     }
     let days_since_notice = recheck
@@ -411,6 +424,7 @@ pub(crate) async fn detail(
         next_case: next_case.filter(|n| *n != id),
         recheck,
         days_since_notice,
+        shots,
     })
 }
 
@@ -611,6 +625,56 @@ pub(crate) async fn snapshot_raw(
         HeaderValue::from_str(&sha).map_err(WebError::internal)?,
     );
     Ok(response)
+}
+
+/// A snapshot's newest screenshot, as a PNG.
+pub(crate) async fn snapshot_screenshot(
+    State(state): State<AdminState>,
+    _user: CurrentUser,
+    Path(id): Path<i64>,
+) -> WebResult<Response> {
+    let missing = || WebError::NotFound(format!("snapshot {id} has no screenshot"));
+    let render = state
+        .store()
+        .latest_screenshot(SnapshotId(id))
+        .await?
+        .ok_or_else(missing)?;
+    let info = render.screenshot.ok_or_else(missing)?;
+    let png = state
+        .store()
+        .screenshot_png(&info.sha256)
+        .await?
+        .ok_or_else(missing)?;
+    let mut response = png.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/png"));
+    headers.insert(
+        "x-content-sha256",
+        HeaderValue::from_str(&hex(&info.sha256)).map_err(WebError::internal)?,
+    );
+    Ok(response)
+}
+
+/// "Take a screenshot now": each page of the case rendered by a worker.
+pub(crate) async fn capture(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, _): CsrfForm<crate::pages::accounts::Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let case = state.store().case(CaseId(id)).await?;
+    pipeline::queue_capture(state.store(), case.id).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "case.capture",
+            Some("case"),
+            Some(case.id.0),
+            &serde_json::json!({}),
+        )
+        .await?;
+    Ok(Redirect::to(&format!("/cases/{}", case.id)))
 }
 
 #[derive(Template)]

@@ -39,7 +39,12 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/cases/{id}/evidence.zip", get(cases::evidence))
         .route("/cases/{id}/notices", post(notices::create))
         .route("/cases/{id}/recheck", post(notices::recheck_now))
+        .route("/cases/{id}/capture", post(cases::capture))
         .route("/snapshots/{id}/raw", get(cases::snapshot_raw))
+        .route(
+            "/snapshots/{id}/screenshot.png",
+            get(cases::snapshot_screenshot),
+        )
         .route("/snapshots/{id}", get(cases::snapshot_page))
         .route("/snapshots/{id}/text", get(cases::snapshot_text))
         .route("/notices", get(notices::list))

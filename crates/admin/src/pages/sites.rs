@@ -206,6 +206,10 @@ pub(crate) struct EditForm {
     concurrency: Option<String>,
     include: Option<String>,
     exclude: Option<String>,
+    /// The render checkbox (sent only when ticked) and the hidden field that says the form
+    /// showed it, so an unticked box turns rendering off.
+    render: Option<String>,
+    render_shown: Option<String>,
 }
 
 /// Changes a watched site as `copyhound sites set` does (`pipeline::sites::edit_site`) and
@@ -256,6 +260,7 @@ pub(crate) async fn edit(
                 concurrency: number("concurrency", form.concurrency)?,
                 include: form.include.is_some().then(|| patterns(form.include)),
                 exclude: form.exclude.is_some().then(|| patterns(form.exclude)),
+                render: form.render_shown.is_some().then_some(form.render.is_some()),
             },
             schedule: form.schedule.map(|c| super::blank_none(Some(c))),
         };

@@ -1,5 +1,5 @@
-//! `copyhound cases list|show|set|stamp|evidence` (what the crawls found, per site and work,
-//! its trusted timestamps and its evidence package) and `copyhound licensed add|list|remove`
+//! `copyhound cases list|show|set|stamp|capture|evidence` (what the crawls found, per site and
+//! work, its trusted timestamps, screenshots of its pages and its evidence package) and `copyhound licensed add|list|remove`
 //! (domains whose copies are allowed).
 
 use anyhow::{Context, Result, bail};
@@ -24,6 +24,9 @@ pub enum CasesCommand {
     /// Have the configured time-stamping authority (evidence.timestamp.url) stamp every
     /// snapshot of a case it has not stamped yet (RFC 3161).
     Stamp(StampArgs),
+    /// Render each page of the case now in a headless Chromium and store its screenshot
+    /// (shown on the case page, put in the evidence package).
+    Capture(CaptureArgs),
     /// Write the case's evidence package: a WARC of every snapshot, the page texts, the
     /// aligned passages, timestamp tokens and a manifest with every file's SHA-256.
     Evidence(EvidenceArgs),
@@ -47,6 +50,16 @@ pub struct EvidenceArgs {
 pub struct StampArgs {
     /// The case.
     id: CaseId,
+}
+
+/// Options of `cases capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The case.
+    id: CaseId,
+    /// Allow loopback, private and link-local addresses (a local test site); refused otherwise.
+    #[arg(long)]
+    allow_private: bool,
 }
 
 /// Options of `cases list`.
@@ -128,6 +141,7 @@ pub async fn run(command: CasesCommand, database: &str, settings: &Settings) -> 
             None => unreachable!("a stamp command has its tsa"),
         },
         CasesCommand::Evidence(a) => evidence(store, a).await,
+        CasesCommand::Capture(a) => capture(store, a, settings).await,
     })
     .await
 }
@@ -207,6 +221,33 @@ async fn stamp(store: &Store, args: StampArgs, tsa: &timestamp::Tsa) -> Result<(
     if !done.failed.is_empty() {
         bail!(
             "{} snapshot(s) of case {} could not be stamped",
+            done.failed.len(),
+            args.id
+        );
+    }
+    Ok(())
+}
+
+async fn capture(store: &Store, args: CaptureArgs, settings: &Settings) -> Result<()> {
+    let mut crawl = settings.crawler.clone();
+    if args.allow_private {
+        crawl.fetch.safety.allow_private = true;
+    }
+    let done = pipeline::capture_case(store, &crawl, args.id)
+        .await
+        .with_context(|| format!("while capturing case {}", args.id))?;
+    for (snapshot, why) in &done.failed {
+        eprintln!("snapshot {snapshot}: no screenshot: {why}");
+    }
+    outln!(
+        "case {}: {} of {} page(s) captured",
+        args.id,
+        done.captured,
+        done.pages
+    );
+    if !done.failed.is_empty() {
+        bail!(
+            "{} page(s) of case {} could not be captured",
             done.failed.len(),
             args.id
         );

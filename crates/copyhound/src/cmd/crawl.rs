@@ -33,6 +33,10 @@ pub struct CrawlArgs {
     /// Allow loopback, private and link-local addresses (a local test site); refused otherwise.
     #[arg(long)]
     allow_private: bool,
+    /// Render every page in a headless Chromium (packages chromium and chromium-driver):
+    /// text built by the page's scripts or ordered by its CSS, and a screenshot of each.
+    #[arg(long)]
+    render: bool,
     /// Queue the crawl for `copyhound worker` instead of running it now.
     #[arg(long)]
     enqueue: bool,
@@ -56,6 +60,7 @@ pub async fn run(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<
         max_pages: args.max_pages,
         max_depth: args.max_depth,
         allow_private: args.allow_private,
+        render: args.render,
     };
     let (id, crawl_settings) = match args.resume {
         Some(id) => {

@@ -77,6 +77,13 @@ pub struct SettingsFlags {
     /// Leave out URLs matching any of these regular expressions (repeatable).
     #[arg(long = "exclude", value_name = "RE")]
     exclude: Vec<String>,
+    /// Render every page in a headless Chromium (packages chromium and chromium-driver):
+    /// text built by scripts or ordered by CSS, and a screenshot of each page.
+    #[arg(long)]
+    render: bool,
+    /// Stop rendering every page.
+    #[arg(long, conflicts_with = "render")]
+    no_render: bool,
 }
 
 /// Options of `sites add`.
@@ -151,6 +158,7 @@ impl SettingsFlags {
             concurrency: self.concurrency,
             include: patterns(&self.include, no_include),
             exclude: patterns(&self.exclude, no_exclude),
+            render: (self.render || self.no_render).then_some(self.render),
         }
     }
 }

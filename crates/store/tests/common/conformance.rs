@@ -28,6 +28,7 @@ pub use super::accounts::*;
 pub use super::cases::*;
 pub use super::discovery::*;
 pub use super::notices::*;
+pub use super::renders::*;
 pub use super::sites::*;
 pub use super::stats::*;
 pub use super::timestamps::*;

@@ -6,6 +6,7 @@ pub mod cases;
 pub mod conformance;
 pub mod discovery;
 pub mod notices;
+pub mod renders;
 pub mod sites;
 pub mod stats;
 pub mod timestamps;
@@ -90,6 +91,7 @@ macro_rules! conformance_suite {
             rechecks_remove_the_case_when_every_copy_is_gone,
             a_copy_back_up_is_reported_and_a_reviewed_case_stops_its_rechecks,
             timestamps_are_kept_once_per_snapshot_and_tsa,
+            renders_keep_each_screenshot_once_and_the_newest_is_read,
             stats_count_detections_copies_and_review_from_the_counters,
             stats_sum_crawls_by_site,
             a_recrawl_adds_matches_but_no_new_copies,

@@ -18,6 +18,7 @@ fn settings() -> SiteSettings {
         concurrency: 2,
         include: vec!["/book/".into()],
         exclude: vec![r"\.jpg$".into()],
+        render: false,
     }
 }
 
@@ -124,6 +125,7 @@ pub async fn watched_sites_round_trip_with_their_schedules(db: &TestDb) {
                 start_url: Some("https://pirate.example/book/2/".into()),
                 settings: Some(SiteSettings {
                     max_pages: 20,
+                    render: true,
                     ..settings()
                 }),
                 schedule: Some(None),
@@ -133,6 +135,8 @@ pub async fn watched_sites_round_trip_with_their_schedules(db: &TestDb) {
         .await
         .unwrap();
     assert_eq!(changed.settings.max_pages, 20);
+    assert!(changed.settings.render);
+    assert!(s.site(site.id).await.unwrap().settings.render);
     assert_eq!(changed.start_url, "https://pirate.example/book/2/");
     assert_eq!(changed.name, "Pirate Books");
     assert!(changed.schedule.is_none() && changed.next_crawl_at.is_none());
