@@ -12,6 +12,7 @@ pub mod demo;
 pub mod doctor;
 pub mod migrate;
 pub mod notices;
+pub mod notify;
 pub mod rematch;
 pub mod reports;
 pub mod serve;
