@@ -515,8 +515,8 @@ async fn the_send_button_queues_the_mail(db: &TestDb) {
     assert_eq!(jobs.len(), 1);
     let notice: i64 = notice_path.rsplit('/').next().unwrap().parse().unwrap();
     assert_eq!(
-        jobs[0].payload,
-        format!("{{\"SendNotice\":{{\"notice\":{notice},\"again\":false}}}}")
+        serde_json::from_str::<serde_json::Value>(&jobs[0].payload).unwrap(),
+        serde_json::json!({"SendNotice": {"notice": notice, "again": false}})
     );
     // A second press while it waits queues nothing more.
     ui.post(
