@@ -53,6 +53,9 @@ pub struct AdminSettings {
     pub notices: NoticeSettings,
     /// When re-checks run after a notice is sent.
     pub rechecks: RecheckSettings,
+    /// Whether an SMTP server is configured (`[notify.smtp] host`), so that a notice's Send
+    /// button queues a job the workers can run.
+    pub mail_configured: bool,
     /// `/healthz`, `/readyz`, `/metrics`: the metrics token and the index to report on.
     pub ops: crate::OpsSettings,
 }
@@ -83,6 +86,7 @@ impl Default for AdminSettings {
             crawler: crawler::CrawlSettings::default(),
             notices: NoticeSettings::default(),
             rechecks: RecheckSettings::default(),
+            mail_configured: false,
             ops: crate::OpsSettings::default(),
         }
     }

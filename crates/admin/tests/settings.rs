@@ -8,8 +8,8 @@ mod common;
 use axum::http::{StatusCode, header};
 use store::testing::TestDb;
 use store::{
-    AuditLog, CaseReads, CaseStatus, CaseWrites, NoticeId, SettingOverrides, SuspectSites, Users,
-    WorkId, WorkReads,
+    AuditLog, CaseReads, CaseStatus, CaseWrites, JobFilter, JobQueue, NoticeId, Page,
+    SettingOverrides, SuspectSites, Users, WorkId, WorkReads,
 };
 
 use common::ui::{Answer, Ui};
@@ -259,6 +259,17 @@ async fn a_password_change_needs_the_current_one_and_ends_other_sessions(db: &Te
     drop(ui.dir);
 }
 
+/// A rights holder's profile complete enough to draft notices.
+fn press(s: &mut admin::AdminSettings) {
+    s.notices.rights_holder = pipeline::RightsHolder {
+        name: "Press".into(),
+        address: "Road".into(),
+        email: "legal@press.example".into(),
+        phone: String::new(),
+        signatory: "Signer".into(),
+    };
+}
+
 async fn edit_forms_change_sites_works_and_drafts(db: &TestDb) {
     let store = &db.store;
     users(store).await;
@@ -269,13 +280,7 @@ async fn edit_forms_change_sites_works_and_drafts(db: &TestDb) {
         .unwrap();
     let ui = Ui::with(store, |s| {
         s.crawler.fetch.safety.allow_private = true;
-        s.notices.rights_holder = pipeline::RightsHolder {
-            name: "Press".into(),
-            address: "Road".into(),
-            email: "legal@press.example".into(),
-            phone: String::new(),
-            signatory: "Signer".into(),
-        };
+        press(s);
     });
     let (rita, csrf) = ui.login("rita", PASSWORD).await;
 
@@ -443,6 +448,136 @@ async fn edit_forms_change_sites_works_and_drafts(db: &TestDb) {
     drop(ui.dir);
 }
 
+/// Issue #29: the Send button queues the job that mails the notice (the workers send it);
+/// a web form's notice offers its text to paste and no Send button; with no SMTP server the
+/// page says how to turn mail on.
+async fn the_send_button_queues_the_mail(db: &TestDb) {
+    let store = &db.store;
+    users(store).await;
+    let case = with_case(store).await;
+    store
+        .set_case_status(case, CaseStatus::Confirmed, "alice", None)
+        .await
+        .unwrap();
+    let off = Ui::with(store, press);
+    let (rita, csrf) = off.login("rita", PASSWORD).await;
+    let a = off
+        .post(
+            &format!("/cases/{case}/notices"),
+            Some(&rita),
+            &format!("csrf={csrf}&template=cn&to=abuse%40host.example"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    let notice_path = a.location().to_owned();
+    let page = off.get(&notice_path, Some(&rita)).await;
+    assert!(
+        page.body.contains("id=\"notice-mail-off\""),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("id=\"send-notice\""));
+    let a = off
+        .post(
+            &format!("{notice_path}/send"),
+            Some(&rita),
+            &format!("csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{}", a.body);
+    drop(off.dir);
+
+    let ui = Ui::with(store, |s| {
+        press(s);
+        s.mail_configured = true;
+    });
+    let (rita, csrf) = ui.login("rita", PASSWORD).await;
+    let page = ui.get(&notice_path, Some(&rita)).await;
+    assert!(page.body.contains("id=\"send-notice\""), "{}", page.body);
+    // Without the form's token nothing is queued.
+    let a = ui
+        .post(&format!("{notice_path}/send"), Some(&rita), "csrf=forged")
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN, "{}", a.body);
+    let a = ui
+        .post(
+            &format!("{notice_path}/send"),
+            Some(&rita),
+            &format!("csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    assert_eq!(a.location(), format!("{notice_path}?queued=1"));
+    let jobs = store
+        .jobs(&JobFilter::Kind("SendNotice".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(jobs.len(), 1);
+    let notice: i64 = notice_path.rsplit('/').next().unwrap().parse().unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&jobs[0].payload).unwrap(),
+        serde_json::json!({"SendNotice": {"notice": notice, "again": false}})
+    );
+    // A second press while it waits queues nothing more.
+    ui.post(
+        &format!("{notice_path}/send"),
+        Some(&rita),
+        &format!("csrf={csrf}"),
+    )
+    .await;
+    let jobs = store
+        .jobs(&JobFilter::Kind("SendNotice".into()), Page::all())
+        .await
+        .unwrap();
+    assert_eq!(jobs.len(), 1);
+    let page = ui
+        .get(&format!("{notice_path}?queued=1"), Some(&rita))
+        .await;
+    assert!(page.body.contains("id=\"notice-queued\""), "{}", page.body);
+
+    // A web form: the text to paste, no Send button, and the send refused.
+    let a = ui
+        .post(
+            &format!("/cases/{case}/notices"),
+            Some(&rita),
+            &format!("csrf={csrf}&template=dmca&to=https%3A%2F%2Fhost.example%2Fdmca"),
+        )
+        .await;
+    let form_path = a.location().to_owned();
+    let page = ui.get(&form_path, Some(&rita)).await;
+    assert!(
+        page.body.contains("id=\"notice-web-form\""),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<textarea id=\"notice-copy\""),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("id=\"send-notice\""));
+    let a = ui
+        .post(
+            &format!("{form_path}/send"),
+            Some(&rita),
+            &format!("csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    assert!(a.body.contains("web form"), "{}", a.body);
+    // A viewer sends nothing.
+    let (vic, vic_csrf) = ui.login("vic", PASSWORD).await;
+    let a = ui
+        .post(
+            &format!("{notice_path}/send"),
+            Some(&vic),
+            &format!("csrf={vic_csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN);
+    drop(ui.dir);
+}
+
 async fn every_form_answers_on_the_form(db: &TestDb) {
     let store = &db.store;
     users(store).await;
@@ -595,6 +730,7 @@ store::on_both_backends!(
     refused_settings_keep_their_input_and_save_nothing,
     a_password_change_needs_the_current_one_and_ends_other_sessions,
     edit_forms_change_sites_works_and_drafts,
+    the_send_button_queues_the_mail,
     every_form_answers_on_the_form,
     unknown_addresses_get_the_apps_404_page,
 );

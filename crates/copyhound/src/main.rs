@@ -109,6 +109,9 @@ enum Command {
     /// Takedown notices drafted from confirmed cases, and the re-checks after they are sent.
     #[command(subcommand)]
     Notices(cmd::notices::NoticesCommand),
+    /// Mail: try the SMTP server that notices are sent through.
+    #[command(subcommand)]
+    Notify(cmd::notify::NotifyCommand),
     /// Accounts of the admin UI: users, their roles and passwords, and API tokens.
     #[command(subcommand)]
     Users(cmd::users::UsersCommand),
@@ -194,6 +197,7 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
         Command::Notices(c) => {
             on_store(database, async |s| cmd::notices::run(s, c, &settings).await)
         }
+        Command::Notify(c) => block_on(cmd::notify::run(c, &settings)),
         Command::Users(c) => on_store(database, async |s| cmd::users::run(s, c).await),
         Command::Rematch(a) => {
             on_store(database, async |s| cmd::rematch::run(s, a, &settings).await)

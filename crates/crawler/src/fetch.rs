@@ -286,6 +286,36 @@ impl Fetcher {
         }
     }
 
+    /// POSTs `body` to `url` with `headers` (a webhook's delivery) and returns the status.
+    /// The URL passes the same address rules as a fetch (an IP literal here, every resolved
+    /// address in the resolver), redirects are not followed (a 3xx is returned as it is, so
+    /// a hook cannot bounce us to an address we would refuse), and the response body is
+    /// not read.
+    ///
+    /// # Errors
+    /// As [`Fetcher::fetch`], but for redirects.
+    #[tracing::instrument(skip_all, fields(url = %url, bytes = body.len()))]
+    pub async fn post(&self, url: &Url, headers: HeaderMap, body: Vec<u8>) -> Result<u16> {
+        self.check_target(url)?;
+        let mut sent = headers;
+        sent.insert(header::USER_AGENT, self.user_agent.clone());
+        let request = self
+            .client
+            .post(url.clone())
+            .headers(sent)
+            .body(body)
+            .send();
+        match tokio::time::timeout(self.settings.timeout, request).await {
+            Ok(Ok(response)) => Ok(response.status().as_u16()),
+            Ok(Err(e)) => Err(self.classify(e, url)),
+            Err(_) => Err(Error::Timeout {
+                url: url.to_string(),
+                phase: TimeoutPhase::Total,
+                after: self.settings.timeout,
+            }),
+        }
+    }
+
     async fn fetch_hops(&self, request: &FetchRequest, started: Instant) -> Result<Snapshot> {
         let mut url = request.url.clone();
         url.set_fragment(None);

@@ -42,6 +42,9 @@ pub struct Analyser {
     /// Whether a time-stamping authority is configured: each snapshot that becomes evidence
     /// of a case then queues its [`crate::Job::StampSnapshot`].
     stamp: bool,
+    /// Whether webhooks listen: cases opened and reopened here, and copies back up or cases
+    /// removed by the re-checks that use this analyser, then queue their [`crate::Job::Event`].
+    events: bool,
 }
 
 impl Analyser {
@@ -56,7 +59,22 @@ impl Analyser {
             live: tokio::sync::OnceCell::new(),
             texts: Arc::default(),
             stamp: false,
+            events: false,
         }
+    }
+
+    /// The analyser queueing a [`crate::Job::Event`] for each case it opens or reopens (and
+    /// its re-checks for copies back up and cases removed), when `events` (webhooks are
+    /// configured).
+    #[must_use]
+    pub fn with_events(mut self, events: bool) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// Whether events are queued ([`Analyser::with_events`]).
+    pub fn emits(&self) -> bool {
+        self.events
     }
 
     /// The analyser queueing a [`crate::Job::StampSnapshot`] for every snapshot whose
@@ -152,6 +170,18 @@ impl Analyser {
         // queued once).
         if self.stamp {
             crate::timestamps::queue_stamp(&self.store, snapshot, &recorded.cases).await?;
+        }
+        if self.events {
+            use crate::webhooks::{Event, emit};
+            for (event, cases) in [
+                (Event::CaseOpened, &recorded.opened),
+                (Event::CaseReopened, &recorded.reopened),
+            ] {
+                for case in cases {
+                    let data = serde_json::json!({ "case": case.0, "snapshot": snapshot.0 });
+                    emit(&self.store, event, data).await?;
+                }
+            }
         }
         Ok(Analysed {
             matches: rows.len(),

@@ -62,6 +62,10 @@ pub enum Error {
     /// an incomplete rights-holder profile); the message says what to change.
     #[error("{0}")]
     Notice(String),
+    /// An SMTP server did not take a message ([`crate::mail::NotSent::permanent`] says
+    /// whether sending again can help); the message says why, with the server's reply.
+    #[error(transparent)]
+    Mail(crate::mail::NotSent),
     /// An account input was refused (a user name, a password, a token's name); the message
     /// says what is allowed.
     #[error("{0}")]

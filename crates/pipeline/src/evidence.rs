@@ -129,6 +129,54 @@ struct WorkSummary {
     author: Option<String>,
 }
 
+/// The evidence package of case `case` as one zip file in memory (what the admin UI
+/// downloads and a mailed notice attaches), written through a temporary folder.
+///
+/// # Errors
+/// As [`write_package`]; [`Error::WriteFile`] when the temporary folder or the zip fails.
+pub async fn package_zip(store: &Store, case: CaseId) -> Result<Vec<u8>> {
+    let dir = tempfile::tempdir().map_err(|source| Error::WriteFile {
+        path: std::env::temp_dir(),
+        source,
+    })?;
+    let out = dir.path().join("package");
+    write_package(store, case, &out, false).await?;
+    let zip = tokio::task::spawn_blocking(move || zip_dir(&out).map_err(|e| (out, e)))
+        .await
+        .map_err(|e| Error::task("zipping the evidence package", e))?
+        .map_err(|(path, source)| Error::WriteFile { path, source })?;
+    drop(dir);
+    Ok(zip)
+}
+
+/// Every file under `dir`, deflated, by its path under `dir`, in name order.
+fn zip_dir(dir: &Path) -> std::io::Result<Vec<u8>> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&folder)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(std::fs::DirEntry::path);
+        for entry in entries {
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let name = path
+                .strip_prefix(dir)
+                .map_err(std::io::Error::other)?
+                .to_string_lossy()
+                .replace('\\', "/");
+            zip.start_file(name, options)
+                .map_err(std::io::Error::other)?;
+            zip.write_all(&std::fs::read(&path)?)?;
+        }
+    }
+    Ok(zip.finish().map_err(std::io::Error::other)?.into_inner())
+}
+
 /// Writes the evidence package of case `case` into `dir` (created if missing).
 ///
 /// Each snapshot's RFC 3161 token, when it has one, is included as it was received (the

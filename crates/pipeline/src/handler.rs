@@ -31,6 +31,10 @@ pub struct Handler {
     rechecker: Arc<std::sync::OnceLock<Rechecker>>,
     /// The configured time-stamping authority, if any.
     tsa: Option<Arc<timestamp::Tsa>>,
+    /// The rights holder and the mail settings notices are sent with, and the webhooks.
+    mail: Option<Arc<(crate::NoticeSettings, crate::NotifySettings)>>,
+    /// Built by the first webhook delivery from `crawler`'s fetch settings.
+    poster: Arc<std::sync::OnceLock<crawler::Fetcher>>,
 }
 
 impl Handler {
@@ -44,7 +48,21 @@ impl Handler {
             rechecks: RecheckSettings::default(),
             rechecker: Arc::default(),
             tsa: None,
+            mail: None,
+            poster: Arc::default(),
         }
+    }
+
+    /// The handler with the rights holder and the SMTP server that [`Job::SendNotice`]
+    /// mails notices with (without them such a job fails for good, saying so).
+    #[must_use]
+    pub fn with_mail(
+        mut self,
+        notices: crate::NoticeSettings,
+        notify: crate::NotifySettings,
+    ) -> Self {
+        self.mail = Some(Arc::new((notices, notify)));
+        self
     }
 
     /// The handler with the configured re-check intervals (the defaults otherwise).
@@ -69,6 +87,7 @@ impl Handler {
     pub fn with_crawler(mut self, settings: crawler::CrawlSettings) -> Self {
         self.crawler = Some(Arc::new(settings));
         self.rechecker = Arc::default();
+        self.poster = Arc::default();
         self
     }
 
@@ -155,6 +174,87 @@ impl Handler {
                     Err(e) => Err(JobError::retry(chain(&e))),
                 }
             }
+            Job::SendNotice { notice, again } => self.send_notice(notice, again).await,
+            Job::Event { event, at, data } => {
+                let hooks = self.mail.as_ref().map_or(&[][..], |m| &m.1.webhooks[..]);
+                match crate::webhooks::fan_out(&self.store, hooks, event, at, &data).await {
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(JobError::retry(chain(&e))),
+                }
+            }
+            Job::DeliverWebhook {
+                url,
+                id,
+                event,
+                at,
+                data,
+            } => self.deliver(&url, &id, event, at, &data).await,
+        }
+    }
+
+    /// POSTs one webhook delivery through the crawler's fetcher (its address rules apply).
+    async fn deliver(
+        &self,
+        url: &str,
+        id: &str,
+        event: crate::webhooks::Event,
+        at: chrono::DateTime<chrono::Utc>,
+        data: &serde_json::Value,
+    ) -> Result<(), JobError> {
+        let (Some(mail), Some(crawl)) = (&self.mail, &self.crawler) else {
+            return Err(JobError::permanent(
+                "this worker was started without mail and crawler settings, so it cannot \
+                 deliver a webhook",
+            ));
+        };
+        let fetcher = match self.poster.get() {
+            Some(f) => f,
+            None => {
+                let built = crawler::Fetcher::new(crawl.fetch.clone())
+                    .map_err(|e| JobError::permanent(chain(&e)))?;
+                self.poster.get_or_init(|| built)
+            }
+        };
+        let delivery = (url, id, event, at, data);
+        match crate::webhooks::deliver(fetcher, &mail.1.webhooks, delivery, chrono::Utc::now())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.permanent => Err(JobError::permanent(e.reason)),
+            Err(e) => Err(JobError::retry(e.reason)),
+        }
+    }
+
+    /// Mails a notice: a server that is down or answers 4xx is tried again with backoff; a
+    /// refusal (5xx), a notice that cannot be mailed as it is, or an earlier attempt with no
+    /// outcome is not (the notice page says why).
+    async fn send_notice(&self, id: store::NoticeId, again: bool) -> Result<(), JobError> {
+        let Some(mail) = &self.mail else {
+            return Err(JobError::permanent(
+                "this worker was started without mail settings, so it cannot send a notice",
+            ));
+        };
+        let (notices, notify) = mail.as_ref();
+        let mailer =
+            crate::mail::Mailer::new(&notify.smtp).map_err(|e| JobError::permanent(chain(&e)))?;
+        let settings = crate::sending::SendSettings {
+            notices,
+            notify,
+            rechecks: &self.rechecks,
+        };
+        match crate::sending::send_notice(&self.store, settings, &mailer, id, again, "worker").await
+        {
+            Ok(_) => Ok(()),
+            Err(Error::Mail(e)) if !e.permanent => Err(JobError::retry(e.reason)),
+            Err(
+                e @ (Error::Mail(_)
+                | Error::Notice(_)
+                | Error::Store {
+                    source: store::Error::Conflict(_) | store::Error::NotFound { .. },
+                    ..
+                }),
+            ) => Err(JobError::permanent(chain(&e))),
+            Err(e) => Err(JobError::retry(chain(&e))),
         }
     }
 
@@ -283,7 +383,24 @@ impl Handler {
                                status = finish.status.as_str(), "crawl runner finished");
                 Ok(())
             }
-            Err(e) => Err(JobError::retry(chain(&e))),
+            Err(e) => {
+                // The last attempt marked the crawl failed: webhooks hear of it.
+                if last_attempt && self.analyser.emits() {
+                    let data = serde_json::json!({
+                        "crawl": id.0, "runner": runner, "error": chain(&e),
+                    });
+                    if let Err(emit) = crate::webhooks::emit(
+                        &self.store,
+                        crate::webhooks::Event::CrawlFailed,
+                        data,
+                    )
+                    .await
+                    {
+                        tracing::warn!(crawl = %id, error = %emit, "crawl.failed not queued");
+                    }
+                }
+                Err(JobError::retry(chain(&e)))
+            }
         }
     }
 }

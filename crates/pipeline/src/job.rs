@@ -77,6 +77,41 @@ pub enum Job {
         /// The case.
         case: store::CaseId,
     },
+    /// Mail a takedown notice to its recipient with the case's evidence package and mark it
+    /// sent once the SMTP server accepts it ([`crate::sending::send_notice`]); a notice sent
+    /// already is left alone, so the job may run again.
+    SendNotice {
+        /// The notice.
+        notice: store::NoticeId,
+        /// Send it although an earlier attempt was cut off with no outcome recorded.
+        #[serde(default)]
+        again: bool,
+    },
+    /// Something happened that webhooks are told of: queues one [`Job::DeliverWebhook`] per
+    /// webhook that takes the event ([`crate::webhooks::fan_out`]).
+    Event {
+        /// What happened.
+        event: crate::webhooks::Event,
+        /// When.
+        at: chrono::DateTime<chrono::Utc>,
+        /// What it is about (ids, URLs).
+        data: serde_json::Value,
+    },
+    /// POST one event to one webhook, signed ([`crate::webhooks::deliver`]); retried until
+    /// the receiver answers 2xx, given up a day after the event.
+    DeliverWebhook {
+        /// The webhook's URL (its secret is looked up in the settings at delivery, never
+        /// stored in the queue).
+        url: String,
+        /// The delivery's id, the same on every attempt.
+        id: String,
+        /// What happened.
+        event: crate::webhooks::Event,
+        /// When.
+        at: chrono::DateTime<chrono::Utc>,
+        /// What it is about.
+        data: serde_json::Value,
+    },
 }
 
 impl Job {
@@ -123,6 +158,9 @@ mod tests {
             Job::Recheck { .. } => "Recheck",
             Job::StampSnapshot { .. } => "StampSnapshot",
             Job::CaptureCase { .. } => "CaptureCase",
+            Job::SendNotice { .. } => "SendNotice",
+            Job::Event { .. } => "Event",
+            Job::DeliverWebhook { .. } => "DeliverWebhook",
         }
     }
 
@@ -168,6 +206,29 @@ mod tests {
             (
                 Job::CaptureCase { case: CaseId(8) },
                 r#"{"CaptureCase":{"case":8}}"#,
+                Job::SendNotice {
+                    notice: store::NoticeId(17),
+                    again: false,
+                },
+                r#"{"SendNotice":{"notice":17,"again":false}}"#,
+            ),
+            (
+                Job::Event {
+                    event: crate::webhooks::Event::CaseOpened,
+                    at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+                    data: serde_json::json!({"case": 5}),
+                },
+                r#"{"Event":{"event":"case.opened","at":"2027-01-15T08:00:00Z","data":{"case":5}}}"#,
+            ),
+            (
+                Job::DeliverWebhook {
+                    url: "https://hooks.press.example/in".to_owned(),
+                    id: "0a1b".to_owned(),
+                    event: crate::webhooks::Event::NoticeSent,
+                    at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+                    data: serde_json::json!({"notice": 3}),
+                },
+                r#"{"DeliverWebhook":{"url":"https://hooks.press.example/in","id":"0a1b","event":"notice.sent","at":"2027-01-15T08:00:00Z","data":{"notice":3}}}"#,
             ),
         ]
     }
@@ -182,6 +243,7 @@ mod tests {
         }
         let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
         assert_eq!(kinds.len(), 8, "every variant is pinned once: {kinds:?}");
+        assert_eq!(kinds.len(), 10, "every variant is pinned once: {kinds:?}");
     }
 
     #[test]

@@ -14,7 +14,9 @@
 //!   pages matched ([`LocalCrawl`]).
 //! - [`Checker`]: `check`'s core, reading pages the way a crawl reads them.
 //! - [`notices`]: takedown notices drafted from a confirmed case; [`Rechecker`]: the
-//!   re-checks after a notice is sent, until every copy is gone.
+//!   re-checks after a notice is sent, until every copy is gone; [`sending`]: a notice
+//!   mailed with its evidence package over [`mail`]'s SMTP client, recorded before and after
+//!   so nothing is sent twice.
 //! - [`overrides`]: the settings an admin changes in the UI (the rights holder, abuse
 //!   contacts, the notice template, the time zone shown) over the settings file's values.
 //! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
@@ -53,18 +55,22 @@ mod handler;
 mod index;
 mod job;
 pub mod launch;
+pub mod mail;
 pub mod metrics;
 pub mod notices;
 pub mod overrides;
 pub mod rechecks;
+pub mod removals;
 pub mod reports;
 pub mod review;
+pub mod sending;
 mod serve;
 pub mod setup;
 pub mod sites;
 mod texts;
 pub mod timestamps;
 pub mod warc_export;
+pub mod webhooks;
 pub mod workers;
 pub mod works;
 
@@ -76,11 +82,12 @@ pub use crawl::{
     CrawlFinish, CrawlRunner, Rematched, Requeued, match_follow_up, match_job, queue_rematch,
 };
 pub use error::{Error, Result};
-pub use evidence::{Package, TimestampToken, write_package};
+pub use evidence::{Package, TimestampToken, package_zip, write_package};
 pub use handler::Handler;
 pub use index::{LiveIndex, LoadReport, load_matcher};
 pub use job::{Job, MATCH_QUEUE, chain};
 pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
+pub use mail::{Mailer, NotifySettings, SmtpSettings, SmtpTls};
 pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
 pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
 pub use reports::{ReportFormat, export_reports};

@@ -5,9 +5,9 @@
 //!
 //! The templates are askama files under `web/templates/notices/` (`<name>.txt` and
 //! `<name>.html`), compiled into the binary; a rights team edits them and rebuilds. A notice
-//! is stored as rendered, so what was sent is what `notices show` prints later. copyhound
-//! sends no mail: the notice is a document to send; [`mark_sent`] records that it went out and
-//! starts the case's re-checks ([`crate::rechecks`]).
+//! is stored as rendered, so what was sent is what `notices show` prints later. It is mailed
+//! by [`crate::sending`], or sent by hand (a web form) and then [`mark_sent`] records that it
+//! went out; either starts the case's re-checks ([`crate::rechecks`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -343,6 +343,29 @@ impl Rechecker {
                 }
             }
         }
+        if self.analyser.emits() {
+            use crate::webhooks::{Event, emit};
+            for copy in written
+                .recheck
+                .copies
+                .iter()
+                .filter(|c| written.back_up.contains(&c.page))
+            {
+                let data = serde_json::json!({
+                    "case": case.0, "page": copy.page.0, "url": copy.url,
+                    "snapshot": copy.snapshot.map(|s| s.0),
+                });
+                emit(&self.store, Event::CopyBackUp, data).await?;
+            }
+            if written.case_removed {
+                emit(
+                    &self.store,
+                    Event::CaseRemoved,
+                    serde_json::json!({ "case": case.0 }),
+                )
+                .await?;
+            }
+        }
         tracing::info!(%case, copies = checks.len(), removed = written.case_removed,
                        "case re-checked");
         Ok(RecheckReport { written })

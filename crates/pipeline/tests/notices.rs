@@ -15,7 +15,7 @@ use axum::response::IntoResponse;
 use chrono::{Duration as TimeDelta, Utc};
 use import::{ImportOptions, ImportSettings, Importer};
 use matcher::MatcherSettings;
-use pipeline::notices::{self, NoticeSettings, NoticeTemplate, RightsHolder};
+use pipeline::notices::{self, NoticeSettings, NoticeTemplate};
 use pipeline::rechecks::{self, RecheckSettings, Rechecker};
 use pipeline::{Analyser, Error};
 use store::testing::TestDb;
@@ -24,20 +24,7 @@ use store::{
     Rechecks,
 };
 
-/// 封神演义 1–3 (traditional): the protected work.
-const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
-
-/// Chapter `n` (1–3) in simplified script with an ad in front: a pirate page.
-fn pirate_chapter(n: usize) -> String {
-    let marks = ["第一回", "第二回", "第三回"];
-    let start = WORK.find(marks[n - 1]).expect("chapter start");
-    let end = marks
-        .get(n)
-        .and_then(|m| WORK.find(m))
-        .unwrap_or(WORK.len());
-    let chapter = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
-    format!("【本站首发】最新章节请访问 www.example.com！\n{chapter}")
-}
+use common::{WORK, pirate_chapter, profile};
 
 /// What the fixture site answers, by path: status, content type, body.
 type Pages = Arc<Mutex<HashMap<String, (u16, &'static str, String)>>>;
@@ -88,19 +75,6 @@ async fn crawled(db: &TestDb, analyser: &Analyser, url: &str, text: &str) -> Vec
 /// `doc` with each run of whitespace made one space.
 fn flat(doc: &str) -> String {
     doc.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn profile() -> NoticeSettings {
-    NoticeSettings {
-        rights_holder: RightsHolder {
-            name: "Fengshen Press 封神出版社".into(),
-            address: "1 Example Road, Beijing".into(),
-            email: "legal@press.example".into(),
-            phone: "+86 10 1234 5678".into(),
-            signatory: "Li Lei 李雷".into(),
-        },
-        ..NoticeSettings::default()
-    }
 }
 
 fn crawl_settings() -> crawler::CrawlSettings {
@@ -462,34 +436,7 @@ async fn notice_lifecycle(db: &TestDb) {
 /// A site whose host stops resolving: one failed lookup proves nothing, two in a row do.
 async fn host_gone(db: &TestDb) {
     let store = &db.store;
-    Importer::new(ImportSettings::default())
-        .unwrap()
-        .import_bytes(
-            store,
-            "fengshen.txt",
-            WORK.as_bytes().to_vec(),
-            &ImportOptions::default(),
-            &(),
-        )
-        .await
-        .unwrap();
-    let analyser = Arc::new(Analyser::new(
-        store.clone(),
-        Default::default(),
-        MatcherSettings::default(),
-    ));
-    let cases = crawled(
-        db,
-        &analyser,
-        "http://copies.invalid/book/2.html",
-        &pirate_chapter(2),
-    )
-    .await;
-    let case = cases[0];
-    store
-        .set_case_status(case, CaseStatus::Confirmed, "alice", None)
-        .await
-        .unwrap();
+    let case = common::confirmed_case(store, "http://copies.invalid/book/2.html").await;
     let n = notices::create_notice(
         store,
         &profile(),
@@ -514,6 +461,11 @@ async fn host_gone(db: &TestDb) {
     notices::mark_sent(store, &settings, n.id, "alice", t0)
         .await
         .unwrap();
+    let analyser = Arc::new(Analyser::new(
+        store.clone(),
+        Default::default(),
+        MatcherSettings::default(),
+    ));
     let rechecker = Rechecker::new(store.clone(), analyser, &crawl_settings(), settings).unwrap();
     let first = rechecker
         .recheck(case, t0 + TimeDelta::days(1))

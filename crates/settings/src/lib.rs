@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 
 /// The settings whose values are secrets ([`bounds::Secret`]): masked in every message.
-pub const SECRET_KEYS: &[&str] = &["server.metrics_token"];
+pub const SECRET_KEYS: &[&str] = &["server.metrics_token", "notify.smtp.password"];
 
 /// Prefix of the environment variables read as settings.
 const ENV_PREFIX: &str = "COPYHOUND_";
@@ -67,6 +67,9 @@ pub struct Settings {
     /// Discovery of unknown sites (`[discovery]`): query phrases, search providers and their
     /// budgets.
     pub discovery: pipeline::discovery::DiscoverySettings,
+    /// Mail (`[notify]`): the SMTP server notices are sent through, the evidence
+    /// attachment's limit.
+    pub notify: pipeline::NotifySettings,
     /// The web server of `copyhound serve` (`[server]`): address, uploads, the metrics
     /// token.
     pub server: ServerSettings,
@@ -206,6 +209,7 @@ impl Settings {
         self.discovery
             .validate()
             .map_err(|e| e.in_section("discovery"))?;
+        self.notify.validate().map_err(|e| e.in_section("notify"))?;
         self.server.validate().map_err(|e| e.in_section("server"))
     }
 }
@@ -225,11 +229,13 @@ impl Settings {
             self.fingerprint.clone(),
             self.matcher.clone(),
         )
-        .with_stamping(tsa.is_some());
+        .with_stamping(tsa.is_some())
+        .with_events(!self.notify.webhooks.is_empty());
         let handler =
             pipeline::Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
                 .with_crawler(self.crawler.clone())
-                .with_rechecks(self.rechecks.clone());
+                .with_rechecks(self.rechecks.clone())
+                .with_mail(self.notices.clone(), self.notify.clone());
         Ok(match tsa {
             Some(tsa) => handler.with_tsa(tsa),
             None => handler,
@@ -287,6 +293,7 @@ impl Settings {
             crawler: self.crawler.clone(),
             notices: self.notices.clone(),
             rechecks: self.rechecks.clone(),
+            mail_configured: self.notify.smtp.is_configured(),
             ops: self.ops(None),
             ..self.server.admin()
         }
@@ -987,6 +994,8 @@ mod tests {
             "notices.rights_holder",
             "rechecks",
             "evidence.timestamp",
+            "notify",
+            "notify.smtp",
             "server",
         ];
         let toml: String = sections

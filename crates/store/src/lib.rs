@@ -101,8 +101,8 @@ pub use index_load::{IndexEntry, IndexLoads};
 pub use licensed::{LicensedDomain, LicensedDomains, normalize_domain};
 pub use matches::{MatchReads, MatchRecord, MatchWrites, NewMatch};
 pub use notices::{
-    CopyCheck, CopyRecord, CopyState, NewNotice, NoticeDraftEdit, NoticeRecord, NoticeStatus,
-    Notices, RecheckRecord, RecheckWritten, Rechecks,
+    CopyCheck, CopyRecord, CopyState, NewNotice, NoticeDraftEdit, NoticeMail, NoticeRecord,
+    NoticeStatus, Notices, RecheckRecord, RecheckWritten, Rechecks, SendStart,
 };
 pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use queue::{

@@ -28,7 +28,8 @@ use crate::{Error, Result, Store};
 pub enum NoticeStatus {
     /// Rendered, not sent yet.
     Draft,
-    /// Marked sent by a person (copyhound sends no mail itself).
+    /// Sent: mailed by copyhound and accepted by the SMTP server, or marked sent by a person
+    /// who sent it another way.
     Sent,
 }
 
@@ -100,6 +101,37 @@ pub struct NoticeRecord {
     pub created_at: DateTime<Utc>,
     /// When it was marked sent.
     pub sent_at: Option<DateTime<Utc>>,
+    /// The `Message-ID` of its mail (without angle brackets), written before the first
+    /// attempt to send it and kept for every later one, so a copy that arrived twice says
+    /// it is the same message.
+    pub message_id: Option<String>,
+    /// When an attempt to mail it began that has no outcome recorded yet (a send under way,
+    /// or one cut off by a crash).
+    pub sending_since: Option<DateTime<Utc>>,
+    /// Why the last attempt to mail it failed (cleared once it is sent).
+    pub send_error: Option<String>,
+    /// SHA-256 (lower-case hex) of the message as handed to the SMTP server, once accepted.
+    pub sent_sha256: Option<String>,
+    /// The SMTP server's reply to the message, once accepted.
+    pub smtp_reply: Option<String>,
+}
+
+/// What the SMTP server accepted, recorded on the notice ([`Notices::mark_notice_mailed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoticeMail {
+    /// SHA-256 (lower-case hex) of the message's bytes as sent.
+    pub sha256: String,
+    /// The server's reply.
+    pub reply: String,
+}
+
+/// What [`Notices::begin_notice_send`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SendStart {
+    /// The attempt is recorded: send the notice with the record's `message_id`.
+    Begun(NoticeRecord),
+    /// The notice was sent already (by an earlier attempt or by hand): send nothing.
+    AlreadySent(NoticeRecord),
 }
 
 /// Notices: drafted from a case, listed, marked sent.
@@ -153,6 +185,53 @@ pub trait Notices {
         id: NoticeId,
         edit: &NoticeDraftEdit,
         actor: &str,
+    ) -> impl Future<Output = Result<NoticeRecord>> + Send;
+
+    /// Records, before anything is sent, that draft `id` is about to be mailed at `now`: its
+    /// `message_id` becomes `message_id` unless an earlier attempt chose one (that one is
+    /// kept), `sending_since` becomes `now` and the last error is cleared. Audited.
+    ///
+    /// A notice already sent is [`SendStart::AlreadySent`], not an error: a job run again
+    /// after its worker died finds the send done and sends nothing.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown notice; [`Error::Conflict`] when an earlier attempt
+    /// has no outcome recorded (it was cut off: the server may have the message) and `again`
+    /// is not set, naming its Message-ID.
+    fn begin_notice_send(
+        &self,
+        id: NoticeId,
+        message_id: &str,
+        now: DateTime<Utc>,
+        again: bool,
+        actor: &str,
+    ) -> impl Future<Output = Result<SendStart>> + Send;
+
+    /// Records that the attempt begun by [`Notices::begin_notice_send`] failed for `reason`
+    /// (the server refused, stalled or dropped the connection): the notice stays a draft with
+    /// `send_error` set and no attempt under way. Audited.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for an unknown notice; [`Error::Conflict`] when it was sent.
+    fn fail_notice_send(
+        &self,
+        id: NoticeId,
+        reason: &str,
+        actor: &str,
+    ) -> impl Future<Output = Result<NoticeRecord>> + Send;
+
+    /// [`Notices::mark_notice_sent`] for a notice the SMTP server accepted: also records what
+    /// went out (`mail`) and ends the attempt, in the same transaction.
+    ///
+    /// # Errors
+    /// As [`Notices::mark_notice_sent`].
+    fn mark_notice_mailed(
+        &self,
+        id: NoticeId,
+        mail: &NoticeMail,
+        actor: &str,
+        sent_at: DateTime<Utc>,
+        first_recheck: DateTime<Utc>,
     ) -> impl Future<Output = Result<NoticeRecord>> + Send;
 }
 
@@ -324,6 +403,11 @@ struct NoticeRow {
     created_by_name: String,
     created_at: DateTime<Utc>,
     sent_at: Option<DateTime<Utc>>,
+    message_id: Option<String>,
+    sending_since: Option<DateTime<Utc>>,
+    send_error: Option<String>,
+    sent_sha256: Option<String>,
+    smtp_reply: Option<String>,
 }
 
 impl TryFrom<NoticeRow> for NoticeRecord {
@@ -341,12 +425,18 @@ impl TryFrom<NoticeRow> for NoticeRecord {
             created_by: r.created_by_name,
             created_at: r.created_at,
             sent_at: r.sent_at,
+            message_id: r.message_id,
+            sending_since: r.sending_since,
+            send_error: r.send_error,
+            sent_sha256: r.sent_sha256,
+            smtp_reply: r.smtp_reply,
         })
     }
 }
 
 const SELECT_NOTICES: &str = "SELECT id, case_id, template, recipient, subject, body, body_html, \
-     status, created_by_name, created_at, sent_at FROM notices";
+     status, created_by_name, created_at, sent_at, message_id, sending_since, send_error, \
+     sent_sha256, smtp_reply FROM notices";
 
 #[derive(sqlx::FromRow)]
 struct CopyRow {
@@ -477,56 +567,116 @@ impl Notices for Store {
         sent_at: DateTime<Utc>,
         first_recheck: DateTime<Utc>,
     ) -> Result<NoticeRecord> {
-        let now = Utc::now();
-        durable_tx!(self, |tx| {
-            let notice: Option<(CaseId, String)> = sqlx::query_as(
-                "UPDATE notices SET status = status WHERE id = $1 RETURNING case_id, status",
+        self.mark_sent(id, None, actor, sent_at, first_recheck)
+            .await
+    }
+
+    #[instrument(skip(self, mail, actor))]
+    async fn mark_notice_mailed(
+        &self,
+        id: NoticeId,
+        mail: &NoticeMail,
+        actor: &str,
+        sent_at: DateTime<Utc>,
+        first_recheck: DateTime<Utc>,
+    ) -> Result<NoticeRecord> {
+        self.mark_sent(id, Some(mail), actor, sent_at, first_recheck)
+            .await
+    }
+
+    #[instrument(skip(self, message_id, actor))]
+    async fn begin_notice_send(
+        &self,
+        id: NoticeId,
+        message_id: &str,
+        now: DateTime<Utc>,
+        again: bool,
+        actor: &str,
+    ) -> Result<SendStart> {
+        let begun = durable_tx!(self, |tx| {
+            let row: Option<(String, Option<String>, Option<DateTime<Utc>>)> = sqlx::query_as(
+                "UPDATE notices SET status = status WHERE id = $1 \
+                 RETURNING status, message_id, sending_since",
             )
             .bind(id)
             .fetch_optional(&mut *tx)
             .await?;
-            let (case, status) = notice.ok_or_else(|| Error::not_found("notice", id))?;
+            let (status, known_id, since) = row.ok_or_else(|| Error::not_found("notice", id))?;
             if NoticeStatus::parse(&status)? == NoticeStatus::Sent {
-                return Err(Error::Conflict(format!(
-                    "notice {id} was marked sent already"
-                )));
-            }
-            match lock_case_status!(tx, case) {
-                CaseStatus::Confirmed => {
-                    let note = format!("notice {id} sent");
-                    tx.set_status(case, CaseStatus::NoticeSent, actor, Some(&note))
-                        .await?;
-                }
-                CaseStatus::NoticeSent => {}
-                other => {
+                false
+            } else {
+                if let (Some(since), false) = (since, again) {
                     return Err(Error::Conflict(format!(
-                        "case {case} is {other}: only a confirmed case's notice can be sent"
+                        "notice {id}: an attempt to mail it (Message-ID <{}>) began at {} and \
+                         has no outcome recorded, so the SMTP server may have it; look for it \
+                         in the sent mail, then mark it sent or send it again (which keeps the \
+                         Message-ID, so a second copy shows as the same message)",
+                        known_id.as_deref().unwrap_or("?"),
+                        since.format("%Y-%m-%d %H:%M:%S UTC"),
                     )));
                 }
-            }
-            sqlx::query("UPDATE notices SET status = 'sent', sent_at = $2 WHERE id = $1")
+                let message_id = known_id.unwrap_or_else(|| message_id.to_owned());
+                sqlx::query(
+                    "UPDATE notices SET message_id = $2, sending_since = $3, send_error = NULL \
+                     WHERE id = $1",
+                )
                 .bind(id)
-                .bind(sent_at)
+                .bind(&message_id)
+                .bind(now)
                 .execute(&mut *tx)
                 .await?;
-            sqlx::query(
-                "INSERT INTO case_rechecks (case_id, notice_id, sent_at, next_at) \
-                 VALUES ($1, $2, $3, $4) ON CONFLICT (case_id) DO UPDATE SET \
-                 notice_id = $2, sent_at = $3, next_at = $4",
+                let details = serde_json::json!({ "message_id": message_id, "again": again });
+                insert_audit!(
+                    &mut *tx,
+                    actor,
+                    "notice.send",
+                    Some("notice"),
+                    Some(id.0),
+                    &details,
+                    now
+                );
+                true
+            }
+        });
+        let notice = self.notice(id).await?;
+        Ok(if begun {
+            SendStart::Begun(notice)
+        } else {
+            SendStart::AlreadySent(notice)
+        })
+    }
+
+    #[instrument(skip(self, reason, actor))]
+    async fn fail_notice_send(
+        &self,
+        id: NoticeId,
+        reason: &str,
+        actor: &str,
+    ) -> Result<NoticeRecord> {
+        let now = Utc::now();
+        durable_tx!(self, |tx| {
+            let status: Option<String> = sqlx::query_scalar(
+                "UPDATE notices SET status = status WHERE id = $1 RETURNING status",
             )
-            .bind(case)
             .bind(id)
-            .bind(sent_at)
-            .bind(millis(first_recheck))
-            .execute(&mut *tx)
+            .fetch_optional(&mut *tx)
             .await?;
-            let details = serde_json::json!({
-                "case": case.0, "sent_at": sent_at, "first_recheck": first_recheck,
-            });
+            let status = status.ok_or_else(|| Error::not_found("notice", id))?;
+            if NoticeStatus::parse(&status)? == NoticeStatus::Sent {
+                return Err(Error::Conflict(format!(
+                    "notice {id} was sent: a failed attempt cannot be recorded on it"
+                )));
+            }
+            sqlx::query("UPDATE notices SET sending_since = NULL, send_error = $2 WHERE id = $1")
+                .bind(id)
+                .bind(reason)
+                .execute(&mut *tx)
+                .await?;
+            let details = serde_json::json!({ "error": reason });
             insert_audit!(
                 &mut *tx,
                 actor,
-                "notice.sent",
+                "notice.send_failed",
                 Some("notice"),
                 Some(id.0),
                 &details,
@@ -587,6 +737,83 @@ impl Notices for Store {
 }
 
 impl Store {
+    /// [`Notices::mark_notice_sent`], with what the SMTP server accepted when it was mailed.
+    async fn mark_sent(
+        &self,
+        id: NoticeId,
+        mail: Option<&NoticeMail>,
+        actor: &str,
+        sent_at: DateTime<Utc>,
+        first_recheck: DateTime<Utc>,
+    ) -> Result<NoticeRecord> {
+        let now = Utc::now();
+        durable_tx!(self, |tx| {
+            let notice: Option<(CaseId, String)> = sqlx::query_as(
+                "UPDATE notices SET status = status WHERE id = $1 RETURNING case_id, status",
+            )
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let (case, status) = notice.ok_or_else(|| Error::not_found("notice", id))?;
+            if NoticeStatus::parse(&status)? == NoticeStatus::Sent {
+                return Err(Error::Conflict(format!(
+                    "notice {id} was marked sent already"
+                )));
+            }
+            match lock_case_status!(tx, case) {
+                CaseStatus::Confirmed => {
+                    let note = format!("notice {id} sent");
+                    tx.set_status(case, CaseStatus::NoticeSent, actor, Some(&note))
+                        .await?;
+                }
+                CaseStatus::NoticeSent => {}
+                other => {
+                    return Err(Error::Conflict(format!(
+                        "case {case} is {other}: only a confirmed case's notice can be sent"
+                    )));
+                }
+            }
+            // A person marking it sent settles an attempt cut off mid-send too.
+            sqlx::query(
+                "UPDATE notices SET status = 'sent', sent_at = $2, sending_since = NULL, \
+                 send_error = NULL, sent_sha256 = COALESCE($3, sent_sha256), \
+                 smtp_reply = COALESCE($4, smtp_reply) WHERE id = $1",
+            )
+            .bind(id)
+            .bind(sent_at)
+            .bind(mail.map(|m| m.sha256.as_str()))
+            .bind(mail.map(|m| m.reply.as_str()))
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "INSERT INTO case_rechecks (case_id, notice_id, sent_at, next_at) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (case_id) DO UPDATE SET \
+                 notice_id = $2, sent_at = $3, next_at = $4",
+            )
+            .bind(case)
+            .bind(id)
+            .bind(sent_at)
+            .bind(millis(first_recheck))
+            .execute(&mut *tx)
+            .await?;
+            let details = serde_json::json!({
+                "case": case.0, "sent_at": sent_at, "first_recheck": first_recheck,
+                "mailed": mail.is_some(),
+                "sha256": mail.map(|m| m.sha256.as_str()),
+            });
+            insert_audit!(
+                &mut *tx,
+                actor,
+                "notice.sent",
+                Some("notice"),
+                Some(id.0),
+                &details,
+                now
+            );
+        });
+        self.notice(id).await
+    }
+
     async fn copies(&self, case: CaseId) -> Result<Vec<CopyRecord>> {
         let rows: Vec<CopyRow> = read_pool!(self, |pool| {
             sqlx::query_as(

@@ -67,7 +67,11 @@ pub fn openssl_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
+/// Runs the `openssl` CLI in `dir` with `args` (shared by the tests that make certificates).
+///
+/// # Panics
+/// When it cannot run or fails, with its standard error.
+pub fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")
         .args(args)
         .current_dir(dir)

@@ -719,14 +719,7 @@ pub(crate) async fn evidence(
     Path(id): Path<i64>,
 ) -> WebResult<Response> {
     let id = CaseId(id);
-    let dir = tempfile::tempdir().map_err(WebError::internal)?;
-    let out = dir.path().join("package");
-    pipeline::write_package(state.store(), id, &out, false).await?;
-    let zip = tokio::task::spawn_blocking(move || zip_dir(&out))
-        .await
-        .map_err(WebError::internal)?
-        .map_err(WebError::internal)?;
-    drop(dir);
+    let zip = pipeline::evidence::package_zip(state.store(), id).await?;
     let mut response = zip.into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -739,36 +732,6 @@ pub(crate) async fn evidence(
             .map_err(WebError::internal)?,
     );
     Ok(response)
-}
-
-/// Every file under `dir`, stored (they are hashed in the manifest as written; the WARC is
-/// compressed already).
-fn zip_dir(dir: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Write;
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&folder)?.collect::<Result<_, _>>()?;
-        entries.sort_by_key(std::fs::DirEntry::path);
-        for entry in entries {
-            let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let name = path
-                .strip_prefix(dir)
-                .map_err(std::io::Error::other)?
-                .to_string_lossy()
-                .replace('\\', "/");
-            zip.start_file(name, options)
-                .map_err(std::io::Error::other)?;
-            zip.write_all(&std::fs::read(&path)?)?;
-        }
-    }
-    Ok(zip.finish().map_err(std::io::Error::other)?.into_inner())
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -51,6 +51,7 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/notices/{id}", get(notices::show).post(notices::edit))
         .route("/notices/{id}/download", get(notices::download))
         .route("/notices/{id}/sent", post(notices::sent))
+        .route("/notices/{id}/send", post(notices::send))
         .route(
             "/works",
             get(works::list)

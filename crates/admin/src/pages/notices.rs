@@ -117,17 +117,32 @@ struct ShowPage {
     form: Form,
     /// The draft was just saved.
     edited: bool,
+    /// Its send was just queued.
+    queued: bool,
+    /// Whether an SMTP server is configured.
+    mail_configured: bool,
 }
 
 impl ShowPage {
     fn is_draft(&self) -> bool {
         self.notice.status == NoticeStatus::Draft
     }
+
+    /// The recipient is a web form: the text is pasted by hand.
+    fn web_form(&self) -> bool {
+        pipeline::sending::is_web_form(&self.notice)
+    }
+
+    /// A draft whose recipient takes mail.
+    fn mailable(&self) -> bool {
+        self.is_draft() && pipeline::sending::mail_recipient(&self.notice).is_ok()
+    }
 }
 
 #[derive(Deserialize)]
 pub(crate) struct ShowQuery {
     edited: Option<u8>,
+    queued: Option<u8>,
 }
 
 pub(crate) async fn show(
@@ -141,9 +156,19 @@ pub(crate) async fn show(
         &user,
         NoticeId(id),
         Form::default(),
-        q.edited.is_some(),
+        Flash {
+            edited: q.edited.is_some(),
+            queued: q.queued.is_some(),
+        },
     )
     .await
+}
+
+/// What the last action on the notice page did.
+#[derive(Default)]
+struct Flash {
+    edited: bool,
+    queued: bool,
 }
 
 async fn show_page(
@@ -151,7 +176,7 @@ async fn show_page(
     user: &CurrentUser,
     id: NoticeId,
     form: Form,
-    edited: bool,
+    flash: Flash,
 ) -> WebResult<Html<String>> {
     let notice = state.store().notice(id).await?;
     let days_since = notice
@@ -162,7 +187,9 @@ async fn show_page(
         notice,
         days_since,
         form,
-        edited,
+        edited: flash.edited,
+        queued: flash.queued,
+        mail_configured: state.settings().mail_configured,
     })
 }
 
@@ -208,7 +235,7 @@ pub(crate) async fn edit(
         |_| format!("/notices/{id}?edited=1"),
         typed,
         user.lang,
-        |form| show_page(&state, &user, id, form, false),
+        |form| show_page(&state, &user, id, form, Flash::default()),
     )
     .await
 }
@@ -260,4 +287,45 @@ pub(crate) async fn sent(
     )
     .await?;
     Ok(Redirect::to(&format!("/cases/{}", notice.case_id)))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct SendForm {
+    #[serde(default)]
+    again: Option<String>,
+}
+
+/// Queues the job that mails the notice (`pipeline::sending::send_job`); what a web form or
+/// a missing address cannot take is refused here, before anything is queued.
+pub(crate) async fn send(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, form): CsrfForm<SendForm>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let id = NoticeId(id);
+    if !state.settings().mail_configured {
+        return Err(WebError::Conflict(
+            "no SMTP server is configured: set notify.smtp.host, port, tls and from".into(),
+        ));
+    }
+    let notice = state.store().notice(id).await?;
+    if notice.status == NoticeStatus::Sent {
+        return Err(WebError::Conflict(format!("notice {id} was sent already")));
+    }
+    pipeline::sending::mail_recipient(&notice)?;
+    let again = form.again.is_some();
+    let job = pipeline::sending::send_job(id, again)?;
+    state.store().enqueue(&job).await?;
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "notice.send_queued",
+            Some("notice"),
+            Some(id.0),
+            &serde_json::json!({ "again": again }),
+        )
+        .await?;
+    Ok(Redirect::to(&format!("/notices/{id}?queued=1")))
 }

@@ -30,6 +30,20 @@ pub enum CasesCommand {
     /// Write the case's evidence package: a WARC of every snapshot, the page texts, the
     /// aligned passages, timestamp tokens and a manifest with every file's SHA-256.
     Evidence(EvidenceArgs),
+    /// Write one submission file for a search engine's bulk removal programme: each URL of
+    /// the confirmed and notice_sent cases (or those of --status), a tab, the work.
+    Removals(RemovalsArgs),
+}
+
+/// Options of `cases removals`.
+#[derive(Debug, Args)]
+pub struct RemovalsArgs {
+    /// Cases in these statuses [default: confirmed and notice_sent].
+    #[arg(long, value_name = "STATUS", value_parser = parse_status)]
+    status: Vec<CaseStatus>,
+    /// Write to this file instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
 }
 
 /// Options of `cases evidence`.
@@ -142,8 +156,43 @@ pub async fn run(command: CasesCommand, database: &str, settings: &Settings) -> 
         },
         CasesCommand::Evidence(a) => evidence(store, a).await,
         CasesCommand::Capture(a) => capture(store, a, settings).await,
+        CasesCommand::Removals(a) => removals(store, a).await,
     })
     .await
+}
+
+async fn removals(store: &Store, args: RemovalsArgs) -> Result<()> {
+    let statuses = if args.status.is_empty() {
+        vec![CaseStatus::Confirmed, CaseStatus::NoticeSent]
+    } else {
+        args.status
+    };
+    let written = match &args.out {
+        Some(path) => {
+            let mut file = std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("while creating {}", path.display()))?,
+            );
+            let written = pipeline::removals::export_removals(store, &statuses, &mut file).await?;
+            eprintln!(
+                "wrote {} URLs of {} cases to {}",
+                written.urls,
+                written.cases,
+                path.display()
+            );
+            Ok(written)
+        }
+        None => {
+            pipeline::removals::export_removals(store, &statuses, &mut std::io::stdout().lock())
+                .await
+        }
+    };
+    match written {
+        Err(pipeline::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Err(super::StdoutClosed.into())
+        }
+        other => other.map(drop).map_err(Into::into),
+    }
 }
 
 async fn list(store: &Store, args: ListArgs) -> Result<()> {

@@ -13,6 +13,7 @@ pub mod discover;
 pub mod doctor;
 pub mod migrate;
 pub mod notices;
+pub mod notify;
 pub mod rematch;
 pub mod reports;
 pub mod serve;

@@ -1,5 +1,6 @@
-//! `copyhound notices`: takedown notices drafted from confirmed cases, marked sent by hand
-//! (copyhound sends no mail), and the re-checks that follow until every copy is gone.
+//! `copyhound notices`: takedown notices drafted from confirmed cases, mailed through the
+//! configured SMTP server (`send`) or marked sent by hand, and the re-checks that follow
+//! until every copy is gone.
 
 use anyhow::{Context, Result};
 use chrono::Utc;
@@ -47,7 +48,22 @@ pub enum NoticesCommand {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Record that a notice went out: its case becomes notice_sent and re-checks start.
+    /// Mail a notice to its recipient from the rights holder's address, with the case's
+    /// evidence package, through the SMTP server of notify.smtp; once the server accepts it
+    /// the notice is marked sent (its Message-ID and SHA-256 recorded) and re-checks start.
+    Send {
+        /// The notice.
+        id: NoticeId,
+        /// Send it although an earlier attempt was cut off with no outcome recorded (look
+        /// in the sent mail first: the server may have it).
+        #[arg(long)]
+        again: bool,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record that a notice went out another way (a web form, a mail client): its case
+    /// becomes notice_sent and re-checks start.
     MarkSent {
         /// The notice.
         id: NoticeId,
@@ -119,6 +135,29 @@ pub async fn run(store: &Store, command: NoticesCommand, settings: &Settings) ->
                 Format::Text => super::write_stdout(&notice.body_text),
                 Format::Html => super::write_stdout(&notice.body_html),
             }
+        }
+        NoticesCommand::Send { id, again, json } => {
+            let mailer = pipeline::Mailer::new(&settings.notify.smtp)?;
+            let sent = pipeline::sending::send_notice(
+                store,
+                pipeline::sending::SendSettings {
+                    notices: &settings.notices,
+                    notify: &settings.notify,
+                    rechecks: &settings.rechecks,
+                },
+                &mailer,
+                id,
+                again,
+                "cli",
+            )
+            .await
+            .with_context(|| format!("while sending notice {id}"))?;
+            if json {
+                outln!("{}", serde_json::to_string(&sent)?);
+            } else {
+                super::write_stdout(&pipeline::sending::sent_text(&sent))?;
+            }
+            Ok(())
         }
         NoticesCommand::MarkSent { id } => {
             let notice = notices::mark_sent(store, &settings.rechecks, id, "cli", Utc::now())

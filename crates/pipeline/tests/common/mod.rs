@@ -2,9 +2,70 @@
 
 #![allow(dead_code)] // each test file uses part of it
 
+pub mod smtp;
+
 use chrono::Utc;
+use import::{ImportOptions, ImportSettings, Importer};
+use pipeline::notices::{NoticeSettings, RightsHolder};
 use sha2::Digest;
-use store::{EvidenceWrites, NewSnapshot, SnapshotId, Store};
+use store::{CaseId, CaseStatus, CaseWrites, EvidenceWrites, NewSnapshot, SnapshotId, Store};
+
+/// 封神演义 1–3 (traditional): the protected work.
+pub const WORK: &str = include_str!("../../../import/tests/data/fengshenyanyi_hant_1-3.txt");
+
+/// Chapter `n` (1–3) in simplified script with an ad in front: a pirate page.
+pub fn pirate_chapter(n: usize) -> String {
+    let marks = ["第一回", "第二回", "第三回"];
+    let start = WORK.find(marks[n - 1]).expect("chapter start");
+    let end = marks
+        .get(n)
+        .and_then(|m| WORK.find(m))
+        .unwrap_or(WORK.len());
+    let chapter = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
+    format!("【本站首发】最新章节请访问 www.example.com！\n{chapter}")
+}
+
+/// A complete rights holder's profile.
+pub fn profile() -> NoticeSettings {
+    NoticeSettings {
+        rights_holder: RightsHolder {
+            name: "Fengshen Press 封神出版社".into(),
+            address: "1 Example Road, Beijing".into(),
+            email: "legal@press.example".into(),
+            phone: "+86 10 1234 5678".into(),
+            signatory: "Li Lei 李雷".into(),
+        },
+        ..NoticeSettings::default()
+    }
+}
+
+/// [`WORK`] registered, chapter 2 stored as the page at `url` and matched, and the case it
+/// opened confirmed by a reviewer.
+pub async fn confirmed_case(store: &Store, url: &str) -> CaseId {
+    Importer::new(ImportSettings::default())
+        .unwrap()
+        .import_bytes(
+            store,
+            "fengshen.txt",
+            WORK.as_bytes().to_vec(),
+            &ImportOptions::default(),
+            &(),
+        )
+        .await
+        .unwrap();
+    let analyser = pipeline::Analyser::new(
+        store.clone(),
+        Default::default(),
+        matcher::MatcherSettings::default(),
+    );
+    let id = stored_page(store, url, &pirate_chapter(2)).await;
+    let case = analyser.analyse(id).await.unwrap().cases[0];
+    store
+        .set_case_status(case, CaseStatus::Confirmed, "alice", None)
+        .await
+        .unwrap();
+    case
+}
 
 /// A page as a crawl would have stored it: a plain-text response from `url` (its body
 /// `text`) and its page text, not matched yet.

@@ -87,6 +87,7 @@ macro_rules! conformance_suite {
             a_site_has_one_unfinished_crawl_however_many_start_one,
             notices_are_drafted_for_confirmed_cases_and_marked_sent_once,
             a_draft_is_edited_until_it_is_sent,
+            a_mailed_notice_is_recorded_before_and_after_it_is_sent,
             setting_overrides_are_saved_cleared_and_audited,
             rechecks_remove_the_case_when_every_copy_is_gone,
             a_copy_back_up_is_reported_and_a_reviewed_case_stops_its_rechecks,

@@ -5,8 +5,8 @@ use chrono::{Duration as TimeDelta, Utc};
 use store::testing::TestDb;
 use store::{
     AuditLog, CaseReads, CaseStatus, CaseWrites, CopyCheck, CopyState, Error, MatchWrites,
-    NewNotice, NoticeDraftEdit, NoticeId, NoticeStatus, Notices, PageId, Rechecks, SettingChange,
-    SettingOverrides, SnapshotId, Store,
+    NewNotice, NoticeDraftEdit, NoticeId, NoticeMail, NoticeStatus, Notices, PageId, Rechecks,
+    SendStart, SettingChange, SettingOverrides, SnapshotId, Store,
 };
 
 use super::cases::{actions, at, found, not_found, snapshot_at, work};
@@ -446,6 +446,137 @@ pub async fn a_draft_is_edited_until_it_is_sent(db: &TestDb) {
         Err(Error::Conflict(msg)) => assert!(msg.contains("marked sent"), "{msg}"),
         other => panic!("expected a conflict, got {other:?}"),
     }
+}
+
+/// Issue #29: a send records its Message-ID before it talks to the server; a refusal leaves
+/// a draft with the reason; an attempt cut off mid-send blocks a second send until asked; an
+/// accepted one is marked sent with the message's SHA-256, and a send run again after that
+/// sends nothing.
+pub async fn a_mailed_notice_is_recorded_before_and_after_it_is_sent(db: &TestDb) {
+    let s = &db.store;
+    let case = open_case(s, 63, "https://盗版.example/3").await;
+    s.set_case_status(case, CaseStatus::Confirmed, "alice", None)
+        .await
+        .unwrap();
+    let notice = s.create_notice(&draft(case, "cn"), "alice").await.unwrap();
+    assert_eq!(notice.message_id, None);
+    not_found(
+        s.begin_notice_send(NoticeId(9_999), "x@h", Utc::now(), false, "alice")
+            .await,
+        "notice",
+    );
+
+    // A refused attempt: the draft keeps its Message-ID and says why.
+    let t0 = Utc::now();
+    let SendStart::Begun(begun) = s
+        .begin_notice_send(notice.id, "first@press.example", t0, false, "alice")
+        .await
+        .unwrap()
+    else {
+        panic!("a draft's send begins");
+    };
+    assert_eq!(begun.message_id.as_deref(), Some("first@press.example"));
+    assert!(begun.sending_since.is_some());
+    let failed = s
+        .fail_notice_send(notice.id, "550 5.7.1 relaying denied", "alice")
+        .await
+        .unwrap();
+    assert_eq!(failed.status, NoticeStatus::Draft);
+    assert_eq!(failed.sending_since, None);
+    assert_eq!(
+        failed.send_error.as_deref(),
+        Some("550 5.7.1 relaying denied")
+    );
+
+    // The next attempt keeps the first Message-ID; cut off, it blocks a third.
+    let SendStart::Begun(again) = s
+        .begin_notice_send(notice.id, "second@press.example", t0, false, "alice")
+        .await
+        .unwrap()
+    else {
+        panic!("a failed send begins again");
+    };
+    assert_eq!(again.message_id.as_deref(), Some("first@press.example"));
+    assert_eq!(again.send_error, None);
+    match s
+        .begin_notice_send(notice.id, "third@press.example", t0, false, "worker")
+        .await
+    {
+        Err(Error::Conflict(msg)) => {
+            assert!(msg.contains("<first@press.example>"), "{msg}");
+            assert!(msg.contains("no outcome recorded"), "{msg}");
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    // Asked to, it sends again with the same Message-ID.
+    let SendStart::Begun(forced) = s
+        .begin_notice_send(notice.id, "fourth@press.example", t0, true, "bob")
+        .await
+        .unwrap()
+    else {
+        panic!("a forced send begins");
+    };
+    assert_eq!(forced.message_id.as_deref(), Some("first@press.example"));
+
+    let mail = NoticeMail {
+        sha256: "ab".repeat(32),
+        reply: "250 2.0.0 Ok: queued as 4F2A".into(),
+    };
+    let sent = s
+        .mark_notice_mailed(notice.id, &mail, "worker", t0, t0 + TimeDelta::days(1))
+        .await
+        .unwrap();
+    assert_eq!(sent.status, NoticeStatus::Sent);
+    assert_eq!(sent.sent_sha256.as_deref(), Some(mail.sha256.as_str()));
+    assert_eq!(sent.smtp_reply.as_deref(), Some(mail.reply.as_str()));
+    assert_eq!(sent.sending_since, None);
+    assert_eq!(s.case(case).await.unwrap().status, CaseStatus::NoticeSent);
+    assert!(s.case_recheck(case).await.unwrap().is_some());
+
+    // A job run again after its worker died finds it sent and sends nothing.
+    match s
+        .begin_notice_send(notice.id, "fifth@press.example", t0, true, "worker")
+        .await
+        .unwrap()
+    {
+        SendStart::AlreadySent(n) => assert_eq!(n, sent),
+        other => panic!("expected already sent, got {other:?}"),
+    }
+    match s.fail_notice_send(notice.id, "late", "worker").await {
+        Err(Error::Conflict(msg)) => assert!(msg.contains("was sent"), "{msg}"),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let actions: Vec<String> = s
+        .audit_of("notice", notice.id.0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| a.action)
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "notice.create",
+            "notice.send",
+            "notice.send_failed",
+            "notice.send",
+            "notice.send",
+            "notice.sent"
+        ]
+    );
+
+    // A person who marks a cut-off send sent settles it.
+    let other = s
+        .create_notice(&draft(case, "dmca"), "alice")
+        .await
+        .unwrap();
+    s.begin_notice_send(other.id, "other@press.example", t0, false, "alice")
+        .await
+        .unwrap();
+    let settled = s.mark_notice_sent(other.id, "alice", t0, t0).await.unwrap();
+    assert_eq!(settled.sending_since, None);
+    assert_eq!(settled.sent_sha256, None);
+    assert_eq!(settled.message_id.as_deref(), Some("other@press.example"));
 }
 
 pub async fn setting_overrides_are_saved_cleared_and_audited(db: &TestDb) {
