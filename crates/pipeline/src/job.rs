@@ -206,6 +206,8 @@ mod tests {
             (
                 Job::CaptureCase { case: CaseId(8) },
                 r#"{"CaptureCase":{"case":8}}"#,
+            ),
+            (
                 Job::SendNotice {
                     notice: store::NoticeId(17),
                     again: false,
