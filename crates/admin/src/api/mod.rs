@@ -12,6 +12,7 @@
 //!   back as `cursor` (absent on the last page).
 //! - The OpenAPI 3.1 document, generated from these handlers, is at `/api/v1/openapi.json`.
 
+mod candidates;
 mod cases;
 mod notices;
 mod reports;
@@ -55,6 +56,7 @@ pub const PREFIX: &str = "/api/v1";
     tags(
         (name = "works", description = "Protected works"),
         (name = "sites", description = "Suspect sites, their schedules and crawls"),
+        (name = "candidates", description = "Sites discovery found, waiting for review"),
         (name = "cases", description = "Infringement cases and their review"),
         (name = "notices", description = "Takedown notices and re-checks"),
         (name = "reports", description = "Exports, figures and jobs"),
@@ -113,6 +115,7 @@ fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
         .routes(routes!(sites::get, sites::update))
         .routes(routes!(sites::crawls, sites::crawl_now))
         .routes(routes!(sites::crawl))
+        .routes(routes!(candidates::list))
         .routes(routes!(cases::list))
         .routes(routes!(cases::get))
         .routes(routes!(cases::set_status))
