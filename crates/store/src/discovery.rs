@@ -211,7 +211,13 @@ pub fn normalize_candidate_domain(input: &str) -> Result<String> {
         d.truncate(end);
     }
     let d = d.trim_end_matches('.').to_owned();
-    if d.is_empty() || d.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    // A host name (letters of any script, for IDNs), an IPv4 or bracketed IPv6 address, and
+    // a port: nothing that markup, a shell or a CSV reader would read as its own.
+    if d.is_empty()
+        || !d
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-._:[]".contains(c))
+    {
         return Err(Error::InvalidInput(format!(
             "domain {input:?} is not a host name: give one such as example.com"
         )));

@@ -152,6 +152,20 @@ pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: 
         store.add_candidate("not a host", "import").await,
         Err(Error::InvalidInput(_))
     ));
+    for hostile in [
+        "<script>alert(1)</script>",
+        "a\"b.example",
+        "x.example;rm",
+        "a'b.example",
+    ] {
+        assert!(
+            matches!(
+                store.add_candidate(hostile, "import").await,
+                Err(Error::InvalidInput(_))
+            ),
+            "{hostile}"
+        );
+    }
     assert_eq!(store.candidates(None).await.unwrap().len(), 1);
     assert!(
         store
