@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
@@ -125,13 +125,7 @@ async fn jobs(store: &Store, kind: &str) -> Vec<store::JobRecord> {
         .unwrap()
 }
 
-async fn wait_for(what: &str, limit: Duration, mut done: impl AsyncFnMut() -> bool) {
-    let start = Instant::now();
-    while !done().await {
-        assert!(start.elapsed() < limit, "{what}: not after {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use store::testing::wait_for;
 
 async fn killed_worker_loses_nothing(db: &str) {
     let dir = tempfile::tempdir().unwrap();

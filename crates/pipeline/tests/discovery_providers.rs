@@ -26,7 +26,8 @@ struct Seen {
 struct Answer {
     status: StatusCode,
     body: Vec<u8>,
-    delay: Duration,
+    /// Take the request and never answer.
+    stall: bool,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
@@ -44,19 +45,20 @@ async fn answer(
         headers,
         body: body.to_vec(),
     });
-    if !a.delay.is_zero() {
-        tokio::time::sleep(a.delay).await;
+    if a.stall {
+        // A server that took the request and never answers.
+        std::future::pending::<()>().await;
     }
     (a.status, [("content-type", "application/json")], a.body)
 }
 
 /// A server on 127.0.0.1 answering every request with `status` and `body`.
-async fn server(status: u16, body: &[u8], delay: Duration) -> (String, Arc<Mutex<Vec<Seen>>>) {
+async fn server(status: u16, body: &[u8], stall: bool) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let state = Answer {
         status: StatusCode::from_u16(status).unwrap(),
         body: body.to_vec(),
-        delay,
+        stall,
         seen: Arc::clone(&seen),
     };
     let app = Router::new().fallback(answer).with_state(state);
@@ -98,7 +100,7 @@ async fn ask(
 
 #[tokio::test]
 async fn searxng_is_asked_for_json_with_the_exact_phrase() {
-    let (base, seen) = server(200, &fixture("searxng.json"), Duration::ZERO).await;
+    let (base, seen) = server(200, &fixture("searxng.json"), false).await;
     let urls = ask(ProviderKind::Searxng, base.clone(), None)
         .await
         .unwrap();
@@ -116,7 +118,7 @@ async fn searxng_is_asked_for_json_with_the_exact_phrase() {
     assert_eq!(param(&seen, "format"), Some("json"));
     assert!(seen.headers.get("authorization").is_none());
     // A base URL that already ends in /search is not doubled.
-    let (base, seen) = server(200, &fixture("searxng.json"), Duration::ZERO).await;
+    let (base, seen) = server(200, &fixture("searxng.json"), false).await;
     ask(ProviderKind::Searxng, format!("{base}/search/"), None)
         .await
         .unwrap();
@@ -126,7 +128,7 @@ async fn searxng_is_asked_for_json_with_the_exact_phrase() {
 #[tokio::test]
 async fn searxng_without_the_json_format_is_an_error_answer() {
     // SearXNG answers 403 when `json` is not among the instance's search.formats.
-    let (base, _) = server(403, b"<html>403 Forbidden</html>", Duration::ZERO).await;
+    let (base, _) = server(403, b"<html>403 Forbidden</html>", false).await;
     let err = ask(ProviderKind::Searxng, base, None).await.unwrap_err();
     assert!(
         matches!(&err, ProviderError::Refused { status: 403, message } if message.contains("Forbidden")),
@@ -137,7 +139,7 @@ async fn searxng_without_the_json_format_is_an_error_answer() {
 
 #[tokio::test]
 async fn brave_sends_the_key_in_its_header_and_reads_web_results() {
-    let (base, seen) = server(200, &fixture("brave.json"), Duration::ZERO).await;
+    let (base, seen) = server(200, &fixture("brave.json"), false).await;
     let endpoint = format!("{base}/res/v1/web/search");
     let urls = ask(ProviderKind::Brave, endpoint, Some("brave-key"))
         .await
@@ -156,7 +158,7 @@ async fn brave_sends_the_key_in_its_header_and_reads_web_results() {
 
 #[tokio::test]
 async fn brave_quota_and_key_errors_are_told_apart() {
-    let (base, _) = server(429, &fixture("brave_429.json"), Duration::ZERO).await;
+    let (base, _) = server(429, &fixture("brave_429.json"), false).await;
     let err = ask(ProviderKind::Brave, base, Some("k")).await.unwrap_err();
     assert_eq!(
         err,
@@ -166,7 +168,7 @@ async fn brave_quota_and_key_errors_are_told_apart() {
         }
     );
     assert_eq!(err.outcome(), "quota");
-    let (base, _) = server(401, &fixture("brave_401.json"), Duration::ZERO).await;
+    let (base, _) = server(401, &fixture("brave_401.json"), false).await;
     let err = ask(ProviderKind::Brave, base, Some("k")).await.unwrap_err();
     assert_eq!(
         err,
@@ -179,7 +181,7 @@ async fn brave_quota_and_key_errors_are_told_apart() {
 
 #[tokio::test]
 async fn baidu_posts_the_phrase_as_the_user_message_with_a_bearer_key() {
-    let (base, seen) = server(200, &fixture("baidu.json"), Duration::ZERO).await;
+    let (base, seen) = server(200, &fixture("baidu.json"), false).await;
     let endpoint = format!("{base}/v2/ai_search/web_search");
     let urls = ask(ProviderKind::Baidu, endpoint, Some("bce-v3/ALTAK-test"))
         .await
@@ -208,13 +210,13 @@ async fn baidu_posts_the_phrase_as_the_user_message_with_a_bearer_key() {
 
 #[tokio::test]
 async fn baidu_errors_come_with_http_200_and_a_quota_message_is_a_quota() {
-    let (base, _) = server(200, &fixture("baidu_quota.json"), Duration::ZERO).await;
+    let (base, _) = server(200, &fixture("baidu_quota.json"), false).await;
     let err = ask(ProviderKind::Baidu, base, Some("k")).await.unwrap_err();
     assert!(
         matches!(&err, ProviderError::Quota { status: 200, message } if message.contains("额度")),
         "{err:?}"
     );
-    let (base, _) = server(401, &fixture("baidu_auth.json"), Duration::ZERO).await;
+    let (base, _) = server(401, &fixture("baidu_auth.json"), false).await;
     let err = ask(ProviderKind::Baidu, base, Some("k")).await.unwrap_err();
     assert!(
         matches!(&err, ProviderError::Refused { status: 401, message } if message.contains("InvalidHTTPAuthHeader")),
@@ -224,7 +226,7 @@ async fn baidu_errors_come_with_http_200_and_a_quota_message_is_a_quota() {
 
 #[tokio::test]
 async fn serpapi_sends_engine_query_and_key_and_reads_organic_links() {
-    let (base, seen) = server(200, &fixture("serpapi.json"), Duration::ZERO).await;
+    let (base, seen) = server(200, &fixture("serpapi.json"), false).await;
     let endpoint = format!("{base}/search.json");
     let urls = ask(ProviderKind::Serpapi, endpoint, Some("serp-key"))
         .await
@@ -246,7 +248,7 @@ async fn serpapi_sends_engine_query_and_key_and_reads_organic_links() {
 
 #[tokio::test]
 async fn serpapi_out_of_searches_is_a_quota_and_an_empty_search_is_no_error() {
-    let (base, _) = server(429, &fixture("serpapi_out.json"), Duration::ZERO).await;
+    let (base, _) = server(429, &fixture("serpapi_out.json"), false).await;
     let err = ask(ProviderKind::Serpapi, base, Some("k"))
         .await
         .unwrap_err();
@@ -257,7 +259,7 @@ async fn serpapi_out_of_searches_is_a_quota_and_an_empty_search_is_no_error() {
             message: "Your account has run out of searches.".into()
         }
     );
-    let (base, _) = server(200, &fixture("serpapi_empty.json"), Duration::ZERO).await;
+    let (base, _) = server(200, &fixture("serpapi_empty.json"), false).await;
     assert!(
         ask(ProviderKind::Serpapi, base, Some("k"))
             .await
@@ -268,7 +270,7 @@ async fn serpapi_out_of_searches_is_a_quota_and_an_empty_search_is_no_error() {
 
 #[tokio::test]
 async fn a_slow_or_oversized_answer_is_a_transport_error_not_a_hang() {
-    let (base, seen) = server(200, &fixture("searxng.json"), Duration::from_secs(30)).await;
+    let (base, seen) = server(200, &fixture("searxng.json"), true).await;
     let mut settings = ProviderSettings::new(ProviderKind::Searxng, Some(base), None);
     settings.timeout = Duration::from_millis(300);
     let err = providers::search(&reqwest::Client::new(), &settings, PHRASE)
@@ -281,7 +283,7 @@ async fn a_slow_or_oversized_answer_is_a_transport_error_not_a_hang() {
         "{{\"results\": [], \"pad\": \"{}\"}}",
         "x".repeat(64 * 1024)
     );
-    let (base, _) = server(200, big.as_bytes(), Duration::ZERO).await;
+    let (base, _) = server(200, big.as_bytes(), false).await;
     let mut settings = ProviderSettings::new(ProviderKind::Searxng, Some(base), None);
     settings.max_response_bytes = 16 * 1024;
     let err = providers::search(&reqwest::Client::new(), &settings, PHRASE)

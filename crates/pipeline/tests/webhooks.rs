@@ -112,22 +112,25 @@ async fn delivered_and_retried(db: &TestDb) {
     };
     let worker = pipeline::serve(store, handler, settings, stop_rx);
 
-    // Wait (bounded) until one delivery is done and the refused one is dead.
-    let mut deliveries = Vec::new();
-    for _ in 0..600 {
-        deliveries = store
+    let deliveries_now = async || {
+        store
             .jobs(&JobFilter::Kind("DeliverWebhook".into()), Page::all())
             .await
-            .unwrap();
-        let settled = deliveries
-            .iter()
-            .filter(|j| matches!(j.status, JobStatus::Done | JobStatus::Dead))
-            .count();
-        if deliveries.len() == 2 && settled == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+            .unwrap()
+    };
+    store::testing::wait_for(
+        "one delivery done and the refused one dead",
+        Duration::from_secs(30),
+        async || {
+            let deliveries = deliveries_now().await;
+            deliveries.len() == 2
+                && deliveries
+                    .iter()
+                    .all(|j| matches!(j.status, JobStatus::Done | JobStatus::Dead))
+        },
+    )
+    .await;
+    let deliveries = deliveries_now().await;
     let _ = stop.send(true);
     worker.await.unwrap();
 

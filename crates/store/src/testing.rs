@@ -495,6 +495,19 @@ pub async fn fill_cases(url: &str, kind: BackendKind, cases: u64, step_seconds: 
     }
 }
 
+/// Waits until `done` holds, checking every 20 ms, and fails the test naming `what` when it
+/// still does not after `limit`: for a result that comes from another task or process.
+pub async fn wait_for(what: &str, limit: std::time::Duration, mut done: impl AsyncFnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done().await {
+        assert!(
+            start.elapsed() < limit,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The SQL [`crate::CaseReads::cases`] runs for `filter` (with a cursor when `after`), for
 /// tests that read its plan.
 pub fn case_list_sql(filter: &crate::CaseFilter, after: bool, limit: u32) -> String {

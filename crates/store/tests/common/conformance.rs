@@ -113,20 +113,7 @@ pub(crate) fn created(outcome: WorkInsert) -> store::WorkId {
     }
 }
 
-async fn wait_for<F, Fut>(what: &str, timeout: Duration, mut cond: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !cond().await {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use store::testing::wait_for;
 
 /// Reads rows keyset-page by keyset-page (`size` at a time, each page after the last id
 /// seen) until a short page, as an index load does.
