@@ -618,7 +618,7 @@ fn text_as_html(text: &str) -> Result<String> {
 
 /// Records that notice `id` went out now: its case becomes `notice_sent` and the case's
 /// re-checks start, the first after `rechecks.first_interval` (the schedule that runs due
-/// re-checks is created if missing).
+/// re-checks is created if missing). The webhooks hear `notice.sent` as for a mailed notice.
 ///
 /// # Errors
 /// A store conflict when the notice was sent already or its case is no longer confirmed;
@@ -636,7 +636,17 @@ pub async fn mark_sent(
         .await
         .map_err(store_err("marking the notice sent"))?;
     ensure_recheck_schedule(store, rechecks).await?;
+    emit_sent(store, &notice).await?;
     Ok(notice)
+}
+
+/// Queues the `notice.sent` event of a notice just marked sent, by hand or mailed.
+pub(crate) async fn emit_sent(store: &Store, notice: &NoticeRecord) -> Result<()> {
+    let data = serde_json::json!({
+        "notice": notice.id.0, "case": notice.case_id.0, "recipient": notice.recipient,
+        "message_id": notice.message_id, "sha256": notice.sent_sha256,
+    });
+    crate::webhooks::emit(store, crate::webhooks::Event::NoticeSent, data).await
 }
 
 #[cfg(test)]

@@ -163,13 +163,7 @@ pub async fn send_notice(
                 .await
                 .map_err(store_err("marking the mailed notice sent"))?;
             ensure_recheck_schedule(store, settings.rechecks).await?;
-            if !settings.notify.webhooks.is_empty() {
-                let data = serde_json::json!({
-                    "notice": id.0, "case": notice.case_id.0, "recipient": notice.recipient,
-                    "message_id": notice.message_id, "sha256": notice.sent_sha256,
-                });
-                crate::webhooks::emit(store, crate::webhooks::Event::NoticeSent, data).await?;
-            }
+            crate::notices::emit_sent(store, &notice).await?;
             Ok(SentNotice {
                 notice,
                 already_sent: false,

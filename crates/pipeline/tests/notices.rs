@@ -301,6 +301,23 @@ async fn notice_lifecycle(db: &TestDb) {
         store.case(case).await.unwrap().status,
         CaseStatus::NoticeSent
     );
+    // Marked sent by hand, the notice is heard of as a mailed one is: one notice.sent event.
+    let events = store
+        .jobs(&JobFilter::Kind("Event".into()), Page::all())
+        .await
+        .unwrap();
+    let sent_events: Vec<_> = events
+        .iter()
+        .filter(|j| j.payload.contains("notice.sent"))
+        .collect();
+    assert_eq!(sent_events.len(), 1, "{events:?}");
+    assert!(
+        sent_events[0]
+            .payload
+            .contains(&format!("\"notice\":{}", texts[1].id.0)),
+        "{}",
+        sent_events[0].payload
+    );
     assert!(
         rechecks::enqueue_due_rechecks(store, sent_at + TimeDelta::hours(23))
             .await
