@@ -10,6 +10,8 @@
 //! - [`time_stamping`]: with a TSA configured, a real stamp of a throw-away digest, verified
 //!   (against the configured CA when there is one).
 //! - [`notices`]: the rights holder's profile every notice needs.
+//! - [`smtp`]: with an SMTP server configured, a connection to it as a send makes one (TLS,
+//!   login), nothing sent.
 //! - [`rendering`]: whether the rendered fetch can run (Chromium and chromedriver installed,
 //!   a page rendered).
 
@@ -400,6 +402,49 @@ pub fn notices(settings: &NoticeSettings) -> Finding {
             ),
             format!("set them in the config file, or {}", vars.join(", ")),
         )
+    }
+}
+
+/// With `[notify.smtp]` set, connects to the server the way a send does (TLS, login) and
+/// says whether it answered; without it, that nothing is mailed.
+pub async fn smtp(settings: &crate::mail::SmtpSettings) -> Finding {
+    const CHECK: &str = "smtp";
+    if !settings.is_configured() {
+        return Finding::ok(
+            CHECK,
+            "no SMTP server: alerts and notices are not mailed (notices are sent by hand)",
+        );
+    }
+    let mailer = match crate::mail::Mailer::new(settings) {
+        Ok(m) => m,
+        Err(e) => {
+            return Finding::fail(
+                CHECK,
+                e.to_string(),
+                "fix notify.smtp (COPYHOUND_NOTIFY__SMTP__...)",
+            );
+        }
+    };
+    match mailer.check().await {
+        Ok(()) => Finding::ok(
+            CHECK,
+            format!(
+                "{} answered ({}), sender {}",
+                mailer.server(),
+                match settings.tls {
+                    crate::mail::SmtpTls::None => "no TLS",
+                    crate::mail::SmtpTls::Starttls => "STARTTLS",
+                    crate::mail::SmtpTls::Tls => "TLS",
+                },
+                mailer.from()
+            ),
+        ),
+        Err(e) => Finding::fail(
+            CHECK,
+            e.reason,
+            "check notify.smtp.host, port, tls, user and password (`copyhound notify test \
+             ADDRESS` sends a test message)",
+        ),
     }
 }
 

@@ -325,13 +325,48 @@ impl Mailer {
                 ),
                 permanent: e.is_permanent(),
             }),
-            Err(_) => Err(NotSent {
-                reason: format!(
-                    "the SMTP server {} did not answer within {:?} (notify.smtp.timeout)",
-                    self.server, self.timeout
-                ),
+            Err(_) => Err(self.no_answer()),
+        }
+    }
+
+    /// Opens a connection to the server the way a send does (TLS, login) and closes it,
+    /// sending nothing (`doctor`).
+    ///
+    /// # Errors
+    /// [`NotSent`] naming what failed: the connection, TLS, the login, or no answer within
+    /// the timeout.
+    pub async fn check(&self) -> std::result::Result<(), NotSent> {
+        match tokio::time::timeout(self.timeout, self.transport.test_connection()).await {
+            Ok(Ok(true)) => Ok(()),
+            Ok(Ok(false)) => Err(NotSent {
+                reason: format!("the SMTP server {} closed the connection", self.server),
                 permanent: false,
             }),
+            Ok(Err(e)) => Err(NotSent {
+                reason: format!(
+                    "cannot talk to the SMTP server {}: {}",
+                    self.server,
+                    crate::job::chain(&e)
+                ),
+                permanent: e.is_permanent(),
+            }),
+            Err(_) => Err(self.no_answer()),
+        }
+    }
+
+    /// The server, `host:port`.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The server let the timeout pass.
+    fn no_answer(&self) -> NotSent {
+        NotSent {
+            reason: format!(
+                "the SMTP server {} did not answer within {:?} (notify.smtp.timeout)",
+                self.server, self.timeout
+            ),
+            permanent: false,
         }
     }
 

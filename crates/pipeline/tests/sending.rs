@@ -394,3 +394,53 @@ async fn starttls_with_a_test_certificate() {
     );
     assert_eq!(server.received().len(), 1, "nothing more was received");
 }
+
+/// `doctor`'s SMTP check: a server that answers over STARTTLS is fine and nothing is mailed;
+/// one whose certificate is not trusted, one that stalls and an address nobody listens on
+/// fail, each saying why; no server configured is fine and says that nothing is mailed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_smtp_server() {
+    use pipeline::doctor::{self, Level};
+    let none = doctor::smtp(&pipeline::SmtpSettings::default()).await;
+    assert_eq!(none.level, Level::Ok, "{none}");
+    assert!(none.detail.contains("not mailed"), "{none}");
+
+    let Some(server) = SmtpServer::start(Mode::Starttls).await else {
+        return;
+    };
+    let settings = server.settings(SERVER_FROM);
+    let fine = doctor::smtp(&settings).await;
+    assert_eq!(fine.level, Level::Ok, "{fine}");
+    assert!(fine.detail.contains("STARTTLS"), "{fine}");
+    assert!(server.received().is_empty(), "the check mails nothing");
+
+    let untrusted = pipeline::SmtpSettings {
+        ca_certificates: None,
+        ..settings.clone()
+    };
+    let bad = doctor::smtp(&untrusted).await;
+    assert_eq!(bad.level, Level::Fail, "{bad}");
+    assert!(bad.detail.to_lowercase().contains("certificate"), "{bad}");
+    assert!(bad.fix.as_deref().unwrap().contains("notify test"), "{bad}");
+
+    let Some(stalled) = SmtpServer::start(Mode::Stall).await else {
+        return;
+    };
+    let mut stall = stalled.settings(SERVER_FROM);
+    stall.timeout = Duration::from_secs(2);
+    let bad = doctor::smtp(&stall).await;
+    assert_eq!(bad.level, Level::Fail, "{bad}");
+    assert!(bad.detail.contains("did not answer within"), "{bad}");
+
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let nobody = pipeline::SmtpSettings {
+        port: closed,
+        ..stall
+    };
+    let bad = doctor::smtp(&nobody).await;
+    assert_eq!(bad.level, Level::Fail, "{bad}");
+    assert!(bad.detail.contains(&format!("127.0.0.1:{closed}")), "{bad}");
+}

@@ -466,6 +466,7 @@ pub async fn diagnose(
         }
         findings.push(doctor::time_stamping(&settings.evidence.timestamp).await);
         findings.push(doctor::notices(&settings.notices));
+        findings.push(doctor::smtp(&settings.notify.smtp).await);
         findings.push(doctor::rendering(&settings.crawler.render).await);
     }
     findings
