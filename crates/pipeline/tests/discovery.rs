@@ -5,6 +5,8 @@
 //! approval turning the candidate into a watched site whose crawl files its copy in the case;
 //! phrases shared with another work left out; a seed list imported; a domain ignored.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -20,10 +22,10 @@ use store::{
     CandidateStatus, CaseFilter, CaseReads, Discovery, LicensedDomains, SuspectSites, WorkId,
 };
 
+use common::WORK;
+
 /// 老残游记 1–2: another registered work.
 const OTHER: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
-/// 封神演义 1–3 (traditional): the work whose copies are looked for.
-const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
 
 /// Chapter 2 of 封神演义 in simplified script inside a pirate page.
 fn pirate_page() -> String {
@@ -352,6 +354,31 @@ async fn phrases_another_work_holds_are_left_out(db: &TestDb) {
     assert_eq!(shared, 1);
     assert_eq!(kept.len(), phrases.len() - 1);
     assert!(kept.iter().all(|p| p.text != phrases[0].text));
+
+    // A licensed publisher's pages: its blurb quotes the second phrase, and its copy of the
+    // work (a match of it) holds every phrase but is the work itself, not a shared span.
+    let blurb = format!("新书推荐：{}……精彩内容，尽在本站。", phrases[1].text);
+    let publisher = "https://books.publisher.example";
+    let blurb_page = common::stored_page(store, &format!("{publisher}/blurb.html"), &blurb).await;
+    let copy = common::stored_page(store, &format!("{publisher}/book/1.html"), WORK).await;
+    let (kept, shared) = discovery::work_phrases(store, work, &settings.phrases)
+        .await
+        .unwrap();
+    assert_eq!(shared, 1, "not licensed yet: nothing more is shared");
+    assert_eq!(kept.len(), phrases.len() - 1);
+    store
+        .add_licensed("publisher.example", Some(work), Some("contract"))
+        .await
+        .unwrap();
+    let analyser = pipeline::Analyser::new(store.clone(), Default::default(), Default::default());
+    assert!(analyser.analyse(copy).await.unwrap().cases.is_empty());
+    assert!(analyser.analyse(blurb_page).await.unwrap().cases.is_empty());
+    let (kept, shared) = discovery::work_phrases(store, work, &settings.phrases)
+        .await
+        .unwrap();
+    assert_eq!(shared, 2, "the blurb's span, and not the licensed copy's");
+    assert_eq!(kept.len(), phrases.len() - 2);
+    assert!(kept.iter().all(|p| p.text != phrases[1].text));
 }
 
 async fn seed_lists_import_and_ignored_domains_stay_out(db: &TestDb) {

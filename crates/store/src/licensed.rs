@@ -5,6 +5,8 @@
 
 use std::future::Future;
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use tracing::instrument;
 
@@ -63,6 +65,16 @@ pub trait LicensedDomains {
         &self,
         work: Option<WorkId>,
     ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// The main texts of stored pages on domains licensed for `work` (or for every work)
+    /// that do not copy `work` (no match of it): what a licensed site says besides the work
+    /// itself (blurbs, excerpts, reviews), whose spans a search would find there first.
+    /// Newest first, at most `limit`.
+    fn licensed_page_texts(
+        &self,
+        work: WorkId,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<String>>> + Send;
 }
 
 /// The domain as stored: trimmed, lower-case, without `http://`/`https://`, a path, a port,
@@ -242,6 +254,50 @@ impl LicensedDomains for Store {
             }
         });
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    #[instrument(skip(self))]
+    async fn licensed_page_texts(&self, work: WorkId, limit: u32) -> Result<Vec<String>> {
+        let (domains, sites): (Vec<String>, Vec<(i64, String)>) = read_pool!(self, |pool| {
+            let domains = sqlx::query_scalar(
+                "SELECT domain FROM licensed_domains WHERE work_id IS NULL OR work_id = $1",
+            )
+            .bind(work)
+            .fetch_all(pool)
+            .await?;
+            let sites = sqlx::query_as("SELECT id, host FROM sites ORDER BY id")
+                .fetch_all(pool)
+                .await?;
+            (domains, sites)
+        });
+        let domains: HashSet<String> = domains.into_iter().collect();
+        let mut texts = Vec::new();
+        for (site, _) in sites
+            .iter()
+            .filter(|(_, host)| host_suffixes(host).iter().any(|d| domains.contains(d)))
+        {
+            let want = i64::from(limit).saturating_sub(texts.len() as i64);
+            if want <= 0 {
+                break;
+            }
+            let found: Vec<String> = read_pool!(self, |pool| {
+                sqlx::query_scalar(
+                    "SELECT pt.body FROM page_texts pt \
+                     JOIN snapshots s ON s.id = pt.snapshot_id \
+                     JOIN pages p ON p.id = s.page_id \
+                     WHERE p.site_id = $1 AND NOT EXISTS (SELECT 1 FROM matches m \
+                         WHERE m.snapshot_id = pt.snapshot_id AND m.work_id = $2) \
+                     ORDER BY pt.snapshot_id DESC LIMIT $3",
+                )
+                .bind(site)
+                .bind(work)
+                .bind(want)
+                .fetch_all(pool)
+                .await?
+            });
+            texts.extend(found);
+        }
+        Ok(texts)
     }
 }
 

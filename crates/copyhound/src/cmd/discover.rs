@@ -197,15 +197,11 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
             if json {
                 outln!("{}", serde_json::to_string(&phrases)?);
             } else {
-                let mut text = String::new();
-                for p in &phrases {
-                    text.push_str(&format!("{:>6.2}  \"{}\"\n", p.rarity, p.text));
-                }
-                text.push_str(&format!(
-                    "{} phrases; {shared} left out (another work holds them)\n",
-                    phrases.len()
-                ));
-                super::write_stdout(&text)?;
+                let table = discovery::PhraseTable {
+                    phrases: &phrases,
+                    shared,
+                };
+                super::write_stdout(&table.to_string())?;
             }
         }
         DiscoverCommand::Candidates { status, json } => {
@@ -246,27 +242,11 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
             );
         }
         DiscoverCommand::Queries { json } => {
-            let today = chrono::Utc::now()
-                .date_naive()
-                .and_hms_opt(0, 0, 0)
-                .map_or_else(chrono::Utc::now, |d| d.and_utc());
-            let counts = store.query_counts(today).await?;
+            let counts = discovery::queries_today(store).await?;
             if json {
                 outln!("{}", serde_json::to_string(&counts)?);
-            } else if counts.is_empty() {
-                outln!("no queries sent today");
             } else {
-                let mut text = String::new();
-                for c in &counts {
-                    text.push_str(&format!(
-                        "{:<16} {:<6} {:>6}  {}\n",
-                        c.provider,
-                        c.outcome,
-                        c.count,
-                        c.last_message.as_deref().unwrap_or("")
-                    ));
-                }
-                super::write_stdout(&text)?;
+                super::write_stdout(&discovery::QueryTable(&counts).to_string())?;
             }
         }
     }

@@ -26,8 +26,8 @@ use chrono::{DateTime, Utc};
 use crawler::{CrawlSettings, StoreCrawl};
 use serde::{Deserialize, Serialize};
 use store::{
-    Candidate, CandidateStatus, Discovery, FoundUrl, NewQuery, Page, Store, SuspectSites,
-    WorkFilter, WorkId, WorkReads,
+    Candidate, CandidateStatus, Discovery, FoundUrl, LicensedDomains, NewQuery, Page, Store,
+    SuspectSites, WorkFilter, WorkId, WorkReads,
 };
 use url::Url;
 
@@ -248,6 +248,15 @@ pub async fn work_phrases(
             shared.scan(&chapter.body);
         }
     }
+    // Licensed domains' own pages besides the work (blurbs, excerpts): a search for a span
+    // they hold finds them first, and they are never candidates.
+    for text in store
+        .licensed_page_texts(work, LICENSED_PAGES_SCANNED)
+        .await
+        .map_err(store_err("reading licensed domains' pages"))?
+    {
+        shared.scan(&text);
+    }
     let dropped = shared.shared_count();
     let kept = phrases
         .into_iter()
@@ -257,6 +266,9 @@ pub async fn work_phrases(
         .collect();
     Ok((kept, dropped))
 }
+
+/// The newest pages of licensed domains read for shared spans, at most.
+const LICENSED_PAGES_SCANNED: u32 = 2_000;
 
 /// Runs discovery for one work now: phrases, queries within the budgets, the URLs probed by
 /// a crawl run here (its pages matched), and the domains with a match made candidates.
@@ -618,6 +630,79 @@ pub async fn import_domains(store: &Store, text: &str) -> Result<DomainImport> {
     Ok(report)
 }
 
+/// A work's query phrases as `discover phrases` prints them: each with its rarity, then how
+/// many were left out as shared ([`work_phrases`]).
+#[derive(Debug)]
+pub struct PhraseTable<'a> {
+    /// The phrases kept, rarest first.
+    pub phrases: &'a [Phrase],
+    /// How many were left out.
+    pub shared: usize,
+}
+
+impl std::fmt::Display for PhraseTable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for p in self.phrases {
+            writeln!(
+                f,
+                "{:>6.2}  \"{}\"",
+                p.rarity,
+                bounds::text::escape_controls(&p.text)
+            )?;
+        }
+        writeln!(
+            f,
+            "{} phrases; {} left out (another work or a licensed domain's page holds them)",
+            self.phrases.len(),
+            self.shared
+        )
+    }
+}
+
+/// Today's queries (UTC) by provider and outcome ([`Discovery::query_counts`]).
+///
+/// # Errors
+/// A database failure.
+pub async fn queries_today(store: &Store) -> Result<Vec<store::QueryCount>> {
+    let now = chrono::Utc::now();
+    let today = now
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .map_or(now, |d| d.and_utc());
+    store
+        .query_counts(today)
+        .await
+        .map_err(store_err("counting today's queries"))
+}
+
+/// Query counts as `discover queries` prints them.
+#[derive(Debug)]
+pub struct QueryTable<'a>(pub &'a [store::QueryCount]);
+
+impl std::fmt::Display for QueryTable<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return writeln!(f, "no queries sent today");
+        }
+        writeln!(
+            f,
+            "{:<16} {:<6} {:>6}  last message",
+            "provider", "outcome", "count"
+        )?;
+        for c in self.0 {
+            writeln!(
+                f,
+                "{:<16} {:<6} {:>6}  {}",
+                bounds::text::escape_controls(&c.provider),
+                c.outcome,
+                c.count,
+                bounds::text::escape_controls(c.last_message.as_deref().unwrap_or(""))
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// Candidates as `discover candidates` prints them.
 #[derive(Debug)]
 pub struct CandidateTable<'a>(pub &'a [Candidate]);
@@ -658,7 +743,8 @@ impl std::fmt::Display for SearchReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} phrases ({} left out: another work holds them); {} sent to {}, {} from the cache",
+            "{} phrases ({} left out: another work or a licensed page holds them); {} sent to {}, \
+             {} from the cache",
             self.phrases, self.shared, self.sent, self.provider, self.cached
         )?;
         if self.quota > 0 || self.errors > 0 {
