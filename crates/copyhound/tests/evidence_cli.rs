@@ -13,9 +13,8 @@ use axum::Router;
 use axum::extract::Path as UrlPath;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use common::{json, ok, run_async as run};
-use crawler::{WarcReader, WarcRecord};
-use sha2::Digest;
+use common::{json, ok, records, run_async as run, sha256_hex};
+use crawler::WarcRecord;
 
 /// 三国演义 1–10, registered as the work.
 const SANGUO: &str = include_str!("../../matcher/tests/data/sanguoyanyi_1-10.txt");
@@ -88,21 +87,6 @@ async fn site() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
         .route("/", axum::routing::get(index))
         .route("/p/{name}", axum::routing::get(page));
     common::serve(app).await
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn records(path: &Path) -> Vec<WarcRecord> {
-    let file = std::fs::File::open(path).unwrap();
-    WarcReader::new(file)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
 }
 
 /// The HTTP header of a response record's block, and a header's value in it.

@@ -14,9 +14,7 @@ use axum::Router;
 use axum::extract::Path as UrlPath;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use common::{json, ok, run_with};
-use crawler::{WarcReader, WarcRecord};
-use sha2::Digest;
+use common::{json, ok, records, run_with, sha256_hex};
 
 /// 三国演义 1–10, registered as the work.
 const SANGUO: &str = include_str!("../../matcher/tests/data/sanguoyanyi_1-10.txt");
@@ -148,21 +146,6 @@ async fn site() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
         .route("/p/{name}", axum::routing::get(page))
         .route("/api/{name}", axum::routing::get(page));
     common::serve(app).await
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn records(path: &Path) -> Vec<WarcRecord> {
-    let file = std::fs::File::open(path).unwrap();
-    WarcReader::new(file)
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
 }
 
 async fn rendered_crawl(db: &str, dir: &Path) {

@@ -272,3 +272,21 @@ pub async fn wait_interrupted(child: std::process::Child) -> Output {
     );
     out
 }
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Every record of the WARC file at `path`.
+pub fn records(path: &std::path::Path) -> Vec<crawler::WarcRecord> {
+    let file = std::fs::File::open(path).unwrap();
+    crawler::WarcReader::new(file)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
