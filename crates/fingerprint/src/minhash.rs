@@ -64,7 +64,6 @@ impl MinHasher {
         MinHashBuilder {
             hasher: *self,
             bins: vec![u64::MAX; self.n],
-            any: false,
         }
     }
 
@@ -82,9 +81,9 @@ impl MinHasher {
 #[derive(Debug, Clone)]
 pub struct MinHashBuilder {
     hasher: MinHasher,
-    /// Per bin the smallest 32-bit value seen, or `u64::MAX` while empty.
+    /// Per bin the smallest 32-bit value seen, or `u64::MAX` while empty (a value is at
+    /// most `u32::MAX`, so a builder that saw a shingle has a bin below `u64::MAX`).
     bins: Vec<u64>,
-    any: bool,
 }
 
 impl MinHashBuilder {
@@ -94,18 +93,16 @@ impl MinHashBuilder {
         let h = fmix64(shingle ^ self.hasher.seed);
         let bin = reduce(h, self.hasher.n);
         let value = h & 0xFFFF_FFFF;
-        // Safe indexing: `reduce` returns a value below `n`.
+        // Safe indexing: `reduce` returns a value below `n`. Branch-free: which shingle lowers
+        // a bin is a coin toss the branch predictor loses.
         let slot = &mut self.bins[bin];
-        if value < *slot {
-            *slot = value;
-        }
-        self.any = true;
+        *slot = (*slot).min(value);
     }
 
     /// Densifies the empty bins and returns the signature. A builder that saw no shingle
     /// returns the empty signature.
     pub fn finish(self) -> MinHash {
-        if !self.any {
+        if self.bins.iter().all(|&v| v == u64::MAX) {
             return MinHash { values: Vec::new() };
         }
         let n = self.hasher.n;

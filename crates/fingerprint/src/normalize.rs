@@ -340,11 +340,14 @@ fn run_compact(text: &str, out: &mut Compact) {
     let bytes = text.as_bytes();
     let mut pos = 0;
     // The pending run of characters that normalise to themselves: where it starts in `text`,
-    // and how many characters it holds.
+    // how many characters it holds, and where its last character starts.
     let mut run_start = 0;
     let mut run_chars = 0;
+    let mut run_last = 0;
     // The previous starter, as in `run`: its byte offset in `text`, and the output length
-    // (bytes, characters) before it, counting the pending run.
+    // (bytes, characters) before it. While a run is pending its last character is the
+    // previous starter, worked out only when a character that is not its own normal form
+    // needs it: the identity path stays three register updates.
     let mut prev: Option<(usize, usize, usize)> = None;
     while pos < bytes.len() {
         let (c, len) = decode(bytes, pos);
@@ -354,14 +357,17 @@ fn run_compact(text: &str, out: &mut Compact) {
             MULTI
         };
         if entry == c {
-            prev = Some((
-                pos,
-                out.text.len() + (pos - run_start),
-                out.chars + run_chars,
-            ));
+            run_last = pos;
             run_chars += 1;
             pos += len;
             continue;
+        }
+        if run_chars > 0 {
+            prev = Some((
+                run_last,
+                out.text.len() + (run_last - run_start),
+                out.chars + run_chars - 1,
+            ));
         }
         out.text.push_str(&text[run_start..pos]);
         out.chars += run_chars;
