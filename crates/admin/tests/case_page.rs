@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use matcher::MatcherSettings;
 use pipeline::Analyser;
 use store::testing::TestDb;
-use store::{CaseReads, CaseStatus};
+use store::{CaseReads, CaseStatus, Notices};
 
 use common::ui::Ui;
 use common::{WORK, stored_page, users, with_case};
@@ -105,14 +105,26 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
 
     // Dismissing needs a reason; with one, the page after offers undo.
     let status = format!("/cases/{case}/status");
+    // Refused on the case page itself, the reason's field marked and the note kept.
     let refused = ui
         .post(
             &status,
             Some(&reviewer),
-            &format!("status=dismissed&csrf={csrf}"),
+            &format!("status=dismissed&note=kept+%3Cb%3E&csrf={csrf}"),
         )
         .await;
-    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused.body.contains("id=\"reason-error\""),
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains("aria-describedby=\"reason-error\""));
+    assert!(refused.body.contains("value=\"kept &#60;b&#62;\""));
+    assert!(
+        refused.body.contains("id=\"case-pages\""),
+        "the whole case page"
+    );
     assert_eq!(store.case(case).await.unwrap().status, CaseStatus::New);
     let bad_reason = ui
         .post(
@@ -121,7 +133,8 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
             &format!("status=dismissed&reason=bored&csrf={csrf}"),
         )
         .await;
-    assert_eq!(bad_reason.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad_reason.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(bad_reason.body.contains("id=\"reason-error\""));
     let done = ui
         .post(
             &status,
@@ -175,6 +188,41 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
     let confirmed = ui.get(a.location(), Some(&reviewer)).await.body;
     let notice = confirmed.find("id=\"create-notice\"").expect("notice form");
     assert!(notice < confirmed.find("id=\"case-pages\"").unwrap());
+    assert!(confirmed.contains("<option value=\"dmca\" selected>"));
+
+    // A recipient that is no address: the case page again, the field marked, what was typed
+    // kept, no notice drafted.
+    let drafted = ui
+        .post(
+            &format!("/cases/{case}/notices"),
+            Some(&reviewer),
+            &format!("template=cn&to=nobody%40&csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(
+        drafted.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        drafted.body
+    );
+    assert!(drafted.body.contains("id=\"to-error\""), "{}", drafted.body);
+    assert!(drafted.body.contains("value=\"nobody@\""));
+    assert!(drafted.body.contains("<option value=\"cn\" selected>"));
+    assert!(store.notices(Some(case)).await.unwrap().is_empty());
+    // The template saved in the settings is the one the form starts on.
+    let file = pipeline::NoticeSettings::default();
+    let saved = [("notices.template".to_owned(), "cn".to_owned())];
+    pipeline::overrides::save(store, &file, &saved, "alice")
+        .await
+        .unwrap();
+    let fresh = Ui::with(store, |_| {});
+    let page = fresh.get(&format!("/cases/{case}"), Some(&reviewer)).await;
+    assert!(
+        page.body.contains("<option value=\"cn\" selected>"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<option value=\"dmca\" selected>"));
 
     // The text view wraps long lines.
     let text = ui

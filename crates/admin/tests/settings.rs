@@ -66,8 +66,10 @@ async fn the_settings_page_overrides_the_file_and_notices_follow(db: &TestDb) {
             &format!("csrf={csrf}&template=cn"),
         )
         .await;
-    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    // Refused on the case page, beside the form.
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
     assert!(a.body.contains("/settings"), "{}", a.body);
+    assert!(a.body.contains("id=\"create-notice\""), "{}", a.body);
 
     // Saved in the UI: over the file's values, the file's address kept.
     let form = format!(

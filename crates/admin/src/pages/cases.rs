@@ -16,6 +16,7 @@ use store::{
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
+use crate::form::{Form, FormPost, OnField, Refused, WHOLE_FORM, answer};
 use crate::render::{Ctx, grouped, page, pct};
 use crate::state::AdminState;
 
@@ -229,6 +230,10 @@ struct CasePage {
     days_since_notice: Option<i64>,
     /// Snapshots with a screenshot.
     shots: Vec<SnapshotId>,
+    /// The review and notice forms as typed, with what was refused (empty when not posted).
+    form: Form,
+    /// The notice template the draft form starts on (the settings' `notices.template`).
+    template: String,
 }
 
 impl CasePage {
@@ -360,7 +365,17 @@ pub(crate) async fn detail(
     Path(id): Path<i64>,
     Query(q): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
-    let id = CaseId(id);
+    detail_page(&state, &user, CaseId(id), q.undo(), Form::default()).await
+}
+
+/// The case page; `form` is what its review or notice form typed when it was refused.
+pub(crate) async fn detail_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: CaseId,
+    undo: Option<Undo>,
+    form: Form,
+) -> WebResult<Html<String>> {
     let view = pipeline::case_view(state.store(), id).await?;
     // The reads that do not depend on each other go out together: the page waits for the
     // slowest, not for their sum.
@@ -387,7 +402,7 @@ pub(crate) async fn detail(
             pages: c.pages.len(),
         })
         .collect();
-    let ctx = Ctx::new(&user, "cases");
+    let ctx = Ctx::new(user, "cases");
     let mut snapshots: Vec<SnapshotRow> = Vec::new();
     let mut shots = Vec::new();
     for (snapshot, url) in view.snapshots().into_iter().rev().take(SNAPSHOTS_SHOWN) {
@@ -420,11 +435,13 @@ pub(crate) async fn detail(
         chapters,
         snapshots,
         reasons: &DismissReason::ALL,
-        undo: q.undo(),
+        undo,
         next_case: next_case.filter(|n| *n != id),
         recheck,
         days_since_notice,
         shots,
+        form,
+        template: state.effective().await?.notices.template.clone(),
     })
 }
 
@@ -457,16 +474,38 @@ pub(crate) async fn set_status(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
     Query(then): Query<ThenQuery>,
-    CsrfForm(user, form): CsrfForm<StatusForm>,
-) -> WebResult<Redirect> {
+    FormPost(user, form, typed): FormPost<StatusForm>,
+) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
-    let status = CaseStatus::parse(&form.status)?;
+    let id = CaseId(id);
+    let result = decide(&state, &user, id, then, form).await;
+    answer(
+        result,
+        |to| to,
+        typed,
+        user.lang,
+        |form| detail_page(&state, &user, id, None, form),
+    )
+    .await
+}
+
+/// Sets the case's status as the review form asks; returns the page to go to.
+async fn decide(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: CaseId,
+    then: ThenQuery,
+    form: StatusForm,
+) -> Result<String, Refused> {
+    let status = CaseStatus::parse(&form.status).on("status")?;
     let note = super::blank_none(form.note);
     if note.as_ref().is_some_and(|n| n.chars().count() > 2000) {
-        return Err(WebError::bad("a note holds at most 2000 characters"));
+        return Err(Refused::new(
+            "note",
+            WebError::bad("a note holds at most 2000 characters"),
+        ));
     }
-    let reason = dismiss_reason(status, form.reason.as_deref())?;
-    let id = CaseId(id);
+    let reason = dismiss_reason(status, form.reason.as_deref()).on("reason")?;
     let before = state.store().case(id).await?;
     let next = if then.then.as_deref() == Some("next") {
         review::next_in_queue(state.store(), &before).await?
@@ -477,17 +516,18 @@ pub(crate) async fn set_status(
     state
         .store()
         .set_case_status(id, status, user.actor(), note.as_deref())
-        .await?;
+        .await
+        .on(WHOLE_FORM)?;
     let done = format!(
         "case={}&to={}&from={}",
         id,
         status.as_str(),
         before.status.as_str()
     );
-    Ok(Redirect::to(&match next {
+    Ok(match next {
         Some(next) => format!("/cases/{next}?{done}"),
         None => format!("/cases/{id}?{done}"),
-    }))
+    })
 }
 
 #[derive(Deserialize)]

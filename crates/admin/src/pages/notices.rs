@@ -13,7 +13,7 @@ use store::{
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
-use crate::form::{Form, FormPost, Refused, answer};
+use crate::form::{Form, FormPost, OnField, Refused, answer};
 use crate::pages::accounts::Empty;
 use crate::render::{Ctx, page};
 use crate::state::AdminState;
@@ -52,11 +52,25 @@ pub(crate) async fn draft(
 pub(crate) async fn create(
     State(state): State<AdminState>,
     Path(case): Path<i64>,
-    CsrfForm(user, form): CsrfForm<CreateForm>,
-) -> WebResult<Redirect> {
+    FormPost(user, form, typed): FormPost<CreateForm>,
+) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
-    let notice = draft(&state, user.actor(), CaseId(case), &form.template, form.to).await?;
-    Ok(Redirect::to(&format!("/notices/{}", notice.id)))
+    let case = CaseId(case);
+    let result = async {
+        NoticeTemplate::parse(&form.template).on("template")?;
+        draft(&state, user.actor(), case, &form.template, form.to)
+            .await
+            .on("to")
+    }
+    .await;
+    answer(
+        result,
+        |notice| format!("/notices/{}", notice.id),
+        typed,
+        user.lang,
+        |form| super::cases::detail_page(&state, &user, case, None, form),
+    )
+    .await
 }
 
 pub(crate) async fn recheck_now(
