@@ -307,6 +307,32 @@ fn doctor_says_what_to_fix() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("ok    migrations"), "{stdout}");
     assert!(stdout.contains("ok    jobs"), "{stdout}");
+    assert!(stdout.contains("WARN  notices"), "{stdout}");
+    // The rights holder saved on the settings page is the one notices use: doctor reads it.
+    let file = pipeline::NoticeSettings::default();
+    let saved: Vec<(String, String)> = [
+        ("notices.rights_holder.name", "示例出版社"),
+        ("notices.rights_holder.address", "1 File Road"),
+        ("notices.rights_holder.email", "legal@press.example"),
+        ("notices.rights_holder.signatory", "Zhang San"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+    .collect();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = store::Store::open(&env.db, &store::StoreSettings::default())
+            .await
+            .unwrap();
+        pipeline::overrides::save(&store, &file, &saved, "alice")
+            .await
+            .unwrap();
+        store.close().await;
+    });
+    let stdout = String::from_utf8_lossy(&env.run(&["doctor"]).stdout).into_owned();
+    assert!(
+        stdout.contains("ok    notices     notices speak for 示例出版社"),
+        "{stdout}"
+    );
 
     // A broken settings file is a finding too.
     let bad = env.file("bad.toml", b"[crawler.fetch]\ntimeout = \"0s\"\n");

@@ -400,7 +400,10 @@ pub fn notices(settings: &NoticeSettings) -> Finding {
                 "no takedown notice can be drafted: {} unset",
                 missing.join(", ")
             ),
-            format!("set them in the config file, or {}", vars.join(", ")),
+            format!(
+                "set them on the admin UI's settings page, in the config file, or {}",
+                vars.join(", ")
+            ),
         )
     }
 }

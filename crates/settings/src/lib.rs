@@ -454,7 +454,15 @@ pub async fn diagnose(
     };
     let (found, store) = doctor::database(database, store_settings).await;
     findings.extend(found);
+    // The notice settings as drafting sees them: the file's with what was saved on the
+    // settings page (the file's alone when the database cannot say).
+    let mut notices = settings.as_ref().map(|s| s.notices.clone());
     if let Some(store) = store {
+        if let Some(file) = &mut notices
+            && let Ok(effective) = pipeline::overrides::effective(&store, file).await
+        {
+            *file = effective.notices;
+        }
         store.close().await;
     }
     if let Some(settings) = &settings {
@@ -465,7 +473,9 @@ pub async fn diagnose(
             findings.push(doctor::probe(&settings.crawler, url).await);
         }
         findings.push(doctor::time_stamping(&settings.evidence.timestamp).await);
-        findings.push(doctor::notices(&settings.notices));
+        findings.push(doctor::notices(
+            notices.as_ref().unwrap_or(&settings.notices),
+        ));
         findings.push(doctor::smtp(&settings.notify.smtp).await);
         findings.push(doctor::rendering(&settings.crawler.render).await);
     }
