@@ -84,6 +84,36 @@ fn negatives_report_nothing() {
     }
 }
 
+/// The first look of a WET scan (`Matcher::may_match`) turns away no page the matcher finds a
+/// copy in, whatever its disguise, and does turn away the pages of novels nobody registered.
+#[test]
+fn the_first_look_keeps_every_page_the_matcher_matches() {
+    let f = fixture();
+    let (mut kept, mut turned_away) = (0, 0);
+    for p in &f.pages {
+        let found = f.matcher.check(&p.text, &f.source).unwrap();
+        let may = f.matcher.may_match(&p.text).unwrap();
+        assert!(
+            may || found.is_empty(),
+            "{:?} {}: matched {:?} but turned away",
+            p.case,
+            p.origin,
+            found.iter().map(|m| m.chapter).collect::<Vec<_>>()
+        );
+        if p.case == Case::OtherNovel {
+            if may {
+                kept += 1;
+            } else {
+                turned_away += 1;
+            }
+        }
+    }
+    assert!(
+        turned_away > kept,
+        "other novels: {turned_away} turned away, {kept} kept for the full look"
+    );
+}
+
 /// Symbols (pinyin of Han characters, letters themselves) of a text's normalised form.
 fn symbols(text: &str) -> Vec<u32> {
     normalize(text).text().chars().map(symbol).collect()

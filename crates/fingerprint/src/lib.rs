@@ -201,6 +201,17 @@ pub struct FingerprintSummary {
     pub dna: DnaCode,
 }
 
+/// The fingerprints one pass over a normalised text gives ([`Fingerprinter::grams`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grams {
+    /// MinHash of the character shingles.
+    pub minhash: MinHash,
+    /// Winnowing of the normalised text.
+    pub winnow: Vec<Winnow>,
+    /// Winnowing of its pinyin stream.
+    pub pinyin_winnow: Vec<Winnow>,
+}
+
 /// Everything copyhound knows about one chapter's (or page's) text.
 ///
 /// Serialised, an 8 KB Chinese chapter (~2,700 characters) is about 3.9 KB: the summary plus
@@ -322,8 +333,11 @@ impl Fingerprinter {
         Ok(self.fingerprint(decode_utf8(bytes)?))
     }
 
-    /// All fingerprints of `text`, given its normalised form (from [`normalize_compact`]).
-    pub fn fingerprint_normalized(&self, text: &str, compact: &Compact) -> ChapterFingerprint {
+    /// The fingerprints of a normalised text that one pass over its characters gives:
+    /// MinHash, the text's and the pinyin stream's winnowing, and (when `initials`) the pinyin
+    /// initials the DNA is made of. What [`Fingerprinter::fingerprint_normalized`] and
+    /// [`Fingerprinter::grams`] share.
+    fn one_pass(&self, compact: &Compact, initials: bool) -> (Grams, Vec<u8>) {
         let s = &self.settings;
         let mut minhash = self.minhasher.builder();
         let mut text_winnow = winnow::Winnower::new(s.winnow_w);
@@ -332,7 +346,7 @@ impl Fingerprinter {
         let mut wgrams = hash::Rolling::new(s.winnow_k, shingle::CHAR_SHINGLE_SEED);
         let mut pgrams = hash::Rolling::new(s.pinyin_k, pinyin::PINYIN_SEED);
         let same_k = s.shingle_k == s.winnow_k;
-        let mut initials = Vec::with_capacity(compact.chars);
+        let mut letters = Vec::with_capacity(if initials { compact.chars } else { 0 });
         for (i, c) in compact.text.chars().enumerate() {
             let i = i as u32;
             let h = shingles.push(c as u64);
@@ -347,13 +361,32 @@ impl Fingerprinter {
             if let Some(ph) = pgrams.push(u64::from(symbol)) {
                 pinyin_winnow.push(ph, i + 1 - s.pinyin_k as u32);
             }
-            if let Some(l) = initial {
-                initials.push(l);
+            if initials && let Some(l) = initial {
+                letters.push(l);
             }
         }
         if let Some(h) = shingles.partial() {
             minhash.add(h);
         }
+        let grams = Grams {
+            minhash: minhash.finish(),
+            winnow: text_winnow.finish(),
+            pinyin_winnow: pinyin_winnow.finish(),
+        };
+        (grams, letters)
+    }
+
+    /// MinHash and both winnowings of a normalised text (from [`normalize_compact`]): the
+    /// cheap part of [`Fingerprinter::fingerprint_normalized`], without the word segmentation
+    /// SimHash needs, the sentences and the DNA. Equal to the full fingerprint's fields.
+    pub fn grams(&self, compact: &Compact) -> Grams {
+        self.one_pass(compact, false).0
+    }
+
+    /// All fingerprints of `text`, given its normalised form (from [`normalize_compact`]).
+    pub fn fingerprint_normalized(&self, text: &str, compact: &Compact) -> ChapterFingerprint {
+        let s = &self.settings;
+        let (grams, initials) = self.one_pass(compact, true);
         let spaced = compact.spaced();
         let simhash = self.simhash_spaced(&spaced);
         ChapterFingerprint {
@@ -361,12 +394,12 @@ impl Fingerprinter {
                 normalizer_version: NORMALIZER_VERSION,
                 chars: compact.chars.min(u32::MAX as usize) as u32,
                 simhash,
-                minhash: minhash.finish(),
+                minhash: grams.minhash,
                 sentences: sentences::longest_sentences(text, s.sentences, s.sentence_min_chars),
                 dna: DnaCode::from_initials(&initials, &s.dna),
             },
-            winnow: text_winnow.finish(),
-            pinyin_winnow: pinyin_winnow.finish(),
+            winnow: grams.winnow,
+            pinyin_winnow: grams.pinyin_winnow,
         }
     }
 

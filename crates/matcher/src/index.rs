@@ -170,6 +170,35 @@ impl Probe {
         })
     }
 
+    /// The posting keys of a page's one-pass fingerprints ([`fingerprint::Fingerprinter::grams`]):
+    /// LSH bands and both winnowings, no SimHash and no sentences.
+    ///
+    /// # Errors
+    /// [`Error::IncompatibleFingerprint`] if its MinHash is shorter than
+    /// `lsh_bands × lsh_rows`.
+    pub fn of_grams(settings: &IndexSettings, grams: &fingerprint::Grams) -> Result<Self> {
+        let (bands, rows) = (settings.lsh_bands, settings.lsh_rows);
+        let values = grams.minhash.values().len();
+        if !grams.minhash.is_empty() && values < bands * rows {
+            return Err(Error::IncompatibleFingerprint(format!(
+                "minhash of {values} values is shorter than index.lsh_bands × index.lsh_rows = {}",
+                bands * rows
+            )));
+        }
+        Ok(Probe {
+            simhash: NO_SIMHASH,
+            lsh: grams
+                .minhash
+                .band_keys(bands, rows)
+                .into_iter()
+                .map(key_of)
+                .collect(),
+            sentences: Vec::new(),
+            text: sampled_keys(&grams.winnow, settings.text_sample),
+            pinyin: sampled_keys(&grams.pinyin_winnow, settings.pinyin_sample),
+        })
+    }
+
     fn of_entry(settings: &IndexSettings, entry: &ChapterEntry<'_>) -> Result<Self> {
         Probe::new(
             settings,
@@ -623,6 +652,28 @@ impl Index {
                 pinyin: self.pinyin.memory_bytes(),
             },
         }
+    }
+
+    /// Whether any LSH band, sentence, text or pinyin key of `probe` is held by a live
+    /// chapter (a key held by more chapters than [`Index::candidates`] reads counts as not
+    /// held, as there): a page without one can be a candidate through SimHash alone.
+    pub fn any_posting(&self, probe: &Probe, settings: &CandidateSettings) -> bool {
+        let max = settings.key_postings_cap(self.len());
+        let dead = self.chapters.retired.len();
+        let live = |key: u32| self.chapters.alive(key);
+        let tables = [
+            (&self.lsh, &probe.lsh),
+            (&self.sentences, &probe.sentences),
+            (&self.text, &probe.text),
+            (&self.pinyin, &probe.pinyin),
+        ];
+        tables.iter().any(|(table, keys)| {
+            keys.iter().any(|&k| {
+                let mut held = false;
+                table.for_each_live_capped(k, max, dead, &live, |_| held = true);
+                held
+            })
+        })
     }
 
     /// The chapters the indexes relate to a page with keys `probe`, strongest evidence first,

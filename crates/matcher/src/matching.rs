@@ -327,6 +327,25 @@ impl Matcher {
         Page::new(text, &self.fingerprinter)
     }
 
+    /// Whether `text` can be a copy of a registered chapter at all: a cheap first look for
+    /// scans of many pages that are nearly all innocent (a Common Crawl WET file). It
+    /// normalises the text and takes its MinHash and winnowing in one pass (no word
+    /// segmentation, no sentences) and asks the indexes whether any of its LSH bands or
+    /// sampled winnowing keys is a live chapter's. `false` leaves out only pages that could be
+    /// candidates through SimHash or the sentence map alone, which a copy long enough to
+    /// verify never is; `true` says nothing yet: [`Matcher::page`] and
+    /// [`Matcher::candidates`] decide.
+    ///
+    /// # Errors
+    /// [`Error::IncompatibleFingerprint`] if the fingerprint settings give a MinHash shorter
+    /// than the LSH bands.
+    pub fn may_match(&self, text: &str) -> Result<bool> {
+        let compact = fingerprint::normalize_compact(text);
+        let grams = self.fingerprinter.grams(&compact);
+        let probe = Probe::of_grams(self.index.settings(), &grams)?;
+        Ok(self.index.any_posting(&probe, &self.settings.candidates))
+    }
+
     /// The chapters worth verifying for `page`, strongest evidence first; see
     /// [`Index::candidates`].
     ///

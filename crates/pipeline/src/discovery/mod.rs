@@ -985,6 +985,14 @@ pub async fn scan_commoncrawl(
             let mut hits = Vec::new();
             let counts = wet::read_wet(reader, limits, |record| {
                 let matcher = live.matcher();
+                // Nearly every record is innocent: a first look without word segmentation
+                // turns most away before the full fingerprint is taken.
+                let may = matcher
+                    .may_match(&record.text)
+                    .map_err(crate::error::matcher_err("looking a WET record up"))?;
+                if !may {
+                    return Ok(());
+                }
                 let (matches, _) =
                     crate::texts::find(&matcher, &store_c, &record.text, &runtime, &texts)?;
                 if !matches.is_empty() {
