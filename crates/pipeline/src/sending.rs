@@ -163,13 +163,12 @@ pub async fn send_notice(
                 .await
                 .map_err(store_err("marking the mailed notice sent"))?;
             ensure_recheck_schedule(store, settings.rechecks).await?;
-            if !settings.notify.webhooks.is_empty() {
-                let data = serde_json::json!({
-                    "notice": id.0, "case": notice.case_id.0, "recipient": notice.recipient,
-                    "message_id": notice.message_id, "sha256": notice.sent_sha256,
-                });
-                crate::webhooks::emit(store, crate::webhooks::Event::NoticeSent, data).await?;
-            }
+            // Always queued: webhooks stored in the UI may take it.
+            let data = serde_json::json!({
+                "notice": id.0, "case": notice.case_id.0, "recipient": notice.recipient,
+                "message_id": notice.message_id, "sha256": notice.sent_sha256,
+            });
+            crate::webhooks::emit(store, crate::webhooks::Event::NoticeSent, data).await?;
             Ok(SentNotice {
                 notice,
                 already_sent: false,
@@ -366,7 +365,8 @@ fn compose(
         .map_err(|e| Error::Notice(format!("notice {}: cannot build the mail: {e}", notice.id)))
 }
 
-fn escape_html(s: &str) -> String {
+/// `s` safe inside HTML text and attribute values.
+pub(crate) fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
