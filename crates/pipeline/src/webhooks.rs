@@ -196,7 +196,7 @@ pub async fn all_webhooks(
 /// address rules (`crawl.fetch.safety`) now, as every delivery checks it again.
 ///
 /// # Errors
-/// [`Error::Refused`] for a URL, secret or event list out of range, or an address the
+/// [`crate::Error::Refused`] for a URL, secret or event list out of range, or an address the
 /// crawler refuses; a store conflict for a URL stored already; database failures.
 pub async fn add_webhook(
     store: &Store,
@@ -255,7 +255,7 @@ async fn check_address(crawl: &crawler::CrawlSettings, url: &str) -> Result<()> 
 /// status.
 ///
 /// # Errors
-/// [`crate::Error::is_not_found`] for an unknown webhook; [`Error::Refused`] when it was not
+/// [`crate::Error::is_not_found`] for an unknown webhook; [`crate::Error::Refused`] when it was not
 /// delivered (not a 2xx, refused address, network failure), saying why.
 pub async fn send_test(
     store: &Store,
