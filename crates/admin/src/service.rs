@@ -28,8 +28,8 @@ pub struct WorkersBeside {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServiceError {
-    /// The re-check schedule could not be created.
-    #[error("while creating the re-check schedule")]
+    /// The re-check or digest schedule could not be created.
+    #[error("while creating the re-check and digest schedules")]
     Schedule(#[source] pipeline::Error),
     /// The web server failed.
     #[error("the web server failed")]
@@ -60,6 +60,11 @@ pub async fn serve_with_workers(
             pipeline::rechecks::ensure_recheck_schedule(store, &beside.rechecks)
                 .await
                 .map_err(ServiceError::Schedule)?;
+            if let Some(notify) = beside.handler.notify() {
+                pipeline::alerts::ensure_digest_schedule(store, notify)
+                    .await
+                    .map_err(ServiceError::Schedule)?;
+            }
             let queues = pipeline::all_queues();
             let workers = Workers::start(store, &beside.handler, &queues, &beside.options);
             for line in workers.serving_notes(&beside.database) {

@@ -8,8 +8,8 @@ mod common;
 use axum::http::{StatusCode, header};
 use store::testing::TestDb;
 use store::{
-    AuditLog, CaseReads, CaseStatus, CaseWrites, JobFilter, JobQueue, NoticeId, Page,
-    SettingOverrides, SuspectSites, Users, WorkId, WorkReads,
+    AlertDelivery, Alerts, AuditLog, CaseReads, CaseStatus, CaseWrites, JobFilter, JobQueue,
+    NoticeId, Page, SettingOverrides, SuspectSites, Users, WorkId, WorkReads,
 };
 
 use common::ui::{Answer, Ui};
@@ -258,6 +258,104 @@ async fn a_password_change_needs_the_current_one_and_ends_other_sessions(db: &Te
         audit.iter().any(|a| a.actor == "rita"),
         "the change is audited as rita's: {audit:?}"
     );
+    drop(ui.dir);
+}
+
+async fn alert_choices_are_saved_on_the_account_page(db: &TestDb) {
+    let store = &db.store;
+    users(store).await;
+    let ui = Ui::with(store, |_| {});
+    let (rita, csrf) = ui.login("rita", PASSWORD).await;
+    let rita_id = store.user_by_name("rita").await.unwrap().unwrap().id;
+    let page = ui.get("/account", Some(&rita)).await;
+    assert!(page.body.contains("id=\"alerts-form\""), "{}", page.body);
+    // No SMTP server in these settings: the page says alerts wait for one.
+    assert!(page.body.contains("id=\"alerts-no-mail\""), "{}", page.body);
+
+    let bad = ui
+        .post(
+            "/account/alerts",
+            Some(&rita),
+            &format!("csrf={csrf}&email=rita%40&case.opened=immediate"),
+        )
+        .await;
+    refused_beside(&bad, "email");
+    assert!(bad.body.contains("value=\"rita@\""), "kept: {}", bad.body);
+    let odd = ui
+        .post(
+            "/account/alerts",
+            Some(&rita),
+            &format!("csrf={csrf}&email=&case.opened=hourly"),
+        )
+        .await;
+    refused_beside(&odd, "form");
+    let forged = ui
+        .post("/account/alerts", Some(&rita), "email=x%40evil.example")
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    assert_eq!(store.user(rita_id).await.unwrap().email, None);
+
+    let done = ui
+        .post(
+            "/account/alerts",
+            Some(&rita),
+            &format!(
+                "csrf={csrf}&email=rita%40press.example&case.opened=immediate\
+                 &case.reopened=off&copy.back_up=digest&crawl.failed=off"
+            ),
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert_eq!(done.location(), "/account?alerts=1");
+    assert_eq!(
+        store.user(rita_id).await.unwrap().email.as_deref(),
+        Some("rita@press.example")
+    );
+    assert_eq!(
+        store.alert_preferences(rita_id).await.unwrap(),
+        vec![
+            ("case.opened".to_owned(), AlertDelivery::Immediate),
+            ("copy.back_up".to_owned(), AlertDelivery::Digest),
+        ]
+    );
+    let page = ui.get("/account?alerts=1", Some(&rita)).await;
+    assert!(page.body.contains("id=\"alerts-saved\""), "{}", page.body);
+    assert!(
+        page.body.contains("value=\"rita@press.example\""),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<option value=\"digest\" selected>Daily digest</option>"),
+        "{}",
+        page.body
+    );
+    let audit = store.audit_of("user", rita_id.0).await.unwrap();
+    assert!(audit.iter().any(|a| a.action == "user.alerts"), "{audit:?}");
+
+    // An admin sets someone's address on /users; a reviewer cannot.
+    let (alice, admin_csrf) = ui.login("alice", PASSWORD).await;
+    let set = ui
+        .post(
+            &format!("/users/{rita_id}"),
+            Some(&alice),
+            &format!("csrf={admin_csrf}&email=rita.lee%40press.example"),
+        )
+        .await;
+    assert_eq!(set.status, StatusCode::SEE_OTHER, "{}", set.body);
+    assert_eq!(
+        store.user(rita_id).await.unwrap().email.as_deref(),
+        Some("rita.lee@press.example")
+    );
+    let denied = ui
+        .post(
+            &format!("/users/{rita_id}"),
+            Some(&rita),
+            &format!("csrf={csrf}&email=x%40evil.example"),
+        )
+        .await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN);
     drop(ui.dir);
 }
 
@@ -731,6 +829,7 @@ store::on_both_backends!(
     the_settings_page_overrides_the_file_and_notices_follow,
     refused_settings_keep_their_input_and_save_nothing,
     a_password_change_needs_the_current_one_and_ends_other_sessions,
+    alert_choices_are_saved_on_the_account_page,
     edit_forms_change_sites_works_and_drafts,
     the_send_button_queues_the_mail,
     every_form_answers_on_the_form,

@@ -175,13 +175,9 @@ impl Handler {
                 }
             }
             Job::SendNotice { notice, again } => self.send_notice(notice, again).await,
-            Job::Event { event, at, data } => {
-                let hooks = self.mail.as_ref().map_or(&[][..], |m| &m.1.webhooks[..]);
-                match crate::webhooks::fan_out(&self.store, hooks, event, at, &data).await {
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(JobError::retry(chain(&e))),
-                }
-            }
+            Job::Event { event, at, data } => self.fan_out(event, at, &data).await,
+            Job::SendAlert { user, event } => self.send_alert(user, event).await,
+            Job::SendDigests => self.send_digests().await,
             Job::DeliverWebhook {
                 url,
                 id,
@@ -189,6 +185,91 @@ impl Handler {
                 at,
                 data,
             } => self.deliver(&url, &id, event, at, &data).await,
+        }
+    }
+
+    /// The mail settings (`[notify]`), when the handler has them.
+    pub fn notify(&self) -> Option<&crate::NotifySettings> {
+        self.mail.as_deref().map(|m| &m.1)
+    }
+
+    /// An event: one delivery queued per webhook (configured or stored) that takes it, one
+    /// alert per user who wants it at once, a digest item per user who wants a digest. Each
+    /// part is idempotent, so the job may run again.
+    async fn fan_out(
+        &self,
+        event: crate::webhooks::Event,
+        at: chrono::DateTime<chrono::Utc>,
+        data: &serde_json::Value,
+    ) -> Result<(), JobError> {
+        let retry = |e: Error| JobError::retry(chain(&e));
+        let configured = self.notify().map_or(&[][..], |n| &n.webhooks[..]);
+        let hooks = crate::webhooks::all_webhooks(&self.store, configured)
+            .await
+            .map_err(retry)?;
+        crate::webhooks::fan_out(&self.store, &hooks, event, at, data)
+            .await
+            .map_err(retry)?;
+        if let Some(notify) = self.notify() {
+            crate::alerts::on_event(&self.store, notify, event, at, data)
+                .await
+                .map_err(retry)?;
+        }
+        Ok(())
+    }
+
+    /// The mailer of alerts, or why there is none (for good).
+    fn alert_mailer(&self) -> Result<(&crate::NotifySettings, crate::mail::Mailer), JobError> {
+        let Some(notify) = self.notify() else {
+            return Err(JobError::permanent(
+                "this worker was started without mail settings, so it cannot mail an alert",
+            ));
+        };
+        let mailer =
+            crate::mail::Mailer::new(&notify.smtp).map_err(|e| JobError::permanent(chain(&e)))?;
+        Ok((notify, mailer))
+    }
+
+    /// Mails one alert: a server that is down or answers 4xx is tried again with backoff.
+    async fn send_alert(
+        &self,
+        user: store::UserId,
+        event: store::AlertEventId,
+    ) -> Result<(), JobError> {
+        let (notify, mailer) = self.alert_mailer()?;
+        match crate::alerts::send_alert(&self.store, notify, &mailer, user, event).await {
+            Ok(outcome) => {
+                tracing::info!(%user, %event, ?outcome, "alert");
+                Ok(())
+            }
+            Err(Error::Mail(e)) if !e.permanent => Err(JobError::retry(e.reason)),
+            Err(e @ (Error::Mail(_) | Error::Notice(_))) => Err(JobError::permanent(chain(&e))),
+            Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+            Err(e) => Err(JobError::retry(chain(&e))),
+        }
+    }
+
+    /// Mails the daily digests; a digest the server did not take waits for the job's retry
+    /// (the others are marked sent and not mailed again).
+    async fn send_digests(&self) -> Result<(), JobError> {
+        let (notify, mailer) = self.alert_mailer()?;
+        match crate::alerts::send_digests(&self.store, notify, &mailer).await {
+            Ok(report) if report.failed.is_empty() => {
+                tracing::info!(mailed = report.mailed.len(), "alert digests");
+                Ok(())
+            }
+            Ok(report) => Err(JobError::retry(format!(
+                "{} digests mailed, {} not: {}",
+                report.mailed.len(),
+                report.failed.len(),
+                report
+                    .failed
+                    .iter()
+                    .map(|(user, why)| format!("user {user}: {why}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ))),
+            Err(e) => Err(JobError::retry(chain(&e))),
         }
     }
 
@@ -215,10 +296,11 @@ impl Handler {
                 self.poster.get_or_init(|| built)
             }
         };
-        let delivery = (url, id, event, at, data);
-        match crate::webhooks::deliver(fetcher, &mail.1.webhooks, delivery, chrono::Utc::now())
+        let hooks = crate::webhooks::all_webhooks(&self.store, &mail.1.webhooks)
             .await
-        {
+            .map_err(|e| JobError::retry(chain(&e)))?;
+        let delivery = (url, id, event, at, data);
+        match crate::webhooks::deliver(fetcher, &hooks, delivery, chrono::Utc::now()).await {
             Ok(_) => Ok(()),
             Err(e) if e.permanent => Err(JobError::permanent(e.reason)),
             Err(e) => Err(JobError::retry(e.reason)),

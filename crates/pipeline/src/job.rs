@@ -97,6 +97,17 @@ pub enum Job {
         /// What it is about (ids, URLs).
         data: serde_json::Value,
     },
+    /// Mail a user their alert of one event ([`crate::alerts::send_alert`]); a mail sent
+    /// already is not sent again.
+    SendAlert {
+        /// Whom.
+        user: store::UserId,
+        /// The event, as alerts recorded it.
+        event: store::AlertEventId,
+    },
+    /// Mail each user their daily digest of waiting alerts ([`crate::alerts::send_digests`];
+    /// the `alert-digests` schedule's job).
+    SendDigests,
     /// POST one event to one webhook, signed ([`crate::webhooks::deliver`]); retried until
     /// the receiver answers 2xx, given up a day after the event.
     DeliverWebhook {
@@ -161,6 +172,8 @@ mod tests {
             Job::SendNotice { .. } => "SendNotice",
             Job::Event { .. } => "Event",
             Job::DeliverWebhook { .. } => "DeliverWebhook",
+            Job::SendAlert { .. } => "SendAlert",
+            Job::SendDigests => "SendDigests",
         }
     }
 
@@ -232,6 +245,14 @@ mod tests {
                 },
                 r#"{"DeliverWebhook":{"url":"https://hooks.press.example/in","id":"0a1b","event":"notice.sent","at":"2027-01-15T08:00:00Z","data":{"notice":3}}}"#,
             ),
+            (
+                Job::SendAlert {
+                    user: store::UserId(4),
+                    event: store::AlertEventId(19),
+                },
+                r#"{"SendAlert":{"user":4,"event":19}}"#,
+            ),
+            (Job::SendDigests, r#""SendDigests""#),
         ]
     }
 
@@ -244,7 +265,7 @@ mod tests {
             assert_eq!(store::NewJob::new(job).unwrap().kind(), kind(job));
         }
         let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
-        assert_eq!(kinds.len(), 11, "every variant is pinned once: {kinds:?}");
+        assert_eq!(kinds.len(), 13, "every variant is pinned once: {kinds:?}");
     }
 
     #[test]

@@ -17,6 +17,8 @@
 //!   re-checks after a notice is sent, until every copy is gone; [`sending`]: a notice
 //!   mailed with its evidence package over [`mail`]'s SMTP client, recorded before and after
 //!   so nothing is sent twice.
+//! - [`alerts`]: each user's alerts of events by mail, at once or in a daily digest, in
+//!   their language; [`webhooks`]: signed webhooks, configured or added by admins.
 //! - [`overrides`]: the settings an admin changes in the UI (the rights holder, abuse
 //!   contacts, the notice template, the time zone shown) over the settings file's values.
 //! - [`timestamps`]: RFC 3161 stamps of the snapshots that are evidence of a case, and
@@ -39,6 +41,7 @@
 //!   timestamp tokens, manifest).
 
 pub mod accounts;
+pub mod alerts;
 mod analyse;
 pub mod capture;
 pub mod cases;

@@ -136,6 +136,11 @@ pub struct NotifySettings {
     pub share_url: String,
     /// Signed webhooks (`[[notify.webhooks]]`), each with its URL, secret and events.
     pub webhooks: Vec<crate::webhooks::WebhookSettings>,
+    /// Where the admin UI is reached (`https://copyhound.press.example`): alerts link to a
+    /// case under it. Empty: alerts name the case without a link.
+    pub public_url: String,
+    /// When the daily digests of alerts are mailed (cron, UTC).
+    pub digest_cron: String,
 }
 
 impl Default for NotifySettings {
@@ -147,6 +152,8 @@ impl Default for NotifySettings {
             share_dir: None,
             share_url: String::new(),
             webhooks: Vec::new(),
+            public_url: String::new(),
+            digest_cron: "0 7 * * *".to_owned(),
         }
     }
 }
@@ -173,6 +180,16 @@ impl NotifySettings {
                 "share_url",
                 &self.share_url,
                 "share_dir and share_url are set together: the folder and where it is served",
+            ));
+        }
+        let public_ok = self.public_url.is_empty()
+            || url::Url::parse(&self.public_url)
+                .is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host().is_some());
+        if !public_ok {
+            return Err(bounds::OutOfRange::new(
+                "public_url",
+                &self.public_url,
+                "must be the admin UI's http(s) URL",
             ));
         }
         for (i, hook) in self.webhooks.iter().enumerate() {

@@ -163,6 +163,7 @@ pub async fn send_notice(
                 .await
                 .map_err(store_err("marking the mailed notice sent"))?;
             ensure_recheck_schedule(store, settings.rechecks).await?;
+            // Always queued: webhooks stored in the UI may take it.
             crate::notices::emit_sent(store, &notice).await?;
             Ok(SentNotice {
                 notice,
@@ -360,7 +361,8 @@ fn compose(
         .map_err(|e| Error::Notice(format!("notice {}: cannot build the mail: {e}", notice.id)))
 }
 
-fn escape_html(s: &str) -> String {
+/// `s` safe inside HTML text and attribute values.
+pub(crate) fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -101,7 +101,7 @@ fn checked_start_url(
 /// `0x7f000001`, `2130706433` and `127.1` are all 127.0.0.1 once parsed, and `localhost`),
 /// saying which setting allows it. A host name is not looked up here: where it points can
 /// change, and each fetch checks it.
-fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
+pub(crate) fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
     let ip = match url.host() {
         Some(url::Host::Ipv4(ip)) => std::net::IpAddr::V4(ip),
         Some(url::Host::Ipv6(ip)) => std::net::IpAddr::V6(ip),

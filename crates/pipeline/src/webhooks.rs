@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
-use store::{JobQueue, NewJob, Store};
+use store::{JobQueue, NewJob, Store, Webhooks};
 
 use crate::error::{Result, store_err};
 use crate::job::Job;
@@ -58,6 +58,9 @@ pub enum Event {
     /// A notice was sent (mailed, or marked sent by hand).
     #[serde(rename = "notice.sent")]
     NoticeSent,
+    /// An admin's "send test" on the webhooks page (never queued, never chosen).
+    #[serde(rename = "webhook.test")]
+    Test,
 }
 
 impl Event {
@@ -80,10 +83,11 @@ impl Event {
             Event::CaseRemoved => "case.removed",
             Event::CrawlFailed => "crawl.failed",
             Event::NoticeSent => "notice.sent",
+            Event::Test => "webhook.test",
         }
     }
 
-    /// The event named `s`.
+    /// The event named `s` (among [`Event::ALL`]).
     pub fn parse(s: &str) -> Option<Event> {
         Event::ALL.into_iter().find(|e| e.as_str() == s)
     }
@@ -159,6 +163,140 @@ pub async fn emit(store: &Store, event: Event, data: serde_json::Value) -> Resul
         .await
         .map_err(store_err("queueing an event"))?;
     Ok(())
+}
+
+/// The configured webhooks, then the enabled ones admins stored (a stored webhook with a
+/// configured one's URL is left out: the settings file's wins).
+///
+/// # Errors
+/// A database failure.
+pub async fn all_webhooks(
+    store: &Store,
+    configured: &[WebhookSettings],
+) -> Result<Vec<WebhookSettings>> {
+    let stored = store
+        .webhooks()
+        .await
+        .map_err(store_err("reading the stored webhooks"))?;
+    let mut all = configured.to_vec();
+    for hook in stored.into_iter().filter(|h| h.enabled) {
+        if !all.iter().any(|c| c.url == hook.url) {
+            all.push(WebhookSettings {
+                url: hook.url,
+                secret: hook.secret,
+                events: hook.events,
+            });
+        }
+    }
+    Ok(all)
+}
+
+/// Adds a webhook to the store (the admins' webhooks page): the URL, the secret and the
+/// events are checked as a configured webhook's are, and the URL's host against the crawler's
+/// address rules (`crawl.fetch.safety`) now, as every delivery checks it again.
+///
+/// # Errors
+/// [`crate::Error::Refused`] for a URL, secret or event list out of range, or an address the
+/// crawler refuses; a store conflict for a URL stored already; database failures.
+pub async fn add_webhook(
+    store: &Store,
+    crawl: &crawler::CrawlSettings,
+    url: &str,
+    secret: &str,
+    events: &[String],
+    actor: &str,
+) -> Result<store::StoredWebhook> {
+    let hook = WebhookSettings {
+        url: url.trim().to_owned(),
+        secret: bounds::Secret::new(secret.trim()),
+        events: events.to_vec(),
+    };
+    hook.validate()
+        .map_err(|e| crate::Error::Refused(e.to_string()))?;
+    check_address(crawl, &hook.url).await?;
+    store
+        .add_webhook(
+            &store::NewWebhook {
+                url: &hook.url,
+                secret: &hook.secret,
+                events: &hook.events,
+            },
+            actor,
+        )
+        .await
+        .map_err(store_err("storing a webhook"))
+}
+
+/// Refuses a webhook URL whose host is, or resolves to, an address the crawler's rules
+/// refuse. A name that does not resolve now is let through: each delivery resolves and
+/// checks it again.
+async fn check_address(crawl: &crawler::CrawlSettings, url: &str) -> Result<()> {
+    let parsed = url::Url::parse(url).map_err(|e| crate::Error::Refused(format!("{url}: {e}")))?;
+    let refused = |e: crawler::Error| crate::Error::Refused(format!("{url}: {e}"));
+    crate::sites::check_literal_address(crawl, &parsed).map_err(|e| match e {
+        crate::Error::Crawler(c) => refused(c),
+        other => other,
+    })?;
+    let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+        return Ok(());
+    };
+    let policy = crawler::safety::AddressPolicy::new(&crawl.fetch.safety);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(addrs) = tokio::net::lookup_host((host, port)).await {
+        for addr in addrs {
+            policy.check(host, addr.ip()).map_err(refused)?;
+        }
+    }
+    Ok(())
+}
+
+/// POSTs a signed `webhook.test` event to stored webhook `id` now (the webhooks page's
+/// "send test"), through the crawler's fetcher and address rules; returns the receiver's
+/// status.
+///
+/// # Errors
+/// [`crate::Error::is_not_found`] for an unknown webhook; [`crate::Error::Refused`] when it was not
+/// delivered (not a 2xx, refused address, network failure), saying why.
+pub async fn send_test(
+    store: &Store,
+    crawl: &crawler::CrawlSettings,
+    id: store::WebhookId,
+) -> Result<u16> {
+    let hook = store
+        .webhooks()
+        .await
+        .map_err(store_err("reading the stored webhooks"))?
+        .into_iter()
+        .find(|h| h.id == id)
+        .ok_or_else(|| {
+            store_err("reading a stored webhook")(store::Error::NotFound {
+                what: "webhook",
+                key: id.to_string(),
+            })
+        })?;
+    let fetcher = crawler::Fetcher::new(crawl.fetch.clone())?;
+    let settings = WebhookSettings {
+        url: hook.url.clone(),
+        secret: hook.secret,
+        events: Vec::new(),
+    };
+    let now = Utc::now();
+    let data = serde_json::json!({ "webhook": id.0, "test": true });
+    let delivery_id = delivery_id(&hook.url, Event::Test, now, &data);
+    deliver(
+        &fetcher,
+        std::slice::from_ref(&settings),
+        (
+            hook.url.as_str(),
+            delivery_id.as_str(),
+            Event::Test,
+            now,
+            &data,
+        ),
+        now,
+    )
+    .await
+    .map_err(|e| crate::Error::Refused(e.reason))
 }
 
 /// The stable id of one delivery: the same on every attempt and every run of the fan-out.
@@ -273,7 +411,7 @@ pub async fn deliver(
     };
     let Some(hook) = hooks.iter().find(|h| h.url == url) else {
         return Err(permanent(format!(
-            "no webhook {url} is configured any more (notify.webhooks): not delivered"
+            "no webhook {url} is configured (notify.webhooks) or stored and on any more: not delivered"
         )));
     };
     if (now - at).to_std().unwrap_or_default() > GIVE_UP_AFTER {

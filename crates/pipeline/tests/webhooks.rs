@@ -2,7 +2,9 @@
 //! `case.opened` event, a worker fans it out and POSTs it to a receiver on 127.0.0.1 that
 //! checks the signature and the timestamp; the receiver's first answer is a 503, so the
 //! delivery is retried (same delivery id); a webhook on a loopback address the crawler's
-//! address rules do not allow is refused and dead, its reason on the job.
+//! address rules do not allow is refused and dead, its reason on the job. A webhook an admin
+//! stored gets its signed deliveries the same way (a private address refused when stored,
+//! a stored webhook turned off gets nothing).
 
 mod common;
 
@@ -16,7 +18,7 @@ use import::{ImportOptions, ImportSettings, Importer};
 use pipeline::webhooks::{Event, WebhookSettings};
 use pipeline::{Analyser, Handler, NotifySettings};
 use store::testing::TestDb;
-use store::{JobFilter, JobQueue, JobStatus, Page, WorkerSettings};
+use store::{JobFilter, JobQueue, JobStatus, Page, Webhooks, WorkerSettings};
 
 const SECRET: &str = "whsec-0123456789abcdef";
 
@@ -178,4 +180,110 @@ async fn delivered_and_retried(db: &TestDb) {
     );
 }
 
-store::on_both_backends!(delivered_and_retried);
+async fn stored_webhooks_get_signed_deliveries(db: &TestDb) {
+    let store = &db.store;
+    let inbox: Arc<Mutex<Inbox>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new()
+        .route("/stored", axum::routing::post(receive))
+        .route("/off", axum::routing::post(receive))
+        .with_state(Arc::clone(&inbox));
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let mut crawl = crawler::CrawlSettings::default();
+    crawl.fetch.safety.allowed_networks = vec!["127.0.0.1/32".parse().unwrap()];
+
+    let add = |url: String, events: Vec<String>| {
+        let crawl = crawl.clone();
+        async move {
+            pipeline::webhooks::add_webhook(store, &crawl, &url, SECRET, &events, "alice").await
+        }
+    };
+    // Refused when stored: an address outside the allowed network, a short secret.
+    let err = add(format!("http://127.0.0.2:{port}/stored"), Vec::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("loopback"), "{err}");
+    let err = pipeline::webhooks::add_webhook(
+        store,
+        &crawl,
+        &format!("http://127.0.0.1:{port}/stored"),
+        "short",
+        &[],
+        "alice",
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("secret"), "{err}");
+    add(
+        format!("http://127.0.0.1:{port}/stored"),
+        vec!["crawl.failed".to_owned()],
+    )
+    .await
+    .unwrap();
+    let off = add(format!("http://127.0.0.1:{port}/off"), Vec::new())
+        .await
+        .unwrap();
+    store
+        .set_webhook_enabled(off.id, false, "alice")
+        .await
+        .unwrap();
+
+    pipeline::webhooks::emit(
+        store,
+        Event::CrawlFailed,
+        serde_json::json!({"crawl": 9, "error": "every page timed out"}),
+    )
+    .await
+    .unwrap();
+    let importer = Importer::new(ImportSettings::default()).unwrap();
+    let analyser = Arc::new(Analyser::new(
+        store.clone(),
+        Default::default(),
+        Default::default(),
+    ));
+    // No webhook in the settings: the stored one alone.
+    let handler = Handler::new(store.clone(), importer, analyser)
+        .with_crawler(crawl)
+        .with_mail(common::profile(), NotifySettings::default());
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let settings = WorkerSettings {
+        poll_interval: Duration::from_millis(20),
+        backoff: store::Backoff {
+            base: Duration::from_millis(50),
+            max: Duration::from_millis(200),
+        },
+        ..WorkerSettings::default()
+    };
+    let worker = pipeline::serve(store, handler, settings, stop_rx);
+    store::testing::wait_for(
+        "the stored webhook's delivery done",
+        Duration::from_secs(30),
+        async || {
+            let jobs = store
+                .jobs(&JobFilter::Kind("DeliverWebhook".into()), Page::all())
+                .await
+                .unwrap();
+            jobs.len() == 1 && jobs[0].status == JobStatus::Done
+        },
+    )
+    .await;
+    let _ = stop.send(true);
+    worker.await.unwrap();
+
+    let inbox = inbox.lock().unwrap();
+    assert_eq!(
+        inbox.requests.len(),
+        2,
+        "the 503, then the delivery; none to /off"
+    );
+    for (headers, body, signed) in &inbox.requests {
+        assert!(signed, "signed with the stored secret");
+        let parsed: serde_json::Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(parsed["event"], "crawl.failed");
+        assert_eq!(parsed["data"]["crawl"], 9);
+        assert_eq!(headers["x-copyhound-event"], "crawl.failed");
+    }
+}
+
+store::on_both_backends!(delivered_and_retried, stored_webhooks_get_signed_deliveries);

@@ -230,7 +230,9 @@ impl Settings {
             self.matcher.clone(),
         )
         .with_stamping(tsa.is_some())
-        .with_events(!self.notify.webhooks.is_empty());
+        // Always: who listens (webhooks stored in the UI, users' alerts) changes while the
+        // workers run, and an event nobody takes ends at its fan-out.
+        .with_events(true);
         let handler =
             pipeline::Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
                 .with_crawler(self.crawler.clone())

@@ -85,6 +85,8 @@ pub struct UserRecord {
     pub disabled: bool,
     /// Their UI language (a BCP 47 tag); `None` follows the browser's Accept-Language.
     pub locale: Option<String>,
+    /// Where their alerts are mailed; `None`: they get none.
+    pub email: Option<String>,
     /// When the user was created.
     pub created_at: DateTime<Utc>,
     /// When they last signed in.
@@ -115,6 +117,8 @@ pub struct UserChanges {
     pub display_name: Option<Option<String>>,
     /// A new UI language (`Some(None)` follows the browser again).
     pub locale: Option<Option<String>>,
+    /// A new alert address (`Some(None)` clears it); checked by the caller.
+    pub email: Option<Option<String>>,
 }
 
 /// Users: created, read, changed, signed in.
@@ -348,17 +352,18 @@ pub trait ApiTokens {
 const LAST_USED_GRANULARITY: chrono::TimeDelta = chrono::TimeDelta::minutes(1);
 
 /// A user's columns, aliased so they can be joined beside a session's or token's.
-const USER_COLUMNS: &str = "u.id AS user_id, u.username, u.display_name, u.role, u.disabled, \
-     u.locale, u.created_at AS user_created_at, u.last_login_at";
+pub(crate) const USER_COLUMNS: &str = "u.id AS user_id, u.username, u.display_name, u.role, u.disabled, \
+     u.locale, u.email, u.created_at AS user_created_at, u.last_login_at";
 
 #[derive(sqlx::FromRow)]
-struct UserRow {
+pub(crate) struct UserRow {
     user_id: UserId,
     username: String,
     display_name: Option<String>,
     role: String,
     disabled: bool,
     locale: Option<String>,
+    email: Option<String>,
     user_created_at: DateTime<Utc>,
     last_login_at: Option<DateTime<Utc>>,
 }
@@ -375,6 +380,7 @@ impl TryFrom<UserRow> for UserRecord {
             display_name: r.display_name,
             disabled: r.disabled,
             locale: r.locale,
+            email: r.email,
             created_at: r.user_created_at,
             last_login_at: r.last_login_at,
         })
@@ -490,6 +496,9 @@ fn changed_fields(
     }
     if let Some(locale) = changes.locale.as_ref().filter(|l| **l != user.locale) {
         details.insert("locale".into(), locale.clone().into());
+    }
+    if let Some(email) = changes.email.as_ref().filter(|e| **e != user.email) {
+        details.insert("email".into(), email.clone().into());
     }
     details
 }
@@ -634,15 +643,17 @@ impl Users for Store {
                 .locale
                 .clone()
                 .unwrap_or_else(|| user.locale.clone());
+            let email = changes.email.clone().unwrap_or_else(|| user.email.clone());
             sqlx::query(
-                "UPDATE users SET role = $2, disabled = $3, display_name = $4, locale = $5 \
-                 WHERE id = $1",
+                "UPDATE users SET role = $2, disabled = $3, display_name = $4, locale = $5, \
+                 email = $6 WHERE id = $1",
             )
             .bind(id)
             .bind(role.as_str())
             .bind(disabled)
             .bind(display_name)
             .bind(locale)
+            .bind(email)
             .execute(&mut *tx)
             .await?;
             if disabled && !user.disabled {

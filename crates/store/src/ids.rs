@@ -79,6 +79,18 @@ id_type!(
     UserId
 );
 id_type!(
+    /// An event users were alerted of (`alert_events.id`).
+    AlertEventId
+);
+id_type!(
+    /// One alert mail to one user, immediate or a digest (`alert_mails.id`).
+    AlertMailId
+);
+id_type!(
+    /// A webhook an admin added in the UI (`webhooks.id`).
+    WebhookId
+);
+id_type!(
     /// A bearer token for the API, issued to a user (`api_tokens.id`).
     ApiTokenId
 );

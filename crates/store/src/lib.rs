@@ -17,7 +17,9 @@
 //!   [`Timestamps`] for the RFC 3161 tokens of evidence, [`Renders`] for rendered fetches
 //!   and their screenshots, [`AuditLog`], [`Notices`] and
 //!   [`Rechecks`] for takedown notices and the re-checks that follow, [`StatsReads`] for
-//!   analytics, and [`Users`], [`Sessions`] and [`ApiTokens`] for the admin UI's accounts.
+//!   analytics, [`Users`], [`Sessions`] and [`ApiTokens`] for the admin UI's accounts,
+//!   [`Alerts`] for each user's alert choices and the alert mails sent, and [`Webhooks`] for
+//!   the webhooks admins add in the UI.
 //!   Code that uses the store takes `impl WorkReads` (or a generic) so a test can hand it a
 //!   fake.
 //! - [`Worker`] runs jobs from a queue with bounded concurrency, heartbeats, retries with
@@ -42,6 +44,7 @@
 //! ```
 
 mod accounts;
+mod alerts;
 mod audit;
 mod cases;
 mod changes;
@@ -67,12 +70,14 @@ mod stats;
 pub mod testing;
 mod timestamps;
 mod url;
+mod webhooks;
 mod works;
 
 pub use accounts::{
     ApiTokenRecord, ApiTokens, NewUser, PasswordReset, Role, SessionRecord, Sessions, UnknownRole,
     UserChanges, UserRecord, Users,
 };
+pub use alerts::{AlertDelivery, AlertEvent, AlertStart, Alerts};
 pub use audit::{AuditLog, AuditRecord};
 pub use cases::{
     CaseCursor, CaseFilter, CaseMatch, CaseReads, CaseRecord, CaseStatus, CaseWrites, Recorded,
@@ -94,8 +99,8 @@ pub use evidence::{
     SnapshotRecord, StoredBody, TextFilter,
 };
 pub use ids::{
-    ApiTokenId, AuditId, CaseId, ChapterId, CrawlId, CrawlRunId, FrontierId, JobId, NoticeId,
-    PageId, SiteId, SnapshotId, UserId, WorkId,
+    AlertEventId, AlertMailId, ApiTokenId, AuditId, CaseId, ChapterId, CrawlId, CrawlRunId,
+    FrontierId, JobId, NoticeId, PageId, SiteId, SnapshotId, UserId, WebhookId, WorkId,
 };
 pub use index_load::{IndexEntry, IndexLoads};
 pub use licensed::{LicensedDomain, LicensedDomains, normalize_domain};
@@ -123,6 +128,7 @@ pub use stats::{
 };
 pub use timestamps::{NewTimestamp, TimestampRecord, Timestamps};
 pub use url::{BackendKind, DatabaseUrl, mask_password};
+pub use webhooks::{NewWebhook, StoredWebhook, Webhooks};
 pub use works::{
     Chapter, ChapterInfo, FingerprintReads, FingerprintRecord, NewChapter, NewFingerprint, NewWork,
     Page, Posting, PostingHit, PostingKind, SourceFormat, Work, WorkDeletion, WorkFilter,

@@ -351,6 +351,8 @@ async fn new_user(
 #[derive(Deserialize)]
 pub(crate) struct UserForm {
     role: Option<String>,
+    /// The user's alert address (blank clears it), when the form has the field.
+    email: Option<String>,
     disabled: Option<String>,
     password: Option<String>,
 }
@@ -364,6 +366,9 @@ pub(crate) async fn update_user(
     let id = UserId(id);
     if let Some(password) = super::blank_none(form.password) {
         pipeline::accounts::set_password(state.store(), id, &password, user.actor()).await?;
+    }
+    if let Some(email) = &form.email {
+        pipeline::alerts::set_alerts(state.store(), id, Some(email), &[], user.actor()).await?;
     }
     let changes = UserChanges {
         role: form

@@ -8,6 +8,7 @@ pub(crate) mod notices;
 mod operations;
 mod settings;
 pub(crate) mod sites;
+mod webhooks;
 pub(crate) mod works;
 
 use axum::Router;
@@ -24,6 +25,7 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/account", get(settings::account))
         .route("/account/password", post(settings::change_password))
         .route("/account/language", post(accounts::set_language))
+        .route("/account/alerts", post(settings::save_alerts))
         .route(
             "/settings",
             get(settings::settings).post(settings::save_settings),
@@ -68,6 +70,10 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/users/{id}", post(accounts::update_user))
         .route("/users/{id}/tokens", post(accounts::issue_token))
         .route("/tokens/{id}/revoke", post(accounts::revoke_token))
+        .route("/webhooks", get(webhooks::list).post(webhooks::add))
+        .route("/webhooks/{id}/enabled", post(webhooks::set_enabled))
+        .route("/webhooks/{id}/delete", post(webhooks::delete))
+        .route("/webhooks/{id}/test", post(webhooks::test))
         .route("/jobs", get(operations::jobs))
         .route("/jobs/{id}/retry", post(operations::retry))
         .route("/audit", get(operations::audit))

@@ -1,6 +1,6 @@
 //! The settings page (admins: the rights holder, abuse contacts, the default notice template
 //! and the time zone, over the settings file's values) and every user's account page (their
-//! own password and language).
+//! own password, language, alert address and alert choices).
 
 use askama::Template;
 use axum::extract::{Query, State};
@@ -8,11 +8,11 @@ use axum::http::header;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use pipeline::overrides::{self, Field, Problem, Source};
 use serde::Deserialize;
-use store::Role;
+use store::{AlertDelivery, Alerts, Role};
 
 use crate::auth::{ClientAddr, CurrentUser, session_cookie};
 use crate::error::{WebError, WebResult};
-use crate::form::{Form, FormPost, OnField, Refused, refused_page};
+use crate::form::{Form, FormPost, OnField, Refused, WHOLE_FORM, refused_page};
 use crate::i18n::Lang;
 use crate::render::{Ctx, page};
 use crate::state::AdminState;
@@ -144,22 +144,100 @@ struct AccountPage {
     ctx: Ctx,
     form: Form,
     changed: bool,
+    /// The alert address stored.
+    email: String,
+    /// Each event a user can be alerted of: its name and its choice stored.
+    alerts: Vec<(&'static str, AlertDelivery)>,
+    /// Whether an SMTP server is configured (alerts are mailed).
+    mail_configured: bool,
+    alerts_saved: bool,
 }
 
 #[derive(Deserialize)]
 pub(crate) struct ChangedQuery {
     changed: Option<u8>,
+    alerts: Option<u8>,
 }
 
 pub(crate) async fn account(
+    State(state): State<AdminState>,
     user: CurrentUser,
     Query(q): Query<ChangedQuery>,
 ) -> WebResult<Html<String>> {
-    page(&AccountPage {
-        ctx: Ctx::new(&user, "account"),
-        form: Form::default(),
-        changed: q.changed.is_some(),
+    let mut page_data = account_page(&state, &user, Form::default()).await?;
+    page_data.changed = q.changed.is_some();
+    page_data.alerts_saved = q.alerts.is_some();
+    page(&page_data)
+}
+
+/// The account page of `user` with the stored alert choices, `form` as typed.
+async fn account_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    form: Form,
+) -> WebResult<AccountPage> {
+    let stored = state.store().alert_preferences(user.user.id).await?;
+    let alerts = pipeline::alerts::ALERT_EVENTS
+        .iter()
+        .map(|e| {
+            let chosen = stored
+                .iter()
+                .find(|(name, _)| name == e.as_str())
+                .map_or(AlertDelivery::Off, |(_, d)| *d);
+            (e.as_str(), chosen)
+        })
+        .collect();
+    Ok(AccountPage {
+        ctx: Ctx::new(user, "account"),
+        form,
+        changed: false,
+        email: user.user.email.clone().unwrap_or_default(),
+        alerts,
+        mail_configured: state.settings().mail_configured,
+        alerts_saved: false,
     })
+}
+
+/// Saves the user's alert address and their choice per event; a refused address is shown
+/// beside its field.
+pub(crate) async fn save_alerts(
+    State(state): State<AdminState>,
+    FormPost(user, raw, typed): FormPost<std::collections::BTreeMap<String, String>>,
+) -> WebResult<Response> {
+    let result = alert_choices(&state, &user, &raw).await;
+    match result {
+        Ok(()) => Ok(Redirect::to("/account?alerts=1").into_response()),
+        Err(refused) => {
+            let form = typed.refused(refused, user.lang)?;
+            refused_page(page(&account_page(&state, &user, form).await?))
+        }
+    }
+}
+
+async fn alert_choices(
+    state: &AdminState,
+    user: &CurrentUser,
+    raw: &std::collections::BTreeMap<String, String>,
+) -> Result<(), Refused> {
+    let mut choices = Vec::new();
+    for event in pipeline::alerts::ALERT_EVENTS {
+        if let Some(value) = raw.get(event.as_str()) {
+            let delivery = AlertDelivery::parse(value)
+                .ok_or_else(|| WebError::bad(format!("{value:?}: off, immediate or digest")))
+                .on(WHOLE_FORM)?;
+            choices.push((event, delivery));
+        }
+    }
+    pipeline::alerts::set_alerts(
+        state.store(),
+        user.user.id,
+        raw.get("email").map(String::as_str),
+        &choices,
+        user.actor(),
+    )
+    .await
+    .on("email")?;
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -192,11 +270,7 @@ pub(crate) async fn change_password(
         }
         Err(refused) => {
             let form = typed.refused(refused, user.lang)?;
-            refused_page(page(&AccountPage {
-                ctx: Ctx::new(&user, "account"),
-                form,
-                changed: false,
-            }))
+            refused_page(page(&account_page(&state, &user, form).await?))
         }
     }
 }
@@ -243,6 +317,30 @@ pub(crate) const LANGUAGES: [(&str, &str); 3] = [
 ];
 
 impl AccountPage {
+    /// The choices of an alert: value and label.
+    fn deliveries(&self) -> [(&'static str, &'static str); 3] {
+        AlertDelivery::ALL.map(|d| {
+            (
+                d.as_str(),
+                match d {
+                    AlertDelivery::Off => "alert.delivery.off",
+                    AlertDelivery::Immediate => "alert.delivery.immediate",
+                    AlertDelivery::Digest => "alert.delivery.digest",
+                },
+            )
+        })
+    }
+
+    /// The label of an alert's event.
+    fn alert_label(&self, event: &str) -> &'static str {
+        self.ctx.t(&format!("alert.{event}"))
+    }
+
+    /// Whether `value` is the choice shown for `event`: what was typed, else what is stored.
+    fn chosen(&self, event: &str, stored: &AlertDelivery, value: &str) -> bool {
+        self.form.value_or(event, stored.as_str()) == value
+    }
+
     fn languages(&self) -> &'static [(&'static str, &'static str)] {
         &LANGUAGES
     }

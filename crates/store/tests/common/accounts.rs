@@ -187,6 +187,7 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
                 disabled: Some(false),
                 display_name: Some(Some("Carol Ünïcödé".into())),
                 locale: Some(Some("zh-Hans".into())),
+                email: Some(Some("carol@例子.中国".into())),
             },
             "carol",
         )
@@ -194,6 +195,7 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
         .unwrap();
     assert_eq!(c2.display_name.as_deref(), Some("Carol Ünïcödé"));
     assert_eq!(c2.locale.as_deref(), Some("zh-Hans"));
+    assert_eq!(c2.email.as_deref(), Some("carol@例子.中国"));
     let audit = s.audit_of("user", c.id.0).await.unwrap();
     let last = audit.last().unwrap();
     assert_eq!(
@@ -202,7 +204,9 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
     );
     assert_eq!(
         last.details,
-        serde_json::json!({"display_name": "Carol Ünïcödé", "locale": "zh-Hans"})
+        serde_json::json!({
+            "display_name": "Carol Ünïcödé", "locale": "zh-Hans", "email": "carol@例子.中国",
+        })
     );
     // Clearing goes back to None; a change that changes nothing writes no audit row.
     let c3 = s
@@ -211,13 +215,14 @@ pub async fn user_changes_are_audited_and_the_last_admin_stays(db: &TestDb) {
             &UserChanges {
                 display_name: Some(None),
                 locale: Some(None),
+                email: Some(None),
                 ..UserChanges::default()
             },
             "carol",
         )
         .await
         .unwrap();
-    assert_eq!((c3.display_name, c3.locale), (None, None));
+    assert_eq!((c3.display_name, c3.locale, c3.email), (None, None, None));
     let rows = s.audit_of("user", c.id.0).await.unwrap().len();
     s.update_user(c.id, &role(Role::Admin), "carol")
         .await

@@ -25,6 +25,7 @@ use store::testing::{ImportBatch, TestDb};
 
 // Cases, licensed domains, reports and the audit log (issue #11) live in their own file.
 pub use super::accounts::*;
+pub use super::alerts::*;
 pub use super::cases::*;
 pub use super::discovery::*;
 pub use super::notices::*;

@@ -2,6 +2,7 @@
 //! fresh databases of `store::testing`.
 
 pub mod accounts;
+pub mod alerts;
 pub mod cases;
 pub mod conformance;
 pub mod discovery;
@@ -101,6 +102,8 @@ macro_rules! conformance_suite {
             sessions_live_until_they_expire_end_or_their_user_is_disabled,
             api_tokens_resolve_until_revoked_or_expired_and_note_use_sparingly,
             discovery_queries_cache_count_and_candidates_keep_their_status,
+            alert_choices_pick_recipients_and_each_mail_is_sent_once,
+            stored_webhooks_are_added_toggled_deleted_and_audited,
         );
     };
 }
