@@ -101,6 +101,7 @@ macro_rules! conformance_suite {
             sessions_live_until_they_expire_end_or_their_user_is_disabled,
             api_tokens_resolve_until_revoked_or_expired_and_note_use_sparingly,
             discovery_queries_cache_count_and_candidates_keep_their_status,
+            searches_are_due_new_works_first_and_probes_are_recorded,
         );
     };
 }
