@@ -15,6 +15,8 @@ use crate::state::AdminState;
 /// Where a candidate stands.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
+// Named apart from the cases' `Status` in the document's schemas, which it would replace.
+#[schema(as = CandidateStatus)]
 pub(crate) enum Status {
     /// Waiting for a person.
     New,
