@@ -327,6 +327,23 @@ impl Store {
         });
         row.map(Candidate::try_from).transpose()
     }
+
+    /// Runs `sql`, an upsert of one of a work's times in `discovery_works`.
+    async fn set_work_time(
+        &self,
+        sql: &'static str,
+        work: WorkId,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        write_tx!(self, |tx| {
+            sqlx::query(sql)
+                .bind(work)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(())
+    }
 }
 
 impl Discovery for Store {
@@ -606,32 +623,24 @@ impl Discovery for Store {
 
     #[instrument(skip(self))]
     async fn mark_work_queued(&self, work: WorkId, at: DateTime<Utc>) -> Result<()> {
-        write_tx!(self, |tx| {
-            sqlx::query(
-                "INSERT INTO discovery_works (work_id, queued_at) VALUES ($1, $2) \
-                 ON CONFLICT (work_id) DO UPDATE SET queued_at = excluded.queued_at",
-            )
-            .bind(work)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        });
-        Ok(())
+        self.set_work_time(
+            "INSERT INTO discovery_works (work_id, queued_at) VALUES ($1, $2) \
+             ON CONFLICT (work_id) DO UPDATE SET queued_at = excluded.queued_at",
+            work,
+            at,
+        )
+        .await
     }
 
     #[instrument(skip(self))]
     async fn mark_work_searched(&self, work: WorkId, at: DateTime<Utc>) -> Result<()> {
-        write_tx!(self, |tx| {
-            sqlx::query(
-                "INSERT INTO discovery_works (work_id, searched_at) VALUES ($1, $2) \
-                 ON CONFLICT (work_id) DO UPDATE SET searched_at = excluded.searched_at",
-            )
-            .bind(work)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        });
-        Ok(())
+        self.set_work_time(
+            "INSERT INTO discovery_works (work_id, searched_at) VALUES ($1, $2) \
+             ON CONFLICT (work_id) DO UPDATE SET searched_at = excluded.searched_at",
+            work,
+            at,
+        )
+        .await
     }
 
     #[instrument(skip(self))]

@@ -191,6 +191,21 @@ pub struct SearchReport {
     pub candidates: Vec<Candidate>,
 }
 
+/// The HTTP client an API (a search provider, the CDX index) is asked with: the crawler's
+/// agent, every request bounded by `timeout`.
+fn api_client(crawl: &CrawlSettings, timeout: Duration) -> Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .user_agent(format!(
+            "{}/{}",
+            crawl.fetch.agent,
+            env!("CARGO_PKG_VERSION")
+        ))
+        .build()
+        .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))
+}
+
 /// The start of the UTC day of `now`: the budgets' day.
 fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
     now.date_naive()
@@ -319,16 +334,7 @@ pub async fn search_work(
         .min(options.max_queries.map_or(u64::MAX, u64::from));
     let cache_since =
         now - chrono::Duration::from_std(settings.cache_ttl).unwrap_or(chrono::Duration::zero());
-    let client = reqwest::Client::builder()
-        .connect_timeout(provider.timeout)
-        .timeout(provider.timeout)
-        .user_agent(format!(
-            "{}/{}",
-            crawl.fetch.agent,
-            env!("CARGO_PKG_VERSION")
-        ))
-        .build()
-        .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))?;
+    let client = api_client(crawl, provider.timeout)?;
     let mut found: Vec<(String, Option<WorkId>)> = Vec::new();
     for phrase in &phrases {
         if let Some(hits) = store

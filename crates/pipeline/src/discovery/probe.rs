@@ -12,7 +12,7 @@ use crawler::CrawlSettings;
 use serde::Serialize;
 use store::{Candidate, CandidateStatus, Discovery, JobQueue, NewJob, Store};
 
-use super::{DiscoverySettings, cdx, probe_urls, url_domain};
+use super::{DiscoverySettings, api_client, cdx, probe_urls, url_domain};
 use crate::error::store_err;
 use crate::handler::Handler;
 use crate::job::Job;
@@ -82,15 +82,7 @@ pub async fn probe_domain(
     };
     let mut urls: Vec<String> = Vec::new();
     if settings.cdx.enabled() {
-        let client = reqwest::Client::builder()
-            .connect_timeout(settings.cdx.timeout)
-            .user_agent(format!(
-                "{}/{}",
-                crawl.fetch.agent,
-                env!("CARGO_PKG_VERSION")
-            ))
-            .build()
-            .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))?;
+        let client = api_client(crawl, settings.cdx.timeout)?;
         match cdx::domain_urls(&client, &settings.cdx, &domain).await {
             Ok(listed) => {
                 // The index's answer for `domain/*` is the domain's own; a URL elsewhere is
