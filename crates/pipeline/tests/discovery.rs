@@ -744,7 +744,7 @@ async fn an_imported_domain_probed_through_the_cdx_index_becomes_a_candidate(db:
     assert_eq!(imported.added, 1);
     assert_eq!(
         discovery::domains_to_probe(store).await.unwrap(),
-        [domain.clone()]
+        [domain.as_str()]
     );
     let before = store.candidate(&domain).await.unwrap();
     assert_eq!((before.urls, before.pages, before.probed_at), (0, 0, None));
