@@ -1,6 +1,6 @@
 //! One process serving the admin UI and API with, when asked, the workers beside it: what
 //! `copyhound serve` and the demo run. The matcher index the workers load is the one
-//! `/readyz` and `/metrics` report on; the re-check schedule is made sure of before the
+//! `/readyz` and `/metrics` report on; the re-check and discovery schedules are made sure of before the
 //! workers start; after the server stops, the workers get their grace and their report is
 //! returned.
 
@@ -20,6 +20,9 @@ pub struct WorkersBeside {
     pub options: WorkerOptions,
     /// The re-check schedule to make sure of.
     pub rechecks: pipeline::RecheckSettings,
+    /// The discovery schedule to make sure of (or remove, when it is off or no provider is
+    /// configured).
+    pub discovery: pipeline::discovery::DiscoverySettings,
     /// The database as the start-up lines name it (its password masked).
     pub database: String,
 }
@@ -28,8 +31,8 @@ pub struct WorkersBeside {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServiceError {
-    /// The re-check or digest schedule could not be created.
-    #[error("while creating the re-check and digest schedules")]
+    /// The re-check, digest or discovery schedule could not be created.
+    #[error("while creating the re-check, digest and discovery schedules")]
     Schedule(#[source] pipeline::Error),
     /// The web server failed.
     #[error("the web server failed")]
@@ -65,6 +68,9 @@ pub async fn serve_with_workers(
                     .await
                     .map_err(ServiceError::Schedule)?;
             }
+            pipeline::discovery::ensure_discovery_schedule(store, &beside.discovery)
+                .await
+                .map_err(ServiceError::Schedule)?;
             let queues = pipeline::all_queues();
             let workers = Workers::start(store, &beside.handler, &queues, &beside.options);
             for line in workers.serving_notes(&beside.database) {

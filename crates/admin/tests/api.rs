@@ -712,6 +712,23 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
     let work = api.get("/api/v1/works", admin).await.json()["items"][0]["id"]
         .as_i64()
         .unwrap();
+    // A candidate with a URL found, which approving watches and ignoring then shuts out.
+    {
+        use store::Discovery;
+        store
+            .add_found_urls(&[store::FoundUrl {
+                domain: "copies.example".into(),
+                url: "http://copies.example/book/1".into(),
+                found_by: "search:searxng".into(),
+                work: None,
+            }])
+            .await
+            .unwrap();
+        store
+            .add_candidate("copies.example", "search:searxng")
+            .await
+            .unwrap();
+    }
 
     let bodies: BTreeMap<(&str, &str), Value> = BTreeMap::from([
         (
@@ -742,6 +759,10 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
             ("post", "/api/v1/cases/{id}/notices"),
             json!({"template": "dmca"}),
         ),
+        (
+            ("post", "/api/v1/candidates/{domain}/approve"),
+            json!({"schedule": "0 3 * * *"}),
+        ),
     ]);
     let mut operations: Vec<(String, String)> = doc["paths"]
         .as_object()
@@ -769,7 +790,9 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
                 p if p.starts_with("/api/v1/jobs/") => job,
                 _ => 0,
             };
-            let uri = path.replace("{id}", &id.to_string());
+            let uri = path
+                .replace("{id}", &id.to_string())
+                .replace("{domain}", "copies.example");
             let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             let body = bodies.get(&(method.as_str(), path.as_str())).cloned();
             let answer = api.call(m.clone(), &uri, Some(admin), body.clone()).await;

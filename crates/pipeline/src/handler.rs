@@ -35,6 +35,8 @@ pub struct Handler {
     mail: Option<Arc<(crate::NoticeSettings, crate::NotifySettings)>>,
     /// Built by the first webhook delivery from `crawler`'s fetch settings.
     poster: Arc<std::sync::OnceLock<crawler::Fetcher>>,
+    /// Discovery's settings: the providers and budgets its jobs search with.
+    discovery: Option<Arc<crate::discovery::DiscoverySettings>>,
 }
 
 impl Handler {
@@ -50,7 +52,17 @@ impl Handler {
             tsa: None,
             mail: None,
             poster: Arc::default(),
+            discovery: None,
         }
+    }
+
+    /// The handler with discovery's settings, which [`Job::DiscoverWork`],
+    /// [`Job::DiscoveryDue`], [`Job::ScanWet`] and [`Job::ProbeDomain`] run with (without them
+    /// such a job fails for good, saying so).
+    #[must_use]
+    pub fn with_discovery(mut self, settings: crate::discovery::DiscoverySettings) -> Self {
+        self.discovery = Some(Arc::new(settings));
+        self
     }
 
     /// The handler with the rights holder and the SMTP server that [`Job::SendNotice`]
@@ -185,6 +197,85 @@ impl Handler {
                 at,
                 data,
             } => self.deliver(&url, &id, event, at, &data).await,
+            Job::DiscoveryDue
+            | Job::DiscoverWork { .. }
+            | Job::ScanWet { .. }
+            | Job::ProbeDomain { .. } => self.discover(job).await,
+        }
+    }
+
+    /// Runs a discovery job. Each is idempotent: a search sends only what the day's budgets
+    /// and the cache leave, a scan or a probe records the same candidates again.
+    async fn discover(&self, job: Job) -> Result<(), JobError> {
+        use crate::discovery;
+        let (Some(settings), Some(crawl)) = (&self.discovery, &self.crawler) else {
+            return Err(JobError::permanent(
+                "this worker was started without discovery and crawler settings, so it cannot \
+                 run a discovery job",
+            ));
+        };
+        let result = match job {
+            Job::DiscoveryDue => {
+                discovery::enqueue_due_searches(&self.store, settings, chrono::Utc::now())
+                    .await
+                    .map(drop)
+            }
+            Job::DiscoverWork { work } => {
+                let options = discovery::SearchOptions {
+                    work,
+                    provider: None,
+                    max_queries: None,
+                    allow_private: false,
+                };
+                discovery::search_work(&self.store, settings, crawl, self.clone(), &options)
+                    .await
+                    .map(|report| {
+                        tracing::info!(work = %work, sent = report.sent, cached = report.cached,
+                                       candidates = report.candidates.len(), "work searched");
+                    })
+            }
+            Job::ScanWet { url_or_path } => {
+                let options = discovery::WetOptions {
+                    inputs: vec![url_or_path.clone()],
+                    ..discovery::WetOptions::default()
+                };
+                match discovery::scan_commoncrawl(
+                    &self.store,
+                    settings,
+                    crawl,
+                    self.clone(),
+                    &options,
+                )
+                .await
+                {
+                    // A file that could not be opened (a download refused or cut off) is
+                    // tried again; the queue's attempts bound how often.
+                    Ok(report) if !report.failed.is_empty() => {
+                        return Err(JobError::retry(format!(
+                            "cannot read {url_or_path}: {}",
+                            report.failed[0].error
+                        )));
+                    }
+                    Ok(report) => {
+                        tracing::info!(file = %url_or_path, hits = report.hits.len(),
+                                       candidates = report.candidates.len(), "WET file scanned");
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Job::ProbeDomain { domain } => {
+                discovery::probe_domain(&self.store, settings, crawl, self.clone(), &domain, false)
+                    .await
+                    .map(drop)
+            }
+            _ => return Err(JobError::permanent("not a discovery job")),
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+            Err(e @ Error::Refused(_)) => Err(JobError::permanent(chain(&e))),
+            Err(e) => Err(JobError::retry(chain(&e))),
         }
     }
 

@@ -123,6 +123,27 @@ pub enum Job {
         /// What it is about.
         data: serde_json::Value,
     },
+    /// Queue a [`Job::DiscoverWork`] for each work due a search within the day's budget (the
+    /// `discovery` schedule's job; [`crate::discovery::enqueue_due_searches`]).
+    DiscoveryDue,
+    /// Run discovery for one work now: its phrases sent to the default provider within the
+    /// day's budgets, the URLs found probed and matched ([`crate::discovery::search_work`]).
+    DiscoverWork {
+        /// The work.
+        work: store::WorkId,
+    },
+    /// Scan one Common Crawl WET file (a path the worker can read, or an http(s) URL) and
+    /// probe the URLs of its records with a copy ([`crate::discovery::scan_commoncrawl`]).
+    ScanWet {
+        /// The file.
+        url_or_path: String,
+    },
+    /// Probe a domain: its home pages and the URLs the CDX index lists, fetched and matched
+    /// ([`crate::discovery::probe_domain`]).
+    ProbeDomain {
+        /// `host[:port]`.
+        domain: String,
+    },
 }
 
 impl Job {
@@ -174,6 +195,10 @@ mod tests {
             Job::DeliverWebhook { .. } => "DeliverWebhook",
             Job::SendAlert { .. } => "SendAlert",
             Job::SendDigests => "SendDigests",
+            Job::DiscoveryDue => "DiscoveryDue",
+            Job::DiscoverWork { .. } => "DiscoverWork",
+            Job::ScanWet { .. } => "ScanWet",
+            Job::ProbeDomain { .. } => "ProbeDomain",
         }
     }
 
@@ -253,6 +278,25 @@ mod tests {
                 r#"{"SendAlert":{"user":4,"event":19}}"#,
             ),
             (Job::SendDigests, r#""SendDigests""#),
+            (Job::DiscoveryDue, r#""DiscoveryDue""#),
+            (
+                Job::DiscoverWork {
+                    work: store::WorkId(4),
+                },
+                r#"{"DiscoverWork":{"work":4}}"#,
+            ),
+            (
+                Job::ScanWet {
+                    url_or_path: "https://data.commoncrawl.org/crawl-data/CC-MAIN-2026-44/segments/1/wet/x.warc.wet.gz".to_owned(),
+                },
+                r#"{"ScanWet":{"url_or_path":"https://data.commoncrawl.org/crawl-data/CC-MAIN-2026-44/segments/1/wet/x.warc.wet.gz"}}"#,
+            ),
+            (
+                Job::ProbeDomain {
+                    domain: "盗版.example:8080".to_owned(),
+                },
+                r#"{"ProbeDomain":{"domain":"盗版.example:8080"}}"#,
+            ),
         ]
     }
 
@@ -265,7 +309,7 @@ mod tests {
             assert_eq!(store::NewJob::new(job).unwrap().kind(), kind(job));
         }
         let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
-        assert_eq!(kinds.len(), 13, "every variant is pinned once: {kinds:?}");
+        assert_eq!(kinds.len(), 17, "every variant is pinned once: {kinds:?}");
     }
 
     #[test]

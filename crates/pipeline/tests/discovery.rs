@@ -3,7 +3,10 @@
 //! depth 0 from a local pirate site and a licensed mirror, the domain with a copy made a
 //! candidate (the licensed one never), the day's budgets, the cache and a quota answer, and
 //! approval turning the candidate into a watched site whose crawl files its copy in the case;
-//! phrases shared with another work left out; a seed list imported; a domain ignored.
+//! phrases shared with another work left out; a seed list imported; a domain ignored. The
+//! schedule taking works never searched first within the day's budget; a WET file and a
+//! domain probe queued as jobs and run by workers; an imported domain probed through a local
+//! CDX index that answers in Common Crawl's format.
 
 mod common;
 
@@ -11,9 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
-use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::IntoResponse;
 use crawler::{CrawlSettings, StoreCrawl};
 use import::{ImportOptions, ImportSettings, Importer};
 use pipeline::discovery::{self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
@@ -54,28 +55,27 @@ async fn import(store: &store::Store, name: &str, text: &str) -> WorkId {
         .work
 }
 
-/// A site serving `pages` (path → HTML) on 127.0.0.1, robots.txt absent.
+/// A site serving `pages` (path → HTML; `""` is the home page) on 127.0.0.1, robots.txt
+/// absent.
 async fn site(pages: BTreeMap<String, String>) -> std::net::SocketAddr {
-    async fn page(
-        State(pages): State<Arc<BTreeMap<String, String>>>,
-        Path(path): Path<String>,
-    ) -> impl IntoResponse {
-        match pages.get(&path) {
-            Some(body) => (
-                StatusCode::OK,
-                [("content-type", "text/html; charset=utf-8")],
-                body.clone(),
-            ),
-            None => (
-                StatusCode::NOT_FOUND,
-                [("content-type", "text/plain")],
-                String::new(),
-            ),
+    let pages = Arc::new(pages);
+    let app = Router::new().fallback(move |uri: axum::http::Uri| {
+        let pages = Arc::clone(&pages);
+        async move {
+            match pages.get(uri.path().trim_start_matches('/')) {
+                Some(body) => (
+                    StatusCode::OK,
+                    [("content-type", "text/html; charset=utf-8")],
+                    body.clone(),
+                ),
+                None => (
+                    StatusCode::NOT_FOUND,
+                    [("content-type", "text/plain")],
+                    String::new(),
+                ),
+            }
         }
-    }
-    let app = Router::new()
-        .route("/{*path}", axum::routing::get(page))
-        .with_state(Arc::new(pages));
+    });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -555,9 +555,349 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
     assert_eq!(report.candidates[0].pages, 1);
 }
 
+/// A WET file whose one conversion record copies chapter 2 at `url`, among innocent ones.
+fn wet_with_copy(url: &str) -> Vec<u8> {
+    use pipeline::discovery::wet::wet_member;
+    let start = WORK.find("第二回").unwrap();
+    let end = WORK.find("第三回").unwrap();
+    let copy = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);
+    let mut file = wet_member("warcinfo", "", "2026-11-01T00:00:00Z", "isPartOf: CC-MAIN");
+    for i in 0..3 {
+        file.extend(wet_member(
+            "conversion",
+            &format!("https://innocent{i}.example/"),
+            "2026-11-01T00:00:00Z",
+            &"今天天气很好，我们去公园散步，然后回家吃饭。".repeat(20),
+        ));
+    }
+    file.extend(wet_member("conversion", url, "2026-11-02T10:00:00Z", &copy));
+    file
+}
+
+/// Serves `body` at `path` on 127.0.0.1; returns the base URL.
+async fn serve_file(path: &'static str, body: Vec<u8>) -> String {
+    let app = Router::new().route(
+        path,
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { body }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+fn searxng_settings(queries_per_day: u32, per_work: u32) -> DiscoverySettings {
+    let mut provider = ProviderSettings::new(
+        ProviderKind::Searxng,
+        Some("http://127.0.0.1:9".to_owned()),
+        None,
+    );
+    provider.queries_per_day = queries_per_day;
+    let mut settings = DiscoverySettings {
+        queries_per_work_per_day: per_work,
+        ..DiscoverySettings::default()
+    };
+    settings.providers.insert("searxng".into(), provider);
+    settings.validate().unwrap();
+    settings
+}
+
+async fn the_schedule_takes_new_works_first_within_the_budget(db: &TestDb) {
+    use store::{JobQueue, Schedules};
+    let store = &db.store;
+    let mut works = Vec::new();
+    for i in 0..4 {
+        let text = format!(
+            "第一章 开端\n这是编号{i}的一本书，正文各不相同。{}\n",
+            "文".repeat(i + 1)
+        );
+        works.push(import(store, &format!("书{i}.txt"), &text).await);
+    }
+    let now = chrono::Utc::now();
+    let day = chrono::Duration::days(1);
+    // Works 0 and 2 were searched before (2 the longest ago); 1 and 3 never.
+    store.mark_work_searched(works[0], now - day).await.unwrap();
+    store
+        .mark_work_searched(works[2], now - day * 2)
+        .await
+        .unwrap();
+    // 5 queries a day at 2 a work: three works, the third with what is left.
+    let settings = searxng_settings(5, 2);
+
+    let due = discovery::enqueue_due_searches(store, &settings, now)
+        .await
+        .unwrap();
+    assert_eq!(due.budget, 5);
+    assert_eq!(
+        due.queued,
+        [works[1], works[3], works[2]],
+        "new works first"
+    );
+    let again = store
+        .enqueue(&discovery::discover_work_job(works[1]).unwrap())
+        .await
+        .unwrap();
+    assert!(
+        matches!(again, store::Enqueued::Duplicate(_)),
+        "the search is queued"
+    );
+    // The queued searches hold the day's budget: nothing more is queued today.
+    let due = discovery::enqueue_due_searches(store, &settings, now)
+        .await
+        .unwrap();
+    assert_eq!((due.budget, due.queued.len()), (0, 0), "{due:?}");
+    // One search ran and sent two queries: the rest is still held.
+    store.mark_work_searched(works[1], now).await.unwrap();
+    for q in ["甲", "乙"] {
+        store
+            .record_query(&store::NewQuery {
+                provider: "searxng",
+                query: q,
+                work: Some(works[1]),
+                outcome: "ok",
+                message: None,
+                hits: &[],
+            })
+            .await
+            .unwrap();
+    }
+    let due = discovery::enqueue_due_searches(store, &settings, now)
+        .await
+        .unwrap();
+    assert_eq!(due.queued.len(), 0, "{due:?}");
+    // The next day: round-robin, the works searched longest ago first.
+    let due = discovery::enqueue_due_searches(store, &settings, now + day)
+        .await
+        .unwrap();
+    assert_eq!(due.budget, 5);
+    assert_eq!(due.queued, [works[3], works[2], works[0]], "{due:?}");
+    // No share per work: no search is queued.
+    let due = discovery::enqueue_due_searches(store, &searxng_settings(20, 0), now + day * 3)
+        .await
+        .unwrap();
+    assert!(due.queued.is_empty(), "no share per work, no search");
+
+    // The schedule exists while a provider is configured, and goes without one.
+    assert!(
+        discovery::ensure_discovery_schedule(store, &settings)
+            .await
+            .unwrap()
+    );
+    let names: Vec<String> = store
+        .schedules()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(names.contains(&discovery::SCHEDULE.to_owned()), "{names:?}");
+    assert!(
+        !discovery::ensure_discovery_schedule(store, &DiscoverySettings::default())
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .schedules()
+            .await
+            .unwrap()
+            .iter()
+            .all(|s| s.name != discovery::SCHEDULE)
+    );
+}
+
+/// A local CDX index answering as index.commoncrawl.org does (one JSON object a line), with
+/// the queries it was asked.
+async fn cdx_index(lines: String) -> (String, Arc<Mutex<Vec<String>>>) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let app = Router::new().route(
+        "/CC-MAIN-2026-44-index",
+        axum::routing::get(move |uri: axum::http::Uri| {
+            let seen = Arc::clone(&seen);
+            let lines = lines.clone();
+            async move {
+                seen.lock()
+                    .unwrap()
+                    .push(uri.query().unwrap_or_default().to_owned());
+                ([("content-type", "text/x-ndjson")], lines)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/CC-MAIN-2026-44-index"), asked)
+}
+
+async fn an_imported_domain_probed_through_the_cdx_index_becomes_a_candidate(db: &TestDb) {
+    let store = &db.store;
+    import(store, "封神演义.txt", WORK).await;
+    let pirate = site(BTreeMap::from([
+        (
+            String::new(),
+            "<html><body><p>最新小说，免费阅读。</p><a href=\"/news.html\">新闻</a></body></html>"
+                .to_owned(),
+        ),
+        ("book/2.html".to_owned(), pirate_page()),
+    ]))
+    .await;
+    let domain = pirate.to_string();
+    let capture = |url: &str, status: &str, mime: &str| {
+        serde_json::json!({"urlkey": "1,0,0,127)/", "timestamp": "20261102100000", "url": url,
+            "mime": mime, "mime-detected": mime, "status": status, "digest": "AAAA",
+            "length": "9000", "offset": "1", "filename": "crawl-data/x.warc.gz",
+            "languages": "zho", "encoding": "UTF-8"})
+        .to_string()
+    };
+    let lines = [
+        capture(&format!("http://{domain}/book/2.html"), "200", "text/html"),
+        capture(&format!("http://{domain}/cover.jpg"), "200", "image/jpeg"),
+        capture(&format!("http://{domain}/old"), "301", "text/html"),
+        capture("http://elsewhere.example/book/2.html", "200", "text/html"),
+    ]
+    .join("\n");
+    let (endpoint, asked) = cdx_index(lines).await;
+    let mut settings = DiscoverySettings::default();
+    settings.cdx.endpoint = endpoint;
+    settings.validate().unwrap();
+
+    let imported = discovery::import_domains(store, &format!("{domain}\n"))
+        .await
+        .unwrap();
+    assert_eq!(imported.added, 1);
+    assert_eq!(
+        discovery::domains_to_probe(store).await.unwrap(),
+        [domain.as_str()]
+    );
+    let before = store.candidate(&domain).await.unwrap();
+    assert_eq!((before.urls, before.pages, before.probed_at), (0, 0, None));
+
+    let report = discovery::probe_domain(
+        store,
+        &settings,
+        &crawl_settings(),
+        handler(store),
+        &domain,
+        true,
+    )
+    .await
+    .unwrap();
+    // The index was asked for the domain's URLs in its documented parameters.
+    let query = asked.lock().unwrap().clone();
+    assert_eq!(query.len(), 1);
+    let q: BTreeMap<String, String> = serde_urlencoded::from_str(&query[0]).unwrap();
+    assert_eq!(q["url"], format!("{domain}/*"));
+    assert_eq!(q["output"], "json");
+    assert_eq!(q["limit"], "200");
+    // Its one page on the domain, and the home page over HTTPS and HTTP.
+    assert_eq!(report.cdx_urls, 1, "{report:?}");
+    assert_eq!(report.cdx_error, None);
+    assert_eq!(report.probed, 3, "{report:?}");
+    let candidate = report.candidate.expect("still a candidate");
+    assert_eq!(candidate.domain, domain);
+    assert_eq!(candidate.found_by, "import", "how it was found first stays");
+    assert_eq!((candidate.pages, candidate.works), (1, 1), "{candidate:?}");
+    assert!(candidate.probed_at.is_some());
+    let urls = store.found_urls(&domain).await.unwrap();
+    assert_eq!(urls[0], format!("http://{domain}/book/2.html"), "{urls:?}");
+    // Probed: not waiting for a probe any more; the copy opened its case.
+    assert!(discovery::domains_to_probe(store).await.unwrap().is_empty());
+    let cases = store
+        .cases(
+            &CaseFilter {
+                site: Some(domain.clone()),
+                ..CaseFilter::default()
+            },
+            None,
+            10,
+        )
+        .await
+        .unwrap();
+    assert_eq!(cases.len(), 1);
+
+    // An ignored domain is never probed.
+    discovery::ignore(store, &domain).await.unwrap();
+    let refused = discovery::probe_domain(
+        store,
+        &settings,
+        &crawl_settings(),
+        handler(store),
+        &domain,
+        true,
+    )
+    .await
+    .unwrap_err();
+    assert!(refused.to_string().contains("not probed"), "{refused}");
+}
+
+async fn queued_wet_scans_and_probes_run_on_the_workers(db: &TestDb) {
+    let store = &db.store;
+    import(store, "封神演义.txt", WORK).await;
+    let scanned = site(BTreeMap::from([("book/2.html".to_owned(), pirate_page())])).await;
+    let probed = site(BTreeMap::from([(String::new(), pirate_page())])).await;
+    let wet = serve_file(
+        "/crawl-data/segment.warc.wet.gz",
+        wet_with_copy(&format!("http://{scanned}/book/2.html")),
+    )
+    .await;
+    let file = format!("{wet}/crawl-data/segment.warc.wet.gz");
+    assert_eq!(
+        discovery::queue_wet_scans(store, std::slice::from_ref(&file))
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        discovery::queue_wet_scans(store, &[file]).await.unwrap(),
+        0,
+        "queued once"
+    );
+    discovery::import_domains(store, &format!("{probed}\n"))
+        .await
+        .unwrap();
+    let to_probe = discovery::domains_to_probe(store).await.unwrap();
+    assert_eq!(discovery::queue_probes(store, &to_probe).await.unwrap(), 1);
+
+    let handler = handler(store)
+        .with_crawler(crawl_settings())
+        .with_discovery(DiscoverySettings::default());
+    let workers = pipeline::Workers::start(
+        store,
+        &handler,
+        &pipeline::all_queues(),
+        &pipeline::WorkerOptions::default(),
+    );
+    for (domain, found_by) in [
+        (scanned.to_string(), "commoncrawl"),
+        (probed.to_string(), "import"),
+    ] {
+        store::testing::wait_for(
+            &format!("{domain} a candidate with its copy"),
+            std::time::Duration::from_secs(120),
+            async || {
+                store
+                    .candidate(&domain)
+                    .await
+                    .is_ok_and(|c| c.pages == 1 && c.found_by == found_by)
+            },
+        )
+        .await;
+    }
+    let report = workers.stop().await.unwrap();
+    assert!(report.completed >= 2, "{report:?}");
+    assert_eq!(report.dead, 0, "{report:?}");
+}
+
 store::on_both_backends!(
     wet_files_from_disk_and_http_find_the_copy,
     search_finds_the_copy_and_approval_watches_the_site,
     phrases_another_work_holds_are_left_out,
     seed_lists_import_and_ignored_domains_stay_out,
+    the_schedule_takes_new_works_first_within_the_budget,
+    an_imported_domain_probed_through_the_cdx_index_becomes_a_candidate,
+    queued_wet_scans_and_probes_run_on_the_workers,
 );

@@ -237,7 +237,8 @@ impl Settings {
             pipeline::Handler::new(store.clone(), importer, std::sync::Arc::new(analyser))
                 .with_crawler(self.crawler.clone())
                 .with_rechecks(self.rechecks.clone())
-                .with_mail(self.notices.clone(), self.notify.clone());
+                .with_mail(self.notices.clone(), self.notify.clone())
+                .with_discovery(self.discovery.clone());
         Ok(match tsa {
             Some(tsa) => handler.with_tsa(tsa),
             None => handler,

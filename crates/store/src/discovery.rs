@@ -52,7 +52,7 @@ pub struct FoundUrl {
     pub domain: String,
     /// The URL.
     pub url: String,
-    /// How it was found: `search:NAME`, `commoncrawl`, `import`.
+    /// How it was found: `search:NAME`, `commoncrawl`, `import`, `probe`.
     pub found_by: String,
     /// The work whose phrase or text found it.
     pub work: Option<WorkId>,
@@ -117,6 +117,8 @@ pub struct Candidate {
     pub first_seen_at: DateTime<Utc>,
     /// When its status last changed.
     pub updated_at: DateTime<Utc>,
+    /// When its domain was last probed (home page and listed URLs fetched and matched).
+    pub probed_at: Option<DateTime<Utc>>,
 }
 
 /// Discovery's tables.
@@ -193,6 +195,43 @@ pub trait Discovery {
     /// Whether URLs on `host` are never probed: an ignored or approved candidate (an
     /// approved one is watched: its own crawls read it), or a licensed domain or one under it.
     fn host_excluded(&self, host: &str) -> impl Future<Output = Result<bool>> + Send;
+
+    /// Records that `domain` was probed at `at`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] for a domain that is no candidate.
+    fn mark_probed(
+        &self,
+        domain: &str,
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Records that a search of `work` was queued at `at` (the schedule's).
+    fn mark_work_queued(
+        &self,
+        work: WorkId,
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Records that `work` was searched at `at`.
+    fn mark_work_searched(
+        &self,
+        work: WorkId,
+        at: DateTime<Utc>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    /// Works whose search was queued since `since` and has not run since: each may still
+    /// spend its share of the day's budget.
+    fn searches_pending(&self, since: DateTime<Utc>) -> impl Future<Output = Result<u64>> + Send;
+
+    /// At most `limit` works due a search: none searched since `since`, none queued since
+    /// `since` and still waiting; works never searched first (by id), then the longest
+    /// unsearched.
+    fn works_due_search(
+        &self,
+        since: DateTime<Utc>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<WorkId>>> + Send;
 }
 
 /// The domain as candidates key it: `host[:port]`, trimmed and lower-case.
@@ -234,6 +273,7 @@ struct CandidateRow {
     site_id: Option<i64>,
     first_seen_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    probed_at: Option<DateTime<Utc>>,
     urls: i64,
     pages: i64,
     works: i64,
@@ -256,13 +296,14 @@ impl TryFrom<CandidateRow> for Candidate {
             chapters: count(r.chapters),
             first_seen_at: r.first_seen_at,
             updated_at: r.updated_at,
+            probed_at: r.probed_at,
         })
     }
 }
 
 /// A candidate with its counts; `{where}` filters `c`.
 const CANDIDATE_SELECT: &str = "SELECT c.id, c.domain, c.status, c.found_by, c.site_id, \
-     c.first_seen_at, c.updated_at, \
+     c.first_seen_at, c.updated_at, c.probed_at, \
      (SELECT COUNT(*) FROM discovery_urls u WHERE u.domain = c.domain) AS urls, \
      (SELECT COUNT(DISTINCT m.page_id) FROM matches m JOIN pages p ON p.id = m.page_id \
         JOIN sites s ON s.id = p.site_id \
@@ -285,6 +326,23 @@ impl Store {
                 .await?
         });
         row.map(Candidate::try_from).transpose()
+    }
+
+    /// Runs `sql`, an upsert of one of a work's times in `discovery_works`.
+    async fn set_work_time(
+        &self,
+        sql: &'static str,
+        work: WorkId,
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        write_tx!(self, |tx| {
+            sqlx::query(sql)
+                .bind(work)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(())
     }
 }
 
@@ -544,6 +602,78 @@ impl Discovery for Store {
             (excluded, licensed)
         });
         Ok(excluded > 0 || licensed > 0)
+    }
+
+    #[instrument(skip(self))]
+    async fn mark_probed(&self, domain: &str, at: DateTime<Utc>) -> Result<()> {
+        let domain = normalize_candidate_domain(domain)?;
+        let changed = write_tx!(self, |tx| {
+            sqlx::query("UPDATE discovery_candidates SET probed_at = $2 WHERE domain = $1")
+                .bind(&domain)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+        });
+        if changed == 0 {
+            return Err(Error::not_found("candidate", &domain));
+        }
+        Ok(())
+    }
+
+    #[instrument(skip(self))]
+    async fn mark_work_queued(&self, work: WorkId, at: DateTime<Utc>) -> Result<()> {
+        self.set_work_time(
+            "INSERT INTO discovery_works (work_id, queued_at) VALUES ($1, $2) \
+             ON CONFLICT (work_id) DO UPDATE SET queued_at = excluded.queued_at",
+            work,
+            at,
+        )
+        .await
+    }
+
+    #[instrument(skip(self))]
+    async fn mark_work_searched(&self, work: WorkId, at: DateTime<Utc>) -> Result<()> {
+        self.set_work_time(
+            "INSERT INTO discovery_works (work_id, searched_at) VALUES ($1, $2) \
+             ON CONFLICT (work_id) DO UPDATE SET searched_at = excluded.searched_at",
+            work,
+            at,
+        )
+        .await
+    }
+
+    #[instrument(skip(self))]
+    async fn searches_pending(&self, since: DateTime<Utc>) -> Result<u64> {
+        let n: i64 = read_pool!(self, |pool| {
+            sqlx::query_scalar(
+                "SELECT COUNT(*) FROM discovery_works WHERE queued_at >= $1 \
+                 AND (searched_at IS NULL OR searched_at < queued_at)",
+            )
+            .bind(since)
+            .fetch_one(pool)
+            .await?
+        });
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    #[instrument(skip(self))]
+    async fn works_due_search(&self, since: DateTime<Utc>, limit: u32) -> Result<Vec<WorkId>> {
+        let ids: Vec<i64> = read_pool!(self, |pool| {
+            sqlx::query_scalar(
+                "SELECT w.id FROM works w LEFT JOIN discovery_works d ON d.work_id = w.id \
+                 WHERE (d.searched_at IS NULL OR d.searched_at < $1) \
+                 AND NOT (d.queued_at IS NOT NULL AND d.queued_at >= $1 \
+                          AND (d.searched_at IS NULL OR d.searched_at < d.queued_at)) \
+                 ORDER BY CASE WHEN d.searched_at IS NULL THEN 0 ELSE 1 END, d.searched_at, w.id \
+                 LIMIT $2",
+            )
+            .bind(since)
+            .bind(i64::from(limit))
+            .fetch_all(pool)
+            .await?
+        });
+        Ok(ids.into_iter().map(WorkId).collect())
     }
 }
 

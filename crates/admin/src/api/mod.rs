@@ -116,6 +116,8 @@ fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
         .routes(routes!(sites::crawls, sites::crawl_now))
         .routes(routes!(sites::crawl))
         .routes(routes!(candidates::list))
+        .routes(routes!(candidates::approve))
+        .routes(routes!(candidates::ignore))
         .routes(routes!(cases::list))
         .routes(routes!(cases::get))
         .routes(routes!(cases::set_status))

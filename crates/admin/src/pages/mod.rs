@@ -2,6 +2,7 @@
 //! and renders its templates under `web/templates/admin`.
 
 mod accounts;
+pub(crate) mod candidates;
 pub(crate) mod cases;
 pub(crate) mod dashboard;
 pub(crate) mod notices;
@@ -66,6 +67,10 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/sites/{id}/crawl", post(sites::crawl_now))
         .route("/sites/{id}/enabled", post(sites::set_enabled))
         .route("/licensed", post(sites::licensed))
+        .route("/candidates", get(candidates::list))
+        .route("/candidates/{domain}", get(candidates::detail))
+        .route("/candidates/{domain}/approve", post(candidates::approve))
+        .route("/candidates/{domain}/ignore", post(candidates::ignore))
         .route("/users", get(accounts::users).post(accounts::add_user))
         .route("/users/{id}", post(accounts::update_user))
         .route("/users/{id}/tokens", post(accounts::issue_token))

@@ -50,6 +50,22 @@ pub enum DiscoverCommand {
         /// The domain.
         domain: String,
     },
+    /// Fetch a domain's home page and the URLs Common Crawl's CDX index lists on it
+    /// (`discovery.cdx.endpoint`) and match them; without DOMAIN, every new candidate never
+    /// probed (imported domains).
+    Probe {
+        /// The domain (`host` or `host:port`).
+        domain: Option<String>,
+        /// Queue one job per domain for `copyhound worker` instead of probing here.
+        #[arg(long)]
+        queue: bool,
+        /// Let the fetches reach loopback and private addresses.
+        #[arg(long)]
+        allow_private: bool,
+        /// Print one JSON array.
+        #[arg(long)]
+        json: bool,
+    },
     /// Add the domains of a list (one a line, or CSV with the domain first) as candidates.
     ImportDomains {
         /// The file.
@@ -109,6 +125,9 @@ pub struct CommoncrawlArgs {
     /// Let downloads and fetches reach loopback and private addresses.
     #[arg(long)]
     allow_private: bool,
+    /// Queue one job per WET file for `copyhound worker` instead of scanning here.
+    #[arg(long)]
+    queue: bool,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -169,6 +188,14 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
                         .await?,
                 );
             }
+            if a.queue {
+                let new = discovery::queue_wet_scans(store, &inputs).await?;
+                outln!(
+                    "{new} WET files queued for `copyhound worker` ({} queued already)",
+                    inputs.len() - new
+                );
+                return Ok(());
+            }
             let options = discovery::WetOptions {
                 inputs,
                 allow_private: a.allow_private,
@@ -226,6 +253,47 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
         DiscoverCommand::Ignore { domain } => {
             let candidate = discovery::ignore(store, &domain).await?;
             outln!("{} is ignored: it is never probed again", candidate.domain);
+        }
+        DiscoverCommand::Probe {
+            domain,
+            queue,
+            allow_private,
+            json,
+        } => {
+            let domains = match domain {
+                Some(d) => vec![d],
+                None => discovery::domains_to_probe(store).await?,
+            };
+            if queue {
+                let new = discovery::queue_probes(store, &domains).await?;
+                outln!("{new} domains queued for `copyhound worker` to probe");
+                return Ok(());
+            }
+            let handler = settings.handler(store)?;
+            let mut reports = Vec::with_capacity(domains.len());
+            for d in &domains {
+                let report = discovery::probe_domain(
+                    store,
+                    &settings.discovery,
+                    &settings.crawler,
+                    handler.clone(),
+                    d,
+                    allow_private,
+                )
+                .await
+                .with_context(|| format!("while probing {d}"))?;
+                if !json {
+                    super::write_stdout(&report.to_string())?;
+                }
+                reports.push(report);
+            }
+            if json {
+                outln!("{}", serde_json::to_string(&reports)?);
+            } else if reports.is_empty() {
+                outln!(
+                    "no domain to probe (import a list with `copyhound discover import-domains FILE`)"
+                );
+            }
         }
         DiscoverCommand::ImportDomains { file } => {
             let text = std::fs::read_to_string(&file)

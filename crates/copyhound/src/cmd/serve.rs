@@ -120,6 +120,7 @@ pub async fn serve(
             ..WorkerOptions::default()
         },
         rechecks: settings.rechecks.clone(),
+        discovery: settings.discovery.clone(),
         database: super::masked(database),
     });
     let say = |line: &str| eprintln!("{line}");

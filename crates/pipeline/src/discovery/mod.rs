@@ -14,8 +14,11 @@
 //! Nothing here crawls the open web by itself: it fetches only the URLs a provider returned
 //! for the work's own phrases, and follows no link from them.
 
+pub mod cdx;
 pub mod phrases;
+mod probe;
 pub mod providers;
+mod schedule;
 pub mod wet;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,8 +38,14 @@ use crate::error::store_err;
 use crate::handler::Handler;
 use crate::launch::LocalCrawl;
 use crate::{Error, Result};
+pub use cdx::CdxSettings;
 pub use phrases::{Phrase, PhraseSettings, SharedSpans, select_phrases};
+pub use probe::{DomainProbe, domains_to_probe, probe_domain, probe_job, queue_probes};
 pub use providers::{Hit, ProviderError, ProviderKind, ProviderSettings};
+pub use schedule::{
+    DueSearches, SCHEDULE, discover_work_job, enqueue_due_searches, ensure_discovery_schedule,
+    queue_wet_scans, scan_wet_job,
+};
 
 /// Discovery's settings (`[discovery]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,6 +64,12 @@ pub struct DiscoverySettings {
     pub max_probe_urls: u32,
     /// The search providers, by name (`[discovery.providers.NAME]`).
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// When the `discovery` schedule queues the searches due (cron, UTC): works never
+    /// searched first, then the longest unsearched, as many as the default provider's day
+    /// budget leaves room for. Empty: no schedule (`discover search` by hand only).
+    pub schedule: String,
+    /// Common Crawl's CDX index, which lists a probed domain's URLs (`[discovery.cdx]`).
+    pub cdx: CdxSettings,
 }
 
 impl Default for DiscoverySettings {
@@ -66,6 +81,10 @@ impl Default for DiscoverySettings {
             cache_ttl: Duration::from_secs(72 * 3600),
             max_probe_urls: 200,
             providers: BTreeMap::new(),
+            // Hourly, off the hour: the day's budget, not the schedule, bounds the queries;
+            // an hourly look spreads them over the day as works are added.
+            schedule: "17 * * * *".to_owned(),
+            cdx: CdxSettings::default(),
         }
     }
 }
@@ -92,6 +111,7 @@ impl DiscoverySettings {
             Duration::from_secs(366 * 24 * 3600),
         )?;
         bounds::between("max_probe_urls", self.max_probe_urls, 1, 100_000)?;
+        self.cdx.validate().map_err(|e| e.in_section("cdx"))?;
         for (name, provider) in &self.providers {
             provider
                 .validate()
@@ -169,6 +189,21 @@ pub struct SearchReport {
     pub crawl: Option<store::CrawlId>,
     /// Domains with a match: the candidates, new or known.
     pub candidates: Vec<Candidate>,
+}
+
+/// The HTTP client an API (a search provider, the CDX index) is asked with: the crawler's
+/// agent, every request bounded by `timeout`.
+fn api_client(crawl: &CrawlSettings, timeout: Duration) -> Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .user_agent(format!(
+            "{}/{}",
+            crawl.fetch.agent,
+            env!("CARGO_PKG_VERSION")
+        ))
+        .build()
+        .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))
 }
 
 /// The start of the UTC day of `now`: the budgets' day.
@@ -311,16 +346,7 @@ pub async fn search_work(
         .min(options.max_queries.map_or(u64::MAX, u64::from));
     let cache_since =
         now - chrono::Duration::from_std(settings.cache_ttl).unwrap_or(chrono::Duration::zero());
-    let client = reqwest::Client::builder()
-        .connect_timeout(provider.timeout)
-        .timeout(provider.timeout)
-        .user_agent(format!(
-            "{}/{}",
-            crawl.fetch.agent,
-            env!("CARGO_PKG_VERSION")
-        ))
-        .build()
-        .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))?;
+    let client = api_client(crawl, provider.timeout)?;
     let mut found: Vec<(String, Option<WorkId>)> = Vec::new();
     for phrase in &phrases {
         if let Some(hits) = store
@@ -369,7 +395,20 @@ pub async fn search_work(
         }
     }
     let found_by = format!("search:{name}");
-    let probe = probe_urls(store, settings, crawl, handler, &found, &found_by, options).await?;
+    let probe = probe_urls(
+        store,
+        settings,
+        crawl,
+        handler,
+        &found,
+        &found_by,
+        options.allow_private,
+    )
+    .await?;
+    store
+        .mark_work_searched(options.work, Utc::now())
+        .await
+        .map_err(store_err("recording the work's search"))?;
     report.urls = probe.urls;
     report.skipped = probe.skipped;
     report.probed = probe.probed;
@@ -380,7 +419,7 @@ pub async fn search_work(
 
 /// What probing found URLs did.
 #[derive(Debug, Default)]
-struct Probe {
+pub(crate) struct Probe {
     urls: usize,
     skipped: usize,
     probed: usize,
@@ -391,21 +430,21 @@ struct Probe {
 /// Stores `found` URLs, fetches the ones on domains that may be probed with one crawl of
 /// depth 0 run here (its pages matched as it goes) and makes the domains with a copy
 /// candidates found by `found_by`.
-async fn probe_urls(
+pub(crate) async fn probe_urls(
     store: &Store,
     settings: &DiscoverySettings,
     base: &CrawlSettings,
     handler: Handler,
     found: &[(String, Option<WorkId>)],
     found_by: &str,
-    options: &SearchOptions,
+    allow_private: bool,
 ) -> Result<Probe> {
     let mut crawl_settings = base.clone();
     // The found URLs alone: no link followed, no sitemap read (a sitemap fetch would take a
     // found URL's place in the page budget).
     crawl_settings.max_depth = 0;
     crawl_settings.follow_sitemaps = false;
-    if options.allow_private {
+    if allow_private {
         crawl_settings.fetch.safety.allow_private = true;
     }
     let watched: BTreeSet<String> = store
@@ -1019,12 +1058,6 @@ pub async fn scan_commoncrawl(
         .iter()
         .map(|h| (h.url.clone(), h.works.first().map(|&w| WorkId(w))))
         .collect();
-    let probe_options = SearchOptions {
-        work: WorkId(0),
-        provider: None,
-        max_queries: None,
-        allow_private: options.allow_private,
-    };
     let probe = probe_urls(
         store,
         settings,
@@ -1032,7 +1065,7 @@ pub async fn scan_commoncrawl(
         handler,
         &found,
         "commoncrawl",
-        &probe_options,
+        options.allow_private,
     )
     .await?;
     report.urls = probe.urls;

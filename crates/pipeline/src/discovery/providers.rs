@@ -268,34 +268,12 @@ pub async fn search(
 ) -> Result<Vec<Hit>, ProviderError> {
     let api = settings.kind.api();
     let query = exact_query(phrase);
-    let asked = async {
-        let mut response = api
-            .request(client, settings, &query)
-            .send()
-            .await
-            .map_err(|e| ProviderError::Transport(transport_message(&e.without_url())))?;
-        let status = response.status().as_u16();
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| ProviderError::Transport(transport_message(&e.without_url())))?
-        {
-            if body.len() as u64 + chunk.len() as u64 > settings.max_response_bytes {
-                return Err(ProviderError::Transport(format!(
-                    "the answer is longer than max_response_bytes ({})",
-                    settings.max_response_bytes
-                )));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok((status, body))
-    };
-    let (status, body) = tokio::time::timeout(settings.timeout, asked)
-        .await
-        .map_err(|_| {
-            ProviderError::Transport(format!("no answer within {:?}", settings.timeout))
-        })??;
+    let (status, body) = send_bounded(
+        api.request(client, settings, &query),
+        settings.max_response_bytes,
+        settings.timeout,
+    )
+    .await?;
     if matches!(status, 402 | 429) {
         return Err(ProviderError::Quota {
             status,
@@ -308,6 +286,42 @@ pub async fn search(
         }
         other => other,
     }
+}
+
+/// Sends `request` and reads its answer's status and body, at most `max_bytes` within
+/// `timeout` (the whole exchange); never retries.
+///
+/// # Errors
+/// [`ProviderError::Transport`]: no answer, or one longer than `max_bytes`.
+pub(super) async fn send_bounded(
+    request: reqwest::RequestBuilder,
+    max_bytes: u64,
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>), ProviderError> {
+    let asked = async {
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| ProviderError::Transport(transport_message(&e.without_url())))?;
+        let status = response.status().as_u16();
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| ProviderError::Transport(transport_message(&e.without_url())))?
+        {
+            if body.len() as u64 + chunk.len() as u64 > max_bytes {
+                return Err(ProviderError::Transport(format!(
+                    "the answer is longer than max_response_bytes ({max_bytes})"
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((status, body))
+    };
+    tokio::time::timeout(timeout, asked)
+        .await
+        .map_err(|_| ProviderError::Transport(format!("no answer within {timeout:?}")))?
 }
 
 /// reqwest's error with its causes (the top level alone says only "error sending request");
@@ -345,7 +359,7 @@ fn says_quota(message: &str) -> bool {
 
 /// The message of an error answer: a JSON `error`, `message` or `error.detail`, else the
 /// first 200 characters of the body.
-fn error_message(body: &[u8]) -> String {
+pub(super) fn error_message(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
     if let Ok(json) = serde_json::from_slice::<Value>(body) {
         for pointer in ["/error/detail", "/error/message", "/error", "/message"] {
@@ -362,7 +376,7 @@ fn error_message(body: &[u8]) -> String {
 
 /// `base` with `pairs` appended to its query, form-encoded (an endpoint that does not parse
 /// is sent as it is, and the request fails saying so).
-fn with_query(base: &str, pairs: &[(&str, &str)]) -> String {
+pub(super) fn with_query(base: &str, pairs: &[(&str, &str)]) -> String {
     match url::Url::parse(base) {
         Ok(mut url) => {
             url.query_pairs_mut().extend_pairs(pairs);

@@ -194,3 +194,67 @@ pub async fn discovery_queries_cache_count_and_candidates_keep_their_status(db: 
     );
     assert!(!store.host_excluded("notlicensed.example").await.unwrap());
 }
+
+pub async fn searches_are_due_new_works_first_and_probes_are_recorded(db: &TestDb) {
+    let store = &db.store;
+    let now = Utc::now();
+    let today = now - TimeDelta::hours(1);
+    let mut works = Vec::new();
+    for (i, title) in ["甲", "乙", "丙", "丁"].into_iter().enumerate() {
+        works.push(super::cases::work(store, title, 40 + i as u8).await.0);
+    }
+    // Never searched: by id; then the longest unsearched. Searched today: not due.
+    store
+        .mark_work_searched(works[0], now - TimeDelta::days(1))
+        .await
+        .unwrap();
+    store
+        .mark_work_searched(works[2], now - TimeDelta::days(2))
+        .await
+        .unwrap();
+    store.mark_work_searched(works[3], now).await.unwrap();
+    assert_eq!(
+        store.works_due_search(today, 10).await.unwrap(),
+        [works[1], works[2], works[0]]
+    );
+    assert_eq!(
+        store.works_due_search(today, 2).await.unwrap(),
+        [works[1], works[2]]
+    );
+    assert_eq!(store.searches_pending(today).await.unwrap(), 0);
+    // Queued today and not run: pending, and not due again; once run, neither.
+    store.mark_work_queued(works[1], now).await.unwrap();
+    store.mark_work_queued(works[2], now).await.unwrap();
+    assert_eq!(store.searches_pending(today).await.unwrap(), 2);
+    assert_eq!(store.works_due_search(today, 10).await.unwrap(), [works[0]]);
+    store
+        .mark_work_searched(works[1], now + TimeDelta::seconds(1))
+        .await
+        .unwrap();
+    assert_eq!(store.searches_pending(today).await.unwrap(), 1);
+    assert_eq!(store.works_due_search(today, 10).await.unwrap(), [works[0]]);
+    // Queued yesterday and never run: due again today.
+    store
+        .mark_work_queued(works[0], now - TimeDelta::days(1))
+        .await
+        .unwrap();
+    assert_eq!(store.works_due_search(today, 10).await.unwrap(), [works[0]]);
+    assert_eq!(store.works_due_search(today, 0).await.unwrap(), []);
+
+    // A probe is recorded on the candidate; a domain that is none is not found.
+    let candidate = store
+        .add_candidate("Probe.example", "import")
+        .await
+        .unwrap();
+    assert_eq!(candidate.probed_at, None);
+    store.mark_probed("probe.example", now).await.unwrap();
+    let probed = store.candidate("probe.example").await.unwrap().probed_at;
+    assert!(
+        probed.is_some_and(|t| (t - now).num_milliseconds().abs() < 1000),
+        "{probed:?}"
+    );
+    assert!(matches!(
+        store.mark_probed("unknown.example", now).await,
+        Err(Error::NotFound { .. })
+    ));
+}

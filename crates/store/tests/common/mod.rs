@@ -104,6 +104,7 @@ macro_rules! conformance_suite {
             discovery_queries_cache_count_and_candidates_keep_their_status,
             alert_choices_pick_recipients_and_each_mail_is_sent_once,
             stored_webhooks_are_added_toggled_deleted_and_audited,
+            searches_are_due_new_works_first_and_probes_are_recorded,
         );
     };
 }

@@ -1,0 +1,217 @@
+//! Discovery's candidate sites: the list by status, a candidate's counts and found URLs, and
+//! approving (a watched site, optionally on a schedule) or ignoring it. The API approves and
+//! ignores through the same two functions, which call what `copyhound discover approve` and
+//! `discover ignore` call.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::response::{Html, Redirect, Response};
+use serde::Deserialize;
+use store::{AuditLog, Candidate, CandidateStatus, CrawlId, Discovery, Role, Site};
+
+use crate::auth::{CsrfForm, CurrentUser};
+use crate::error::{WebError, WebResult};
+use crate::form::{Form, FormPost, Refused, WHOLE_FORM, answer};
+use crate::render::{Ctx, page, urlencode};
+use crate::state::AdminState;
+
+/// Found URLs a candidate's page lists at most: a Common Crawl scan may find thousands on
+/// one domain, and the first few show what was found.
+const SHOWN_URLS: usize = 200;
+
+/// A candidate as a row links to it.
+struct Row {
+    candidate: Candidate,
+    /// `/candidates/DOMAIN`, the domain percent-encoded.
+    href: String,
+}
+
+fn href(domain: &str) -> String {
+    format!("/candidates/{}", urlencode(domain))
+}
+
+#[derive(Template)]
+#[template(path = "admin/candidates.html")]
+struct ListPage {
+    ctx: Ctx,
+    rows: Vec<Row>,
+    /// The status shown (`new`, `approved`, `ignored` or `all`).
+    status: &'static str,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ListQuery {
+    status: Option<String>,
+}
+
+/// A status filter as the list's links write it; `all` is none.
+fn status_filter(s: Option<&str>) -> WebResult<(&'static str, Option<CandidateStatus>)> {
+    match s.unwrap_or("new") {
+        "new" => Ok(("new", Some(CandidateStatus::New))),
+        "approved" => Ok(("approved", Some(CandidateStatus::Approved))),
+        "ignored" => Ok(("ignored", Some(CandidateStatus::Ignored))),
+        "all" => Ok(("all", None)),
+        other => Err(WebError::bad(format!(
+            "status: new, approved, ignored or all, not {other:?}"
+        ))),
+    }
+}
+
+pub(crate) async fn list(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Query(query): Query<ListQuery>,
+) -> WebResult<Html<String>> {
+    let (status, filter) = status_filter(query.status.as_deref())?;
+    let rows = state
+        .store()
+        .candidates(filter)
+        .await?
+        .into_iter()
+        .map(|candidate| Row {
+            href: href(&candidate.domain),
+            candidate,
+        })
+        .collect();
+    page(&ListPage {
+        ctx: Ctx::new(&user, "candidates"),
+        rows,
+        status,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "admin/candidate.html")]
+struct DetailPage {
+    ctx: Ctx,
+    candidate: Candidate,
+    /// `/candidates/DOMAIN`, where its forms post.
+    href: String,
+    /// The first [`SHOWN_URLS`] URLs found on it.
+    urls: Vec<String>,
+    /// How many more were found.
+    more_urls: u64,
+    /// The approve form as typed, when it was refused.
+    form: Form,
+}
+
+pub(crate) async fn detail(
+    State(state): State<AdminState>,
+    user: CurrentUser,
+    Path(domain): Path<String>,
+) -> WebResult<Html<String>> {
+    detail_page(&state, &user, &domain, Form::default()).await
+}
+
+async fn detail_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    domain: &str,
+    form: Form,
+) -> WebResult<Html<String>> {
+    let candidate = state.store().candidate(domain).await?;
+    let mut urls = state.store().found_urls(&candidate.domain).await?;
+    let more_urls = urls.len().saturating_sub(SHOWN_URLS) as u64;
+    urls.truncate(SHOWN_URLS);
+    page(&DetailPage {
+        ctx: Ctx::new(user, "candidates"),
+        href: href(&candidate.domain),
+        candidate,
+        urls,
+        more_urls,
+        form,
+    })
+}
+
+/// Approves a candidate as `copyhound discover approve` does (a watched site whose crawl of
+/// the found URLs is queued) and records who did; the page and the API both approve
+/// through this.
+pub(crate) async fn approve_candidate(
+    state: &AdminState,
+    actor: &str,
+    domain: &str,
+    schedule: Option<&str>,
+) -> WebResult<(Site, CrawlId)> {
+    let (site, crawl) =
+        pipeline::discovery::approve(state.store(), &state.settings().crawler, domain, schedule)
+            .await?;
+    state
+        .store()
+        .record_audit(
+            actor,
+            "candidate.approve",
+            Some("site"),
+            Some(site.id),
+            &serde_json::json!({
+                "domain": site.host, "schedule": site.schedule, "crawl": crawl.0,
+            }),
+        )
+        .await?;
+    Ok((site, crawl))
+}
+
+/// Ignores a domain as `copyhound discover ignore` does (never probed again) and records who
+/// did; the page and the API both ignore through this.
+pub(crate) async fn ignore_candidate(
+    state: &AdminState,
+    actor: &str,
+    domain: &str,
+) -> WebResult<Candidate> {
+    let candidate = pipeline::discovery::ignore(state.store(), domain).await?;
+    state
+        .store()
+        .record_audit(
+            actor,
+            "candidate.ignore",
+            None,
+            None,
+            &serde_json::json!({ "domain": candidate.domain }),
+        )
+        .await?;
+    Ok(candidate)
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ApproveForm {
+    schedule: Option<String>,
+}
+
+pub(crate) async fn approve(
+    State(state): State<AdminState>,
+    Path(domain): Path<String>,
+    FormPost(user, form, typed): FormPost<ApproveForm>,
+) -> WebResult<Response> {
+    user.require(Role::Reviewer)?;
+    let schedule = super::blank_none(form.schedule);
+    let result = approve_candidate(&state, user.actor(), &domain, schedule.as_deref())
+        .await
+        .map_err(|error| {
+            // A schedule that does not parse is the one field's; the rest (no URL found
+            // yet, the site watched already) is the form's.
+            let field = match &error {
+                WebError::BadRequest(m) if m.contains("cron") || m.contains("schedule") => {
+                    "schedule"
+                }
+                _ => WHOLE_FORM,
+            };
+            Refused::new(field, error)
+        });
+    answer(
+        result,
+        |(site, _)| format!("/sites/{}", site.id),
+        typed,
+        user.lang,
+        |form| detail_page(&state, &user, &domain, form),
+    )
+    .await
+}
+
+pub(crate) async fn ignore(
+    State(state): State<AdminState>,
+    Path(domain): Path<String>,
+    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    ignore_candidate(&state, user.actor(), &domain).await?;
+    Ok(Redirect::to("/candidates"))
+}
