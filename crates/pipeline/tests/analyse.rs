@@ -7,11 +7,12 @@ mod common;
 
 use std::sync::Arc;
 
-use import::{ImportOptions, ImportSettings, Importer};
 use matcher::MatcherSettings;
 use pipeline::{Analyser, LiveIndex, ReportFormat, TextCache, export_reports, find};
 use store::testing::TestDb;
 use store::{MatchReads, ReportFilter, WorkWrites};
+
+use common::import;
 
 /// 老残游记 1–2: registered before the index is loaded.
 const FIRST: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
@@ -24,21 +25,6 @@ fn pirate_page() -> String {
     let end = LATER.find("第三回").expect("chapter 3");
     let chapter = zhconv::zhconv(&LATER[start..end], zhconv::Variant::ZhHans);
     format!("【本站首发】最新章节请访问 www.example.com！\n{chapter}")
-}
-
-async fn import(store: &store::Store, name: &str, text: &str) -> store::WorkId {
-    let importer = Importer::new(ImportSettings::default()).unwrap();
-    importer
-        .import_bytes(
-            store,
-            name,
-            text.as_bytes().to_vec(),
-            &ImportOptions::default(),
-            &(),
-        )
-        .await
-        .unwrap()
-        .work
 }
 
 async fn found(live: &LiveIndex, store: &store::Store, text: &str) -> Vec<i64> {

@@ -16,14 +16,11 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::http::StatusCode;
 use crawler::{CrawlSettings, StoreCrawl};
-use import::{ImportOptions, ImportSettings, Importer};
 use pipeline::discovery::{self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
 use store::testing::TestDb;
-use store::{
-    CandidateStatus, CaseFilter, CaseReads, Discovery, LicensedDomains, SuspectSites, WorkId,
-};
+use store::{CandidateStatus, CaseFilter, CaseReads, Discovery, LicensedDomains, SuspectSites};
 
-use common::WORK;
+use common::{WORK, handler, import, site};
 
 /// 老残游记 1–2: another registered work.
 const OTHER: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
@@ -38,48 +35,6 @@ fn pirate_page() -> String {
          <div id=\"content\"><p>{}</p></div></body></html>",
         chapter.replace('\n', "</p><p>")
     )
-}
-
-async fn import(store: &store::Store, name: &str, text: &str) -> WorkId {
-    Importer::new(ImportSettings::default())
-        .unwrap()
-        .import_bytes(
-            store,
-            name,
-            text.as_bytes().to_vec(),
-            &ImportOptions::default(),
-            &(),
-        )
-        .await
-        .unwrap()
-        .work
-}
-
-/// A site serving `pages` (path → HTML; `""` is the home page) on 127.0.0.1, robots.txt
-/// absent.
-async fn site(pages: BTreeMap<String, String>) -> std::net::SocketAddr {
-    let pages = Arc::new(pages);
-    let app = Router::new().fallback(move |uri: axum::http::Uri| {
-        let pages = Arc::clone(&pages);
-        async move {
-            match pages.get(uri.path().trim_start_matches('/')) {
-                Some(body) => (
-                    StatusCode::OK,
-                    [("content-type", "text/html; charset=utf-8")],
-                    body.clone(),
-                ),
-                None => (
-                    StatusCode::NOT_FOUND,
-                    [("content-type", "text/plain")],
-                    String::new(),
-                ),
-            }
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
 }
 
 /// A search provider on 127.0.0.1 answering every query with `status` and `body`,
@@ -120,18 +75,6 @@ fn searxng_answer(urls: &[String]) -> String {
         "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
         "unresponsive_engines": []})
     .to_string()
-}
-
-fn handler(store: &store::Store) -> pipeline::Handler {
-    pipeline::Handler::new(
-        store.clone(),
-        Importer::new(ImportSettings::default()).unwrap(),
-        Arc::new(pipeline::Analyser::new(
-            store.clone(),
-            Default::default(),
-            matcher::MatcherSettings::default(),
-        )),
-    )
 }
 
 fn crawl_settings() -> CrawlSettings {
@@ -258,6 +201,28 @@ async fn search_finds_the_copy_and_approval_watches_the_site(db: &TestDb) {
     .unwrap();
     assert_eq!((again.sent, again.cached), (0, 3), "{again:?}");
     assert_eq!(asked.lock().unwrap().len(), 3);
+
+    // With budget left, a run sends the phrases never sent before the ones it sent already
+    // (whose cached answers are read): over the days, every chapter's phrases are asked.
+    let more = discovery::search_work(
+        store,
+        &DiscoverySettings {
+            queries_per_work_per_day: 5,
+            ..settings.clone()
+        },
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
+    assert_eq!((more.sent, more.cached), (2, 3), "{more:?}");
+    let sent: Vec<String> = asked.lock().unwrap().clone();
+    assert_eq!(sent.len(), 5);
+    let mut distinct = sent.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 5, "no phrase sent twice: {sent:?}");
 
     // A quota answer is counted and ends the provider's run: asked once, not in a loop.
     let quota = discovery::search_work(

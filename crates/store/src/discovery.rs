@@ -135,6 +135,14 @@ pub trait Discovery {
         since: DateTime<Utc>,
     ) -> impl Future<Output = Result<Option<Vec<String>>>> + Send;
 
+    /// When each query of `work` was last sent to `provider`, whatever the answer: the
+    /// rotation of a work's phrases, which sends the ones never sent first.
+    fn last_asked(
+        &self,
+        provider: &str,
+        work: WorkId,
+    ) -> impl Future<Output = Result<Vec<(String, DateTime<Utc>)>>> + Send;
+
     /// Queries sent since `since`, of `provider` and of `work` when given (the budgets).
     fn queries_sent(
         &self,
@@ -392,6 +400,24 @@ impl Discovery for Store {
                 .map_err(|e| Error::InvalidInput(format!("stored hits are not a JSON list: {e}")))
         })
         .transpose()
+    }
+
+    #[instrument(skip(self))]
+    async fn last_asked(
+        &self,
+        provider: &str,
+        work: WorkId,
+    ) -> Result<Vec<(String, DateTime<Utc>)>> {
+        Ok(read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT query, MAX(asked_at) FROM discovery_queries \
+                 WHERE work_id = $1 AND provider = $2 GROUP BY query",
+            )
+            .bind(work)
+            .bind(provider)
+            .fetch_all(pool)
+            .await?
+        }))
     }
 
     #[instrument(skip(self))]

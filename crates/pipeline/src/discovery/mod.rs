@@ -21,7 +21,7 @@ pub mod providers;
 mod schedule;
 pub mod wet;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -346,21 +346,31 @@ pub async fn search_work(
         .min(options.max_queries.map_or(u64::MAX, u64::from));
     let cache_since =
         now - chrono::Duration::from_std(settings.cache_ttl).unwrap_or(chrono::Duration::zero());
+    let last_asked: HashMap<String, DateTime<Utc>> = store
+        .last_asked(name, options.work)
+        .await
+        .map_err(store_err("reading when the work's phrases were sent"))?
+        .into_iter()
+        .collect();
+    let phrases = rotate(phrases, &last_asked);
     let client = api_client(crawl, provider.timeout)?;
     let mut found: Vec<(String, Option<WorkId>)> = Vec::new();
     for phrase in &phrases {
-        if let Some(hits) = store
-            .cached_hits(name, &phrase.text, cache_since)
-            .await
-            .map_err(store_err("reading the query cache"))?
+        let asked = last_asked.get(&phrase.text);
+        if asked.is_some_and(|&at| at >= cache_since)
+            && let Some(hits) = store
+                .cached_hits(name, &phrase.text, cache_since)
+                .await
+                .map_err(store_err("reading the query cache"))?
         {
             report.cached += 1;
             found.extend(hits.into_iter().map(|u| (u, Some(options.work))));
             continue;
         }
         if budget == 0 {
+            // The phrases sent most recently come last: their cached answers are still read.
             report.budget_spent = true;
-            break;
+            continue;
         }
         budget -= 1;
         report.sent += 1;
@@ -415,6 +425,17 @@ pub async fn search_work(
     report.crawl = probe.crawl;
     report.candidates = probe.candidates;
     Ok(report)
+}
+
+/// `phrases` (best first) in the order a run sends them: the ones never sent to the provider
+/// first, best first, then the ones sent longest ago. A work with more phrases than a day's
+/// budget thus covers all its chapters over the days instead of asking its first phrases again
+/// once their cached answers expire.
+fn rotate(phrases: Vec<Phrase>, last_asked: &HashMap<String, DateTime<Utc>>) -> Vec<Phrase> {
+    let mut phrases = phrases;
+    // Stable: ties (never sent) keep their rank.
+    phrases.sort_by_key(|p| last_asked.get(&p.text).copied());
+    phrases
 }
 
 /// What probing found URLs did.
@@ -1183,5 +1204,40 @@ impl std::fmt::Display for WetReport {
         } else {
             write!(f, "{}", CandidateTable(&self.candidates))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phrase(text: &str, rarity: f64) -> Phrase {
+        Phrase {
+            text: text.to_owned(),
+            offset: 0,
+            rarity,
+        }
+    }
+
+    #[test]
+    fn phrases_never_sent_go_first_then_the_longest_unsent() {
+        let now = Utc::now();
+        let phrases = vec![
+            phrase("a", 5.0),
+            phrase("b", 4.0),
+            phrase("c", 3.0),
+            phrase("d", 2.0),
+            phrase("e", 1.0),
+        ];
+        let asked = HashMap::from([
+            ("a".to_owned(), now),
+            ("b".to_owned(), now - chrono::Duration::days(3)),
+            ("d".to_owned(), now - chrono::Duration::days(1)),
+        ]);
+        let order: Vec<String> = rotate(phrases, &asked)
+            .into_iter()
+            .map(|p| p.text)
+            .collect();
+        assert_eq!(order, ["c", "e", "b", "d", "a"]);
     }
 }

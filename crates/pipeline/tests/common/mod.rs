@@ -4,11 +4,17 @@
 
 pub mod smtp;
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::http::StatusCode;
 use chrono::Utc;
 use import::{ImportOptions, ImportSettings, Importer};
 use pipeline::notices::{NoticeSettings, RightsHolder};
 use sha2::Digest;
-use store::{CaseId, CaseStatus, CaseWrites, EvidenceWrites, NewSnapshot, SnapshotId, Store};
+use store::{
+    CaseId, CaseStatus, CaseWrites, EvidenceWrites, NewSnapshot, SnapshotId, Store, WorkId,
+};
 
 /// 封神演义 1–3 (traditional): the protected work.
 pub const WORK: &str = include_str!("../../../import/tests/data/fengshenyanyi_hant_1-3.txt");
@@ -87,4 +93,60 @@ pub async fn stored_page(store: &Store, url: &str, text: &str) -> SnapshotId {
         .await
         .unwrap();
     id
+}
+
+/// Imports `text` as the work `name` (a file name: its extension says the format).
+pub async fn import(store: &Store, name: &str, text: &str) -> WorkId {
+    Importer::new(ImportSettings::default())
+        .unwrap()
+        .import_bytes(
+            store,
+            name,
+            text.as_bytes().to_vec(),
+            &ImportOptions::default(),
+            &(),
+        )
+        .await
+        .unwrap()
+        .work
+}
+
+/// A site serving `pages` (path → HTML; `""` is the home page) on 127.0.0.1, robots.txt
+/// absent; it stops with the runtime.
+pub async fn site(pages: BTreeMap<String, String>) -> std::net::SocketAddr {
+    let pages = Arc::new(pages);
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let pages = Arc::clone(&pages);
+        async move {
+            match pages.get(uri.path().trim_start_matches('/')) {
+                Some(body) => (
+                    StatusCode::OK,
+                    [("content-type", "text/html; charset=utf-8")],
+                    body.clone(),
+                ),
+                None => (
+                    StatusCode::NOT_FOUND,
+                    [("content-type", "text/plain")],
+                    String::new(),
+                ),
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// The job handler of `store` with default settings: imports, crawls and matches.
+pub fn handler(store: &Store) -> pipeline::Handler {
+    pipeline::Handler::new(
+        store.clone(),
+        Importer::new(ImportSettings::default()).unwrap(),
+        Arc::new(pipeline::Analyser::new(
+            store.clone(),
+            Default::default(),
+            matcher::MatcherSettings::default(),
+        )),
+    )
 }

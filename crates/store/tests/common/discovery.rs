@@ -241,6 +241,42 @@ pub async fn searches_are_due_new_works_first_and_probes_are_recorded(db: &TestD
     assert_eq!(store.works_due_search(today, 10).await.unwrap(), [works[0]]);
     assert_eq!(store.works_due_search(today, 0).await.unwrap(), []);
 
+    // When each phrase of a work was last sent to a provider, whatever the answer: another
+    // work's and another provider's queries aside.
+    let ask = |query: &'static str, work, provider: &'static str, outcome: &'static str| async move {
+        store
+            .record_query(&NewQuery {
+                provider,
+                query,
+                work: Some(work),
+                outcome,
+                message: None,
+                hits: &[],
+            })
+            .await
+    };
+    ask("甲甲", works[0], "searxng", "ok").await.unwrap();
+    ask("乙乙", works[0], "searxng", "ok").await.unwrap();
+    ask("甲甲", works[0], "searxng", "error").await.unwrap();
+    ask("丙丙", works[0], "brave", "ok").await.unwrap();
+    ask("丁丁", works[1], "searxng", "ok").await.unwrap();
+    let mut asked = store.last_asked("searxng", works[0]).await.unwrap();
+    asked.sort_by_key(|(_, at)| *at);
+    let order: Vec<&str> = asked.iter().map(|(q, _)| q.as_str()).collect();
+    assert_eq!(order, ["乙乙", "甲甲"], "the newest asking of each");
+    assert!(
+        asked
+            .iter()
+            .all(|(_, at)| (*at - now).num_seconds().abs() < 60)
+    );
+    assert!(
+        store
+            .last_asked("searxng", works[2])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
     // A probe is recorded on the candidate; a domain that is none is not found.
     let candidate = store
         .add_candidate("Probe.example", "import")
