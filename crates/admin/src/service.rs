@@ -60,17 +60,14 @@ pub async fn serve_with_workers(
         None => None,
         Some(beside) => {
             settings.ops.analyser = Some(pipeline::load_index_now(&beside.handler));
-            pipeline::rechecks::ensure_recheck_schedule(store, &beside.rechecks)
-                .await
-                .map_err(ServiceError::Schedule)?;
-            if let Some(notify) = beside.handler.notify() {
-                pipeline::alerts::ensure_digest_schedule(store, notify)
-                    .await
-                    .map_err(ServiceError::Schedule)?;
-            }
-            pipeline::discovery::ensure_discovery_schedule(store, &beside.discovery)
-                .await
-                .map_err(ServiceError::Schedule)?;
+            pipeline::workers::ensure_schedules(
+                store,
+                &beside.handler,
+                &beside.rechecks,
+                &beside.discovery,
+            )
+            .await
+            .map_err(ServiceError::Schedule)?;
             let queues = pipeline::all_queues();
             let workers = Workers::start(store, &beside.handler, &queues, &beside.options);
             for line in workers.serving_notes(&beside.database) {

@@ -17,7 +17,7 @@ use axum::response::{Html, IntoResponse, Response};
 use common::{Env, copyhound};
 use store::{
     CrawlFrontier, CrawlId, CrawlStatus, Crawls, EvidenceReads, JobFilter, JobQueue, JobStatus,
-    MatchWrites, Page, Store, StoreSettings, WorkReads,
+    MatchWrites, Page, Schedules, Store, StoreSettings, WorkReads,
 };
 
 /// Pages of the site: `/` links to `/1.html`..`/5.html`, each of which links to the next (the
@@ -319,6 +319,12 @@ async fn two_workers_share_a_queued_crawl() {
     assert_eq!(store.crawl(id).await.unwrap().pages_fetched, PAGES as u64);
     let counts = store.frontier_counts(id).await.unwrap();
     assert_eq!((counts.queued, counts.claimed), (0, 0), "{counts:?}");
+    // Workers alone (no `serve`) made sure of the re-check schedule.
+    let schedules = store.schedules().await.unwrap();
+    assert!(
+        schedules.iter().any(|s| s.name == "rechecks"),
+        "{schedules:?}"
+    );
 }
 
 /// `copyhound worker` serving one job at a time, given `grace` seconds at shutdown.

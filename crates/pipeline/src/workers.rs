@@ -125,6 +125,28 @@ impl Workers {
     }
 }
 
+/// Makes sure of the schedules the settings ask for: re-checks, the alert digest when mail is
+/// configured (`handler.notify()`), discovery (removed when it is off). Every process that
+/// runs workers does this at its start (`serve` and `worker` alike), so a deployment of
+/// workers alone keeps its schedules; each is an upsert, so processes starting together
+/// agree.
+///
+/// # Errors
+/// A store failure, a schedule the store refuses.
+pub async fn ensure_schedules(
+    store: &Store,
+    handler: &Handler,
+    rechecks: &crate::RecheckSettings,
+    discovery: &crate::discovery::DiscoverySettings,
+) -> crate::Result<()> {
+    crate::rechecks::ensure_recheck_schedule(store, rechecks).await?;
+    if let Some(notify) = handler.notify() {
+        crate::alerts::ensure_digest_schedule(store, notify).await?;
+    }
+    crate::discovery::ensure_discovery_schedule(store, discovery).await?;
+    Ok(())
+}
+
 /// Starts loading the handler's matcher index now, in the background, rather than at the
 /// first match job: `/readyz` reports ready once it is in, and the first page does not wait.
 /// Returns the analyser, for `/readyz` and `/metrics`.

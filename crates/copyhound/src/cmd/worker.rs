@@ -43,6 +43,9 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     } else {
         args.queues.clone()
     };
+    pipeline::workers::ensure_schedules(&store, &handler, &settings.rechecks, &settings.discovery)
+        .await
+        .context("while creating the re-check, digest and discovery schedules")?;
     let workers = Workers::start(&store, &handler, &queues, &args.options());
     for line in workers.serving_notes(&super::masked(database)) {
         eprintln!("{line}");
