@@ -8,8 +8,8 @@ mod common;
 use axum::http::{StatusCode, header};
 use store::testing::TestDb;
 use store::{
-    AlertDelivery, Alerts, AuditLog, CaseReads, CaseStatus, CaseWrites, JobFilter, JobQueue,
-    NoticeId, Page, SettingOverrides, SuspectSites, Users, WorkId, WorkReads,
+    AlertDelivery, Alerts, ApiTokens, AuditLog, CaseReads, CaseStatus, CaseWrites, JobFilter,
+    JobQueue, NoticeId, Page, SettingOverrides, SuspectSites, Users, WorkId, WorkReads,
 };
 
 use common::ui::{Answer, Ui};
@@ -356,6 +356,39 @@ async fn alert_choices_are_saved_on_the_account_page(db: &TestDb) {
         )
         .await;
     assert_eq!(denied.status, StatusCode::FORBIDDEN);
+
+    // A row's form refused on /users itself, beside that user's row, what was typed kept:
+    // an address that is none, a token without a name. Nothing changed.
+    let bad = ui
+        .post(
+            &format!("/users/{rita_id}"),
+            Some(&alice),
+            &format!("csrf={admin_csrf}&role=viewer&email=not-an-address"),
+        )
+        .await;
+    refused_beside(&bad, "email");
+    assert!(
+        bad.body.contains("value=\"not-an-address\""),
+        "{}",
+        bad.body
+    );
+    assert!(bad.body.contains("is not an email address"), "{}", bad.body);
+    let rita_now = store.user(rita_id).await.unwrap();
+    assert_eq!(rita_now.email.as_deref(), Some("rita.lee@press.example"));
+    assert_ne!(
+        rita_now.role,
+        store::Role::Viewer,
+        "the role waits for a valid form"
+    );
+    let nameless = ui
+        .post(
+            &format!("/users/{rita_id}/tokens"),
+            Some(&alice),
+            &format!("csrf={admin_csrf}&name=%20"),
+        )
+        .await;
+    refused_beside(&nameless, "name");
+    assert!(store.api_tokens(None).await.unwrap().is_empty());
     drop(ui.dir);
 }
 

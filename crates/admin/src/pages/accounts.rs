@@ -259,9 +259,27 @@ struct UsersPage {
     roles: [Role; 3],
     /// The add-user form as typed, when it was refused.
     form: Form,
+    /// A user's row whose form (role and address, or a new token) was refused, and that
+    /// form as typed.
+    row: Option<(UserId, Form)>,
 }
 
 impl UsersPage {
+    /// The refused form of `user`'s row, if that row's form was refused.
+    fn row_form(&self, user: &UserId) -> Option<&Form> {
+        self.row
+            .as_ref()
+            .filter(|(id, _)| id == user)
+            .map(|(_, f)| f)
+    }
+
+    /// The alert address `user`'s row shows: as typed when its form was refused.
+    fn email_of<'a>(&'a self, user: &'a UserRecord) -> &'a str {
+        let stored = user.email.as_deref().unwrap_or_default();
+        self.row_form(&user.id)
+            .map_or(stored, |f| f.value_or("email", stored))
+    }
+
     /// The role the add-user form shows selected.
     fn role_selected(&self, role: &Role) -> bool {
         self.form.value_or("role", "viewer") == role.as_str()
@@ -273,7 +291,7 @@ pub(crate) async fn users(
     user: CurrentUser,
 ) -> WebResult<Html<String>> {
     user.require(Role::Admin)?;
-    users_page(&state, &user, None, Form::default()).await
+    users_page(&state, &user, None, Form::default(), None).await
 }
 
 async fn users_page(
@@ -281,6 +299,7 @@ async fn users_page(
     user: &CurrentUser,
     issued: Option<String>,
     form: Form,
+    row: Option<(UserId, Form)>,
 ) -> WebResult<Html<String>> {
     page(&UsersPage {
         ctx: Ctx::new(user, "users"),
@@ -289,6 +308,7 @@ async fn users_page(
         issued,
         roles: Role::ALL,
         form,
+        row,
     })
 }
 
@@ -311,7 +331,7 @@ pub(crate) async fn add_user(
         |()| "/users".to_owned(),
         typed,
         user.lang,
-        |form| users_page(&state, &user, None, form),
+        |form| users_page(&state, &user, None, form, None),
     )
     .await
 }
@@ -360,23 +380,47 @@ pub(crate) struct UserForm {
 pub(crate) async fn update_user(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, form): CsrfForm<UserForm>,
-) -> WebResult<Redirect> {
+    FormPost(user, form, typed): FormPost<UserForm>,
+) -> WebResult<Response> {
     user.require(Role::Admin)?;
     let id = UserId(id);
+    let result = change_user(&state, &user, id, form).await;
+    answer(
+        result,
+        |()| "/users".to_owned(),
+        typed,
+        user.lang,
+        |form| users_page(&state, &user, None, Form::default(), Some((id, form))),
+    )
+    .await
+}
+
+/// What a user's row form asks: a new password, alert address, role or status.
+async fn change_user(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: UserId,
+    form: UserForm,
+) -> Result<(), Refused> {
+    let role = form
+        .role
+        .as_deref()
+        .map(str::parse::<Role>)
+        .transpose()
+        .map_err(|e| WebError::bad(e.to_string()))
+        .on("role")?;
     if let Some(password) = super::blank_none(form.password) {
-        pipeline::accounts::set_password(state.store(), id, &password, user.actor()).await?;
+        pipeline::accounts::set_password(state.store(), id, &password, user.actor())
+            .await
+            .on("password")?;
     }
     if let Some(email) = &form.email {
-        pipeline::alerts::set_alerts(state.store(), id, Some(email), &[], user.actor()).await?;
+        pipeline::alerts::set_alerts(state.store(), id, Some(email), &[], user.actor())
+            .await
+            .on("email")?;
     }
     let changes = UserChanges {
-        role: form
-            .role
-            .as_deref()
-            .map(str::parse::<Role>)
-            .transpose()
-            .map_err(|e| WebError::bad(e.to_string()))?,
+        role,
         disabled: form.disabled.as_deref().map(|d| d == "true"),
         ..UserChanges::default()
     };
@@ -386,7 +430,7 @@ pub(crate) async fn update_user(
             .update_user(id, &changes, user.actor())
             .await?;
     }
-    Ok(Redirect::to("/users"))
+    Ok(())
 }
 
 #[derive(Deserialize)]
@@ -398,12 +442,43 @@ pub(crate) struct TokenForm {
 pub(crate) async fn issue_token(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, form): CsrfForm<TokenForm>,
-) -> WebResult<Html<String>> {
+    FormPost(user, form, typed): FormPost<TokenForm>,
+) -> WebResult<Response> {
     user.require(Role::Admin)?;
+    let id = UserId(id);
+    match new_token(&state, &user, id, form).await {
+        // Shown on this response only: the store keeps a hash.
+        Ok(token) => Ok(
+            users_page(&state, &user, Some(token), Form::default(), None)
+                .await?
+                .into_response(),
+        ),
+        Err(refused) => refused_page(
+            users_page(
+                &state,
+                &user,
+                None,
+                Form::default(),
+                Some((id, typed.refused(refused, user.lang)?)),
+            )
+            .await,
+        ),
+    }
+}
+
+/// Issues the token a row's form asks for; returns it.
+async fn new_token(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: UserId,
+    form: TokenForm,
+) -> Result<String, Refused> {
     let name = form.name.trim();
     if name.is_empty() || name.chars().count() > 100 {
-        return Err(WebError::bad("a token needs a name of 1 to 100 characters"));
+        return Err(Refused::new(
+            "name",
+            WebError::bad("a token needs a name of 1 to 100 characters"),
+        ));
     }
     let expires_at = match super::blank_none(form.expires_days) {
         Some(days) => {
@@ -411,21 +486,16 @@ pub(crate) async fn issue_token(
                 .parse()
                 .ok()
                 .filter(|d| (1..=3650).contains(d))
-                .ok_or_else(|| WebError::bad("expiry: a number of days from 1 to 3650"))?;
+                .ok_or_else(|| WebError::bad("a number of days from 1 to 3650"))
+                .on("expires_days")?;
             Some(chrono::Utc::now() + chrono::TimeDelta::days(days))
         }
         None => None,
     };
-    let issued = pipeline::accounts::issue_api_token(
-        state.store(),
-        UserId(id),
-        name,
-        expires_at,
-        user.actor(),
-    )
-    .await?;
-    // Shown on this response only: the store keeps a hash.
-    users_page(&state, &user, Some(issued.token), Form::default()).await
+    let issued =
+        pipeline::accounts::issue_api_token(state.store(), id, name, expires_at, user.actor())
+            .await?;
+    Ok(issued.token)
 }
 
 pub(crate) async fn revoke_token(
