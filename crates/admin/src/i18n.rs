@@ -550,6 +550,12 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("error.forbidden", "Not allowed", "无权访问"),
     ("error.not_found", "Page not found", "页面不存在"),
     ("error.title", "Something went wrong", "出错了"),
+    ("event.case.opened", "Case opened", "新案件"),
+    ("event.case.removed", "Copies removed", "副本已删除"),
+    ("event.case.reopened", "Case reopened", "案件重新打开"),
+    ("event.copy.back_up", "Copy back up", "副本重新上线"),
+    ("event.crawl.failed", "Crawl failed", "抓取失败"),
+    ("event.notice.sent", "Notice sent", "通知已发送"),
     (
         "form.file_or_text",
         "Choose a file or paste the text",

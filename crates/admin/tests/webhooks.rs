@@ -165,7 +165,11 @@ async fn admins_manage_webhooks_over_http(db: &TestDb) {
     assert_eq!(hook.secret.expose(), SECRET);
     let (_, page) = admin.get("/webhooks").await;
     assert!(page.contains(&good), "{page}");
-    assert!(page.contains("case.opened, notice.sent"), "{page}");
+    assert!(page.contains("Case opened, Notice sent"), "{page}");
+    assert!(
+        page.contains("Notice sent <span class=\"mono\">notice.sent</span>"),
+        "{page}"
+    );
     assert!(!page.contains(SECRET), "the secret is never shown: {page}");
     let (status, _) = add(good.clone(), SECRET, csrf.clone()).await;
     assert_eq!(

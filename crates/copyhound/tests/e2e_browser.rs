@@ -595,6 +595,8 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
         "/analytics",
         "/jobs",
         "/users",
+        "/candidates",
+        "/webhooks",
         "/audit",
         "/settings",
         "/account",

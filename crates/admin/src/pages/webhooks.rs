@@ -56,7 +56,11 @@ impl WebhooksPage {
         if hook.events.is_empty() {
             self.ctx.t("webhooks.every_event").to_owned()
         } else {
-            hook.events.join(", ")
+            hook.events
+                .iter()
+                .map(|e| self.ctx.named("event", e))
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     }
 }
