@@ -332,6 +332,36 @@ fn simhash(args: &[String]) {
         (heap_now() - baseline) as f64 / n as f64,
         mib(heap_peak() - baseline)
     );
+    // Manku's compression of the same tables, for comparison: per entry of a sorted table the
+    // position of the first bit that differs from the previous entry (6 bits) and the bits
+    // after it, a full fingerprint at the start of each block of 64; against the fixed-width
+    // suffixes the tables keep after their directory.
+    let (mut manku, mut suffixes) = (0u64, 0u64);
+    let layout = index.layout();
+    for t in 0..layout.tables() {
+        let mut permuted: Vec<u64> = entries
+            .iter()
+            .map(|&(fp, _)| layout.permute(t, fp))
+            .collect();
+        permuted.sort_unstable();
+        for (i, w) in permuted.iter().enumerate() {
+            manku += if i % 64 == 0 {
+                64
+            } else {
+                let first_diff = (w ^ permuted[i - 1]).leading_zeros().min(63);
+                6 + u64::from(63 - first_diff)
+            };
+        }
+        let log2 = usize::BITS - n.leading_zeros();
+        let dir_bits = layout.prefix_bits(t).min(log2 + 1).min(24);
+        suffixes += u64::from(64 - dir_bits) * n as u64 + 32 * ((1u64 << dir_bits) + 1);
+    }
+    let per_entry = |bits: u64| bits as f64 / (n * layout.tables()) as f64;
+    println!(
+        "fingerprint bits an entry per table: {:.1} with Manku's delta coding, {:.1} as suffixes after the directory (directory included), 64 unpacked",
+        per_entry(manku),
+        per_entry(suffixes)
+    );
     let mut times = Vec::with_capacity(queries);
     let mut found = 0usize;
     for &q in &qs {

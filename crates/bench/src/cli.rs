@@ -14,6 +14,8 @@
 //!   served on 127.0.0.1, crawled with no delay, matched and recorded in a fresh store.
 //! - `bench load`: the matcher's start-up load from a SQLite store filled with synthetic
 //!   chapters ([`crate::load`]).
+//! - `bench index`: the in-memory index at scale, up to millions of synthetic chapters: bytes
+//!   a chapter, the loader's build time, page latency and recall ([`crate::index`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,6 +25,7 @@ use clap::{Args, Subcommand};
 use pipeline::MatchWorkers;
 
 use crate::Sections;
+use crate::index::IndexOptions;
 use crate::load::LoadOptions;
 use crate::pirate::PageOptions;
 use crate::quality::{QualityOptions, QualityRun};
@@ -60,6 +63,9 @@ pub enum BenchCommand {
     Pipeline(PipelineArgs),
     /// The matcher's start-up load from a SQLite store filled with synthetic chapters.
     Load(LoadArgs),
+    /// The in-memory index at scale (synthetic chapters, no database): bytes a chapter, the
+    /// store loader's decode and build time, page latency on one thread, recall.
+    Index(IndexArgs),
     /// Parsing and main-text extraction of HTML pages (the crawler's per-page work after
     /// decoding), bounded by `[crawler.extract.limits]`.
     Extract(ExtractArgs),
@@ -158,6 +164,7 @@ pub fn run(
         BenchCommand::Fingerprint(args) => fingerprint(args, sections, out),
         BenchCommand::Match(args) => block_on(match_pages(args, database, store, sections, out)),
         BenchCommand::Load(args) => block_on(load(args, sections, out)),
+        BenchCommand::Index(args) => block_on(index(args, sections, out)),
         BenchCommand::Quality(args) => block_on(quality(args, sections, out)),
         BenchCommand::Pipeline(args) => block_on(whole_pipeline(args, sections, out)),
         BenchCommand::Extract(args) => extract(args, sections, out),
@@ -497,5 +504,84 @@ async fn load(args: LoadArgs, sections: &Sections<'_>, out: Out<'_>) -> Result<(
             figures.rss_mib
         );
     }
+    Ok(())
+}
+
+/// Options of `bench index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Chapters in the index: the corpus's registered chapters, then synthetic variants of
+    /// them up to this many.
+    #[arg(long, default_value_t = 100_000, value_parser = bounds::parse_count)]
+    chapters: usize,
+    /// Novels the synthetic chapters are variants of (as `bench quality --corpus`). Default:
+    /// the sample compiled in.
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Novels are cut into chapters of about this many bytes.
+    #[arg(long, default_value_t = 8192, value_parser = bounds::parse_count)]
+    chapter_bytes: usize,
+    /// Pirate pages per case.
+    #[arg(long, default_value_t = 20, value_parser = bounds::parse_count)]
+    pages: usize,
+    /// Seed of the page generator.
+    #[arg(long, default_value_t = 11)]
+    seed: u64,
+    /// Runs of each page for the latency (the fastest is kept).
+    #[arg(long, default_value_t = 3, value_parser = bounds::parse_count)]
+    repeat: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs the benchmark and prints its figures.
+async fn index(args: IndexArgs, sections: &Sections<'_>, out: Out<'_>) -> Result<()> {
+    let options = IndexOptions {
+        chapters: args.chapters,
+        corpus: args.corpus,
+        chapter_bytes: args.chapter_bytes,
+        pages_per_case: args.pages,
+        seed: args.seed,
+        repeat: args.repeat,
+        threads: pipeline::check::cores(),
+    };
+    let progress = if args.json { quiet } else { to_stderr };
+    let f = crate::index::run(&options, sections, &progress).await?;
+    if args.json {
+        outln!(out, "{}", serde_json::to_string(&f)?);
+        return Ok(());
+    }
+    let p = &f.parts;
+    outln!(
+        out,
+        "index: {} chapters, {:.0} bytes a chapter (chapters {:.0} | simhash {:.0} | lsh {:.0} | \
+         sentences {:.0} | text {:.0} | pinyin {:.0}; {:.0} text and pinyin postings a chapter)",
+        f.chapters,
+        f.bytes_per_chapter,
+        p.chapters,
+        p.simhash,
+        p.lsh,
+        p.sentences,
+        p.text,
+        p.pinyin,
+        f.postings_per_chapter
+    );
+    outln!(
+        out,
+        "load (the store loader's decode and build, no database): {:.2} s",
+        f.load_s_store
+    );
+    outln!(
+        out,
+        "pages: {} checked on one thread, p50 {:.2} ms, p99 {:.2} ms (fastest of {} runs each); \
+         recall {:.3}, precision {:.3}",
+        f.pages,
+        f.page_p50_ms,
+        f.page_p99_ms,
+        args.repeat,
+        f.recall,
+        f.precision
+    );
     Ok(())
 }

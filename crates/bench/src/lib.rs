@@ -15,7 +15,8 @@
 //! - [`whole_pipeline`]: `bench pipeline`, the pages served on 127.0.0.1, crawled, matched
 //!   and recorded.
 //! - [`throughput`]: `bench fingerprint` and `bench extract`; [`matching`]: `bench match`.
-//! - [`synthetic`] chapters for scale, and [`load`]: `bench load`, the index's start-up load.
+//! - [`synthetic`] chapters for scale, and [`load`]: `bench load`, the index's start-up load;
+//!   [`index`]: `bench index`, the in-memory index's bytes, load, latency and recall at scale.
 //! - [`demo`]: the pages of `copyhound demo`'s sites.
 //! - [`cli`]: the flags of `copyhound bench …` and what each subcommand prints.
 //!
@@ -48,6 +49,7 @@
 pub mod cli;
 pub mod demo;
 pub mod html;
+pub mod index;
 pub mod load;
 pub mod matching;
 pub mod pirate;

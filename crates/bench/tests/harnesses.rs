@@ -176,3 +176,64 @@ async fn load_bench_fills_its_store_once_and_loads_every_chapter() {
         "{second:?}"
     );
 }
+
+fn index_options(chapters: usize) -> bench::index::IndexOptions {
+    bench::index::IndexOptions {
+        chapters,
+        corpus: None,
+        chapter_bytes: 8192,
+        pages_per_case: 2,
+        seed: 1,
+        repeat: 1,
+        threads: 2,
+    }
+}
+
+#[tokio::test]
+async fn index_bench_loads_every_chapter_and_finds_the_copies() {
+    let defaults = Defaults::new();
+    let said = Mutex::new(Vec::new());
+    let progress = |line: &str| said.lock().unwrap().push(line.to_owned());
+    let f = bench::index::run(&index_options(3000), &defaults.sections(), &progress)
+        .await
+        .unwrap();
+    assert_eq!(f.chapters, 3000, "{f:?}");
+    let p = f.parts;
+    let sum = p.chapters + p.simhash + p.lsh + p.sentences + p.text + p.pinyin;
+    assert!((sum - f.bytes_per_chapter).abs() < 1e-6, "{f:?}");
+    // Every part holds something; postings dominate.
+    assert!(
+        [p.chapters, p.simhash, p.lsh, p.sentences, p.text, p.pinyin]
+            .iter()
+            .all(|&b| b > 0.0),
+        "{f:?}"
+    );
+    assert!(p.text + p.pinyin > f.bytes_per_chapter / 3.0, "{f:?}");
+    assert!(f.postings_per_chapter > 10.0, "{f:?}");
+    assert!(f.load_s_store > 0.0 && f.page_p99_ms >= f.page_p50_ms && f.page_p50_ms > 0.0);
+    assert!(f.pages > 20, "{f:?}");
+    // The real chapters are in the index under their own ids: the copies are found among
+    // thousands of synthetic ones.
+    assert!(f.recall >= 0.9 && f.precision >= 0.95, "{f:?}");
+    let json = serde_json::to_value(&f).unwrap();
+    for key in [
+        "chapters",
+        "bytes_per_chapter",
+        "load_s_store",
+        "page_p99_ms",
+        "recall",
+    ] {
+        assert!(json[key].is_number(), "{key} in {json}");
+    }
+    assert!(json.get("load_s_snapshot").is_none());
+    assert_eq!(said.into_inner().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn index_bench_refuses_fewer_chapters_than_the_corpus_registers() {
+    let defaults = Defaults::new();
+    let err = bench::index::run(&index_options(3), &defaults.sections(), &|_| {})
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is fewer than the"), "{err:#}");
+}

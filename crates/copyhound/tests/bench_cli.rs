@@ -167,3 +167,39 @@ fn bench_extract_measures_parse_and_extraction_of_real_pages() {
         "{stderr}"
     );
 }
+
+#[test]
+fn bench_index_json_has_the_issue_figures() {
+    let out = success(copyhound().args([
+        "bench",
+        "index",
+        "--chapters",
+        "2000",
+        "--pages",
+        "1",
+        "--repeat",
+        "1",
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["chapters"], 2000);
+    let bytes = v["bytes_per_chapter"].as_f64().unwrap();
+    assert!(bytes > 100.0 && bytes < 4096.0, "{v}");
+    assert!(v["load_s_store"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["page_p99_ms"].as_f64().unwrap() > 0.0, "{v}");
+    let recall = v["recall"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&recall), "{v}");
+    // Snapshots are not built yet: no figure for them rather than a made-up one.
+    assert!(v.get("load_s_snapshot").is_none(), "{v}");
+}
+
+#[test]
+fn bench_index_refuses_fewer_chapters_than_the_corpus() {
+    let out = copyhound()
+        .args(["bench", "index", "--chapters", "3"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--chapters 3 is fewer than the"), "{err}");
+}

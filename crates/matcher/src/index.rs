@@ -1,12 +1,26 @@
 //! The in-memory indexes over every registered chapter's fingerprints, and candidate lookup.
 //!
-//! | index | key | finds | bytes a chapter (defaults) |
+//! | index | key | finds | bytes a chapter at 10^6 (defaults) |
 //! |---|---|---|---|
-//! | SimHash permuted tables | 64-bit SimHash | whole-chapter near duplicates, Hamming ≤ k | 12 per table (4 tables) |
-//! | MinHash LSH buckets | band key (top 32 bits) | Jaccard-similar chapters, S-curve `1-(1-s^r)^b` | 6 per band (20 bands) |
-//! | sentence map | hash of one of the k longest sentences | verbatim copies, fast | 6 per sentence (≤ 5) |
-//! | text winnowing postings | winnowing hash (1 in `text_sample`) | partial copies, split and merged chapters, ads | 6 a posting |
-//! | pinyin winnowing postings | pinyin winnowing hash (1 in `pinyin_sample`) | homophone substitution | 6 a posting |
+//! | SimHash permuted tables | 64-bit SimHash | whole-chapter near duplicates, Hamming ≤ k | 35 (4 tables of 48 + 20 bits an entry; was 12 bytes an entry) |
+//! | MinHash LSH buckets | band key (top 32 bits) | Jaccard-similar chapters, S-curve `1-(1-s^r)^b` | 85 (20 bands, 4.2 a posting; was 6) |
+//! | sentence map | hash of one of the k longest sentences | verbatim copies, fast | 22 (≤ 5 sentences) |
+//! | text winnowing postings | winnowing hash (1 in `text_sample`) | partial copies, split and merged chapters, ads | 322 (81 postings, 4.0 each; was 6) |
+//! | pinyin winnowing postings | pinyin winnowing hash (1 in `pinyin_sample`) | homophone substitution | 325 (82 postings) |
+//! | chapters | chapter key | id, work, lengths; the id map | 63 |
+//!
+//! Every table is bit-packed (`crate::packed`): a posting keeps the bits of its key that the
+//! table's directory does not resolve and its chapter key in `⌈log2 chapters⌉` bits, a SimHash
+//! entry the bits after its table's directory (see the [`simhash`](crate::simhash) and
+//! `postings` module docs for the layouts and why not delta codes). Lookups are unchanged
+//! (exact, the same candidates); measured with `examples/scale.rs index` (counting allocator):
+//!
+//! | index of | chapters | simhash | lsh | sentences | text | pinyin | total |
+//! |---:|---:|---:|---:|---:|---:|---:|---:|
+//! | 10^5, before | 52 | 58 | 123 | 33 | 491 | 495 | 1,254 |
+//! | 10^5, packed | 52 | 43 | 85 | 23 | 329 | 332 | **866** |
+//! | 10^6, before | 63 | 49 | 122 | 31 | 494 | 498 | 1,262 |
+//! | 10^6, packed | 63 | 35 | 85 | 22 | 322 | 325 | **857** |
 //!
 //! Postings name the chapter only (a [`ChapterKey`], `u32`), not the position of the
 //! fingerprint in it: candidate lookup needs only to count shared fingerprints per chapter,
@@ -20,21 +34,21 @@
 //! would be 2 KiB of postings alone. The index keeps one in `text_sample` (and one in
 //! `pinyin_sample`) of them, chosen by hash so a page and a chapter keep the same ones. Measured
 //! over 100,000 corpus chapters and synthetic variants of them (the `bench` crate's
-//! `examples/scale.rs index --chapters 100000 --text-sample N --pinyin-sample N`; 1,262 bytes
+//! `examples/scale.rs index --chapters 100000 --text-sample N --pinyin-sample N`; 857 bytes
 //! at a million with the default), and the share of copied excerpts hidden in another
 //! chapter that are still found (`bench`'s `examples/quality.rs --excerpts`, 300 pages a row,
 //! report thresholds lowered so that only lookup and alignment count):
 //!
-//! | sample | bytes a chapter | 150 chars | 300 chars | 300 chars, 3–5% edited | 600 chars, edited |
+//! | sample | bytes a chapter (before packing) | 150 chars | 300 chars | 300 chars, 3–5% edited | 600 chars, edited |
 //! |---:|---:|---:|---:|---:|---:|
-//! | 1 | 2,229 | 0.993 | 1.000 | 1.000 | 1.000 |
-//! | **2** (default) | **1,254** | 0.977 | 1.000 | 0.993 | 1.000 |
-//! | 4 | 759 | 0.860 | 0.977 | 0.903 | 0.993 |
-//! | 8 | 517 | 0.463 | 0.823 | 0.590 | 0.920 |
+//! | 1 | 1,480 (2,229) | 0.993 | 1.000 | 1.000 | 1.000 |
+//! | **2** (default) | **866** (1,254) | 0.977 | 1.000 | 0.993 | 1.000 |
+//! | 4 | 545 (759) | 0.860 | 0.977 | 0.903 | 0.993 |
+//! | 8 | 379 (517) | 0.463 | 0.823 | 0.590 | 0.920 |
 //!
 //! With 2, every passage long enough to be reported (300 characters by default) is found, and
-//! a million chapters of this size take 1.2 GiB. Memory grows with chapter length (about
-//! 265 bytes plus 0.37 a normalised character): for chapters much longer than 4,000
+//! a million chapters of this size take 0.8 GiB. Memory grows with chapter length (about
+//! 200 bytes plus 0.25 a normalised character): for chapters much longer than 7,000
 //! characters, a sample of 3 or 4 keeps within 2 KiB.
 //!
 //! Build a large index with [`IndexBuilder`] (bulk, bounded memory), then keep it current with

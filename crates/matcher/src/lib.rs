@@ -91,6 +91,7 @@ pub mod settings;
 pub mod simhash;
 mod source;
 
+mod packed;
 mod postings;
 
 pub use ids::{ChapterId, ChapterKey, WorkId};
