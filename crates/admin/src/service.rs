@@ -71,6 +71,9 @@ pub async fn serve_with_workers(
             pipeline::discovery::ensure_discovery_schedule(store, &beside.discovery)
                 .await
                 .map_err(ServiceError::Schedule)?;
+            pipeline::bodies::ensure_segment_schedule(store)
+                .await
+                .map_err(ServiceError::Schedule)?;
             let queues = pipeline::all_queues();
             let workers = Workers::start(store, &beside.handler, &queues, &beside.options);
             for line in workers.serving_notes(&beside.database) {

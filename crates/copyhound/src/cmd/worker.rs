@@ -38,6 +38,9 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     let shutdown = shutdown_signal();
     let store = super::open_store(database).await?;
     let handler = settings.handler(&store)?;
+    pipeline::bodies::ensure_segment_schedule(&store)
+        .await
+        .context("while setting up the body-segments schedule")?;
     let queues = if args.queues.is_empty() {
         pipeline::all_queues()
     } else {
