@@ -177,7 +177,7 @@ fn run(
     // Commands that need no settings run even when the settings are broken.
     let command = match command {
         Command::Completions(_) | Command::Doctor(_) => {
-            cmd::set_store_settings(store_settings);
+            cmd::set_store_settings(store_settings.clone());
             command
         }
         command => command,

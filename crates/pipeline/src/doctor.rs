@@ -520,7 +520,7 @@ pub async fn body_storage(settings: &store::StorageSettings, store: Option<&Stor
     let totals = match store {
         Some(store) => match store.body_totals().await {
             Ok(t) => format!(
-                "; {} bodies ({}) in the database, {} ({}) in {} segments",
+                "; {} bodies ({}) in the database, {} bodies ({}) in {} segments",
                 t.db_bodies,
                 human_bytes(t.db_bytes),
                 t.store_bodies,

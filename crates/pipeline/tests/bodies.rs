@@ -72,7 +72,7 @@ async fn moves_bodies_and_retries_while_the_store_is_down(db: &TestDb) {
         })
         .unwrap();
     let mut shas = Vec::new();
-    for n in 0..3 {
+    for n in 1..=3 {
         let id = common::stored_page(
             &down,
             &format!("https://盗版.example/{n}.html"),
