@@ -251,6 +251,29 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         found,
     );
 
+    let stored = store.body_totals().await?;
+    let bodies = Family::<One, Gauge>::default();
+    let body_bytes = Family::<One, Gauge>::default();
+    for (place, n, b) in [
+        ("db", stored.db_bodies, stored.db_bytes),
+        ("store", stored.store_bodies, stored.store_bytes),
+    ] {
+        let label = [("where", place.to_owned())];
+        bodies.get_or_create(&label).set(gauge_value(n));
+        body_bytes.get_or_create(&label).set(gauge_value(b));
+    }
+    registry.register(
+        "copyhound_stored_bodies",
+        "Page bodies kept, each once, in the database or in segments on the object store",
+        bodies,
+    );
+    registry.register_with_unit(
+        "copyhound_stored_body",
+        "Uncompressed bytes of the page bodies kept, in the database or on the object store",
+        Unit::Bytes,
+        body_bytes,
+    );
+
     let by_status = Family::<One, Gauge>::default();
     for status in CaseStatus::ALL {
         let n = cases.by_status.get(status.as_str()).copied().unwrap_or(0);

@@ -213,6 +213,18 @@ async fn metrics_count_what_was_stored(db: TestDb) {
         value(&scrape, "copyhound_matches_total", "licensed=true"),
         0.0
     );
+    // Bodies by place: the pirate page's in the database, none on an object store.
+    let bodies = store.body_totals().await.unwrap();
+    assert!(bodies.db_bodies >= 1);
+    assert_eq!(
+        value(&scrape, "copyhound_stored_bodies", "where=db"),
+        bodies.db_bodies as f64
+    );
+    assert_eq!(value(&scrape, "copyhound_stored_bodies", "where=store"), 0.0);
+    assert_eq!(
+        value(&scrape, "copyhound_stored_body_bytes", "where=db"),
+        bodies.db_bytes as f64
+    );
     assert_eq!(value(&scrape, "copyhound_cases", "status=new"), 1.0);
     assert_eq!(value(&scrape, "copyhound_cases", "status=dismissed"), 0.0);
     assert_eq!(value(&scrape, "copyhound_pages_fetched_total", ""), 7.0);

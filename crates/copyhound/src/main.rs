@@ -130,6 +130,9 @@ enum Command {
     /// Check the database, its migrations, the outbound (crawling) settings and the
     /// time-stamping authority, and say what to fix.
     Doctor(cmd::doctor::DoctorArgs),
+    /// Where page bodies are kept: move them between the database and the object store.
+    #[command(subcommand)]
+    Storage(cmd::storage::StorageCommand),
     /// Copy a SQLite database to a new file, consistently, while copyhound runs.
     Backup(cmd::backup::BackupArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -140,13 +143,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let color = cmd::use_color(std::io::IsTerminal::is_terminal(&std::io::stderr()));
     settings::init_logs(cli.log_format == LogFormat::Json, color);
-    let result = settings::database_url(cli.database).and_then(|database| {
-        cmd::set_store_settings(store::StoreSettings {
-            sqlite_busy_timeout: std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout),
-            ..store::StoreSettings::default()
-        });
-        run(cli.command, cli.config.as_deref(), &database)
-    });
+    let busy = std::time::Duration::from_secs_f64(cli.sqlite_busy_timeout);
+    let result = settings::database_url(cli.database)
+        .and_then(|database| run(cli.command, cli.config.as_deref(), &database, busy));
     let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`... | head`): it has what it wanted.
@@ -165,8 +164,24 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> anyhow::Result<()> {
+fn run(
+    command: Command,
+    config: Option<&std::path::Path>,
+    database: &str,
+    sqlite_busy_timeout: std::time::Duration,
+) -> anyhow::Result<()> {
+    let store_settings = store::StoreSettings {
+        sqlite_busy_timeout,
+        ..store::StoreSettings::default()
+    };
     // Commands that need no settings run even when the settings are broken.
+    let command = match command {
+        Command::Completions(_) | Command::Doctor(_) => {
+            cmd::set_store_settings(store_settings.clone());
+            command
+        }
+        command => command,
+    };
     let command = match command {
         Command::Completions(a) => return cmd::completions::run(a, &mut Cli::command()),
         Command::Doctor(a) => return block_on(cmd::doctor::run(a, config, database)),
@@ -178,6 +193,11 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
         eprintln!("warning: unknown setting `{key}` ignored");
     }
     let settings = loaded.settings;
+    // Every command opens the database with the settings' body store.
+    cmd::set_store_settings(store::StoreSettings {
+        storage: settings.storage.clone(),
+        ..store_settings
+    });
     match command {
         Command::Demo(a) => block_on(cmd::demo::run(a, &settings)),
         Command::Bench(c) => cmd::bench::run(c, database, &settings),
@@ -207,6 +227,7 @@ fn run(command: Command, config: Option<&std::path::Path>, database: &str) -> an
         Command::Serve(a) => block_on(cmd::serve::run(a, database, &settings)),
         Command::Config => cmd::config::run(&settings, database),
         Command::Backup(a) => block_on(cmd::backup::run(a, database)),
+        Command::Storage(c) => on_store(database, async |s| cmd::storage::run(s, c).await),
         Command::Doctor(_) | Command::Completions(_) => unreachable!("handled above"),
     }
 }

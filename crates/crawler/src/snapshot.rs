@@ -286,6 +286,23 @@ pub fn decompress(stored: &[u8], max_len: usize) -> Result<Vec<u8>> {
     })
 }
 
+/// The bytes of a body the store gave back: zstd from the database inflated within
+/// `max_len`, or the bytes a segment held (the store checked their hash).
+///
+/// # Errors
+///
+/// [`Error::CorruptEvidence`] when zstd bytes do not inflate within `max_len`, or a
+/// segment's are longer.
+pub fn stored_bytes(stored: store::StoredBody, max_len: usize) -> Result<Vec<u8>> {
+    match stored.bytes {
+        store::BodyBytes::Zstd(zstd) => decompress(&zstd, max_len),
+        store::BodyBytes::Plain(bytes) if bytes.len() <= max_len => Ok(bytes),
+        store::BodyBytes::Plain(bytes) => Err(Error::CorruptEvidence {
+            reason: format!("a body of {} bytes (limit {max_len} bytes)", bytes.len()),
+        }),
+    }
+}
+
 /// Writes headers in wire format, `name: value\r\n` each, in the map's order; values are
 /// kept as bytes. This is the form stored in the database and written into WARC records.
 pub fn encode_headers(headers: &HeaderMap) -> Vec<u8> {

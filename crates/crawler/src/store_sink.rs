@@ -15,7 +15,7 @@ use crate::sink::{
     PageRecord, PreviousFetch, RenderedPage, SnapshotId, SnapshotSink, StoredSnapshot,
 };
 use crate::snapshot::{
-    RedirectHop, Sha256, Snapshot, Wire, compress, decode_headers, decompress, encode_headers,
+    RedirectHop, Sha256, Snapshot, Wire, compress, decode_headers, encode_headers, stored_bytes,
 };
 
 /// The job (if any) a stored page's text queues in the transaction that stores it: how the
@@ -161,7 +161,8 @@ async fn stored_body<S: EvidenceReads + Sync>(
         .await
         .map_err(backend("reading a snapshot body"))?
         .ok_or_else(|| corrupt(format!("no body {sha256} for snapshot {}", row.id)))?;
-    let body = decompress(&stored.zstd, stored.len as usize)?;
+    let len = stored.len as usize;
+    let body = stored_bytes(stored, len)?;
     if Sha256::of(&body) != sha256 {
         return Err(corrupt(format!(
             "body of snapshot {} does not hash to {sha256}",
@@ -314,7 +315,10 @@ where
             .await
             .map_err(backend("reading a snapshot body"))?;
         stored
-            .map(|b| decompress(&b.zstd, b.len as usize).map(Bytes::from))
+            .map(|b| {
+                let len = b.len as usize;
+                stored_bytes(b, len).map(Bytes::from)
+            })
             .transpose()
     }
 

@@ -21,12 +21,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::Utc;
 use reqwest::header::{self, HeaderMap};
-use sha2::Digest;
+use store::warc::warc_date;
 
 use crate::error::{Error, Result};
-use crate::snapshot::{BodyStatus, Sha256, Snapshot, Wire, encode_headers, request_version};
+use crate::snapshot::{BodyStatus, Snapshot, Wire, encode_headers, request_version};
 
 /// The field that marks a response record whose payload is a decoded body (see the module
 /// docs).
@@ -42,25 +42,7 @@ impl RecordId {
     /// A name-based UUID (RFC 9562 version 8) from SHA-256 of `parts`: exporting the same
     /// snapshot twice gives the same ids, so exports can be compared and deduplicated.
     fn derive(parts: &[&[u8]]) -> Self {
-        let mut h = sha2::Sha256::new();
-        for p in parts {
-            h.update((p.len() as u64).to_be_bytes());
-            h.update(p);
-        }
-        let d = h.finalize();
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&d[..16]);
-        b[6] = (b[6] & 0x0f) | 0x80;
-        b[8] = (b[8] & 0x3f) | 0x80;
-        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-        Self(format!(
-            "<urn:uuid:{}-{}-{}-{}-{}>",
-            &hex[..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..]
-        ))
+        Self(store::warc::record_id(parts))
     }
 
     /// The id as written, angle brackets included.
@@ -333,39 +315,12 @@ impl<W: Write> WarcWriter<W> {
         {
             fields.push(("WARC-Warcinfo-ID", info.0.clone()));
         }
-        if let Some(payload) = payload {
-            fields.push(("WARC-Payload-Digest", labelled_digest(payload)));
-        }
-        fields.push(("WARC-Block-Digest", labelled_digest(block)));
-        fields.push(("Content-Length", block.len().to_string()));
-
-        let mut rec = Vec::with_capacity(block.len() + 512);
-        rec.extend_from_slice(b"WARC/1.1\r\n");
-        for (k, v) in &fields {
-            rec.extend_from_slice(k.as_bytes());
-            rec.extend_from_slice(b": ");
-            rec.extend_from_slice(v.as_bytes());
-            rec.extend_from_slice(CRLF);
-        }
-        rec.extend_from_slice(CRLF);
-        rec.extend_from_slice(block);
-        rec.extend_from_slice(b"\r\n\r\n");
-
-        let written = if self.gzip {
-            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-            gz.write_all(&rec)
-                .map_err(io("compressing a warc record"))?;
-            let member = gz.finish().map_err(io("compressing a warc record"))?;
-            self.out
-                .write_all(&member)
-                .map_err(io("writing a warc record"))?;
-            member.len()
-        } else {
-            self.out
-                .write_all(&rec)
-                .map_err(io("writing a warc record"))?;
-            rec.len()
-        };
+        let rec = store::warc::encode_record(&fields, block, payload, self.gzip)
+            .map_err(io("compressing a warc record"))?;
+        self.out
+            .write_all(&rec)
+            .map_err(io("writing a warc record"))?;
+        let written = rec.len();
         self.bytes_written += written as u64;
         Ok(())
     }
@@ -373,10 +328,6 @@ impl<W: Write> WarcWriter<W> {
 
 fn io(doing: &'static str) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io { doing, source }
-}
-
-fn warc_date(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
 fn http_response_head(version: &str, status: u16, headers: &HeaderMap) -> Vec<u8> {
@@ -405,31 +356,8 @@ fn http_request_head(snap: &Snapshot) -> Vec<u8> {
     out
 }
 
-/// `sha256:` and the base32 digest of `bytes`.
-pub fn labelled_digest(bytes: &[u8]) -> String {
-    format!("sha256:{}", base32(Sha256::of(bytes).as_bytes()))
-}
-
-const B32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-
-/// RFC 4648 base32 with padding.
-fn base32(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(5) * 8);
-    for chunk in data.chunks(5) {
-        let mut buf = [0u8; 5];
-        buf[..chunk.len()].copy_from_slice(chunk);
-        let n = u64::from_be_bytes([0, 0, 0, buf[0], buf[1], buf[2], buf[3], buf[4]]);
-        let chars = (chunk.len() * 8).div_ceil(5);
-        for i in 0..8 {
-            if i < chars {
-                out.push(B32[((n >> (35 - 5 * i)) & 31) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+/// `sha256:` and the base32 digest of `bytes` (the store's, which body segments use too).
+pub use store::warc::labelled_digest;
 
 /// One record read back from a WARC file.
 #[derive(Clone, Debug)]
@@ -609,22 +537,6 @@ impl Iterator for WarcReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base32_matches_rfc4648_vectors() {
-        for (input, want) in [
-            ("", ""),
-            ("f", "MY======"),
-            ("fo", "MZXQ===="),
-            ("foo", "MZXW6==="),
-            ("foob", "MZXW6YQ="),
-            ("fooba", "MZXW6YTB"),
-            ("foobar", "MZXW6YTBOI======"),
-        ] {
-            assert_eq!(base32(input.as_bytes()), want, "{input}");
-        }
-        assert_eq!(labelled_digest(b"").len(), "sha256:".len() + 56);
-    }
 
     #[test]
     fn record_ids_are_stable_uuid_v8() {

@@ -511,3 +511,73 @@ async fn try_rendering(settings: &crawler::RenderSettings) -> Finding {
         Err(e) => Finding::fail("rendering", e.to_string(), INSTALL),
     }
 }
+
+/// Where page bodies are kept (`[storage]`): with an object store, a probe object written,
+/// read back and deleted; with `store` (the database, when it opened), how many bodies and
+/// bytes are in the database and how many in segments.
+pub async fn body_storage(settings: &store::StorageSettings, store: Option<&Store>) -> Finding {
+    const CHECK: &str = "storage";
+    let totals = match store {
+        Some(store) => match store.body_totals().await {
+            Ok(t) => format!(
+                "; {} bodies ({}) in the database, {} bodies ({}) in {} segments",
+                t.db_bodies,
+                human_bytes(t.db_bytes),
+                t.store_bodies,
+                human_bytes(t.store_bytes),
+                t.segments
+            ),
+            Err(e) => format!("; bodies not counted: {e}"),
+        },
+        None => String::new(),
+    };
+    let bodies = match store::BodyStore::open(settings) {
+        Ok(Some(bodies)) => bodies,
+        Ok(None) => return Finding::ok(CHECK, format!("bodies in the database{totals}")),
+        Err(e) => {
+            return Finding::fail(
+                CHECK,
+                e.to_string(),
+                "correct [storage] (bodies = \"db\", \"file:///path\" or \"s3://bucket/prefix\")",
+            );
+        }
+    };
+    let started = Instant::now();
+    match tokio::time::timeout(Duration::from_secs(30), bodies.probe()).await {
+        Ok(Ok(())) => Finding::ok(
+            CHECK,
+            format!(
+                "{} answered a probe object in {} ms{totals}",
+                bodies.describe(),
+                started.elapsed().as_millis()
+            ),
+        ),
+        Ok(Err(e)) => Finding::fail(
+            CHECK,
+            e.to_string(),
+            "check storage.endpoint, region and the keys, that the bucket exists and that \
+             these keys may put, get and delete in it",
+        ),
+        Err(_) => Finding::fail(
+            CHECK,
+            format!("{} did not answer within 30 s", bodies.describe()),
+            "check storage.endpoint and that the store is up",
+        ),
+    }
+}
+
+/// `12.3 MiB`.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}

@@ -190,6 +190,22 @@ impl Handler {
             Job::Event { event, at, data } => self.fan_out(event, at, &data).await,
             Job::SendAlert { user, event } => self.send_alert(user, event).await,
             Job::SendDigests => self.send_digests().await,
+            // Nothing is lost when it fails: the bodies stay in the database, readable,
+            // and the queue runs it again.
+            Job::WriteSegments => match self.store.write_due_segments().await {
+                Ok(report) => {
+                    if report.segments > 0 {
+                        tracing::info!(
+                            bodies = report.bodies,
+                            bytes = report.bytes,
+                            segments = report.segments,
+                            "bodies moved to segments"
+                        );
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(JobError::retry(chain(&e))),
+            },
             Job::DeliverWebhook {
                 url,
                 id,

@@ -123,6 +123,9 @@ pub enum Job {
         /// What it is about.
         data: serde_json::Value,
     },
+    /// Move the bodies waiting in the database into WARC segments on the object store while
+    /// a segment is due (the `body-segments` schedule's job; [`crate::bodies`]).
+    WriteSegments,
     /// Queue a [`Job::DiscoverWork`] for each work due a search within the day's budget (the
     /// `discovery` schedule's job; [`crate::discovery::enqueue_due_searches`]).
     DiscoveryDue,
@@ -195,6 +198,7 @@ mod tests {
             Job::DeliverWebhook { .. } => "DeliverWebhook",
             Job::SendAlert { .. } => "SendAlert",
             Job::SendDigests => "SendDigests",
+            Job::WriteSegments => "WriteSegments",
             Job::DiscoveryDue => "DiscoveryDue",
             Job::DiscoverWork { .. } => "DiscoverWork",
             Job::ScanWet { .. } => "ScanWet",
@@ -278,6 +282,7 @@ mod tests {
                 r#"{"SendAlert":{"user":4,"event":19}}"#,
             ),
             (Job::SendDigests, r#""SendDigests""#),
+            (Job::WriteSegments, r#""WriteSegments""#),
             (Job::DiscoveryDue, r#""DiscoveryDue""#),
             (
                 Job::DiscoverWork {

@@ -43,6 +43,7 @@
 pub mod accounts;
 pub mod alerts;
 mod analyse;
+pub mod bodies;
 pub mod capture;
 pub mod cases;
 pub mod check;

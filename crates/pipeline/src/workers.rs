@@ -126,7 +126,8 @@ impl Workers {
 }
 
 /// Makes sure of the schedules the settings ask for: re-checks, the alert digest when mail is
-/// configured (`handler.notify()`), discovery (removed when it is off). Every process that
+/// configured (`handler.notify()`), discovery (removed when it is off), the body segments'
+/// (when bodies go to an object store). Every process that
 /// runs workers does this at its start (`serve` and `worker` alike), so a deployment of
 /// workers alone keeps its schedules; each is an upsert, so processes starting together
 /// agree.
@@ -144,6 +145,7 @@ pub async fn ensure_schedules(
         crate::alerts::ensure_digest_schedule(store, notify).await?;
     }
     crate::discovery::ensure_discovery_schedule(store, discovery).await?;
+    crate::bodies::ensure_segment_schedule(store).await?;
     Ok(())
 }
 

@@ -40,7 +40,12 @@ use serde_json::{Map, Value};
 pub const DEFAULT_TOML: &str = include_str!("../../../config/default.toml");
 
 /// The settings whose values are secrets ([`bounds::Secret`]): masked in every message.
-pub const SECRET_KEYS: &[&str] = &["server.metrics_token", "notify.smtp.password"];
+pub const SECRET_KEYS: &[&str] = &[
+    "server.metrics_token",
+    "notify.smtp.password",
+    "storage.access_key_id",
+    "storage.secret_access_key",
+];
 
 /// Prefix of the environment variables read as settings.
 const ENV_PREFIX: &str = "COPYHOUND_";
@@ -64,6 +69,8 @@ pub struct Settings {
     pub rechecks: pipeline::RecheckSettings,
     /// Evidence beyond the snapshot (`[evidence]`): trusted timestamps.
     pub evidence: pipeline::EvidenceSettings,
+    /// Where page bodies are kept (`[storage]`): the database or an object store.
+    pub storage: store::StorageSettings,
     /// Discovery of unknown sites (`[discovery]`): query phrases, search providers and their
     /// budgets.
     pub discovery: pipeline::discovery::DiscoverySettings,
@@ -206,6 +213,9 @@ impl Settings {
         self.evidence
             .validate()
             .map_err(|e| e.in_section("evidence"))?;
+        self.storage
+            .validate()
+            .map_err(|e| e.in_section("storage"))?;
         self.discovery
             .validate()
             .map_err(|e| e.in_section("discovery"))?;
@@ -460,6 +470,9 @@ pub async fn diagnose(
     // The notice settings as drafting sees them: the file's with what was saved on the
     // settings page (the file's alone when the database cannot say).
     let mut notices = settings.as_ref().map(|s| s.notices.clone());
+    if let Some(settings) = &settings {
+        findings.push(doctor::body_storage(&settings.storage, store.as_ref()).await);
+    }
     if let Some(store) = store {
         if let Some(file) = &mut notices
             && let Ok(effective) = pipeline::overrides::effective(&store, file).await

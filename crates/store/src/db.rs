@@ -54,6 +54,9 @@ pub struct StoreSettings {
     /// The same trade as SQLite's `synchronous = NORMAL` in WAL mode; it brought
     /// `copyhound bench pipeline` on Postgres from about 100 to 130 pages/s.
     pub postgres_async_commit: bool,
+    /// Where page bodies are kept (`[storage]`): the database, or an object store that
+    /// bodies are moved to in WARC segments and read back from ([`crate::BodyStore`]).
+    pub storage: crate::StorageSettings,
 }
 
 impl Default for StoreSettings {
@@ -65,6 +68,7 @@ impl Default for StoreSettings {
             sqlite_busy_retries: 5,
             abandoned_import_after: Duration::from_secs(600),
             postgres_async_commit: true,
+            storage: crate::StorageSettings::default(),
         }
     }
 }
@@ -80,6 +84,8 @@ pub struct Store {
     busy_retries: u32,
     pub(crate) abandoned_import_after: Duration,
     pub(crate) memo: std::sync::Arc<Memo>,
+    /// The object store of bodies, when `[storage] bodies` names one.
+    pub(crate) bodies: Option<std::sync::Arc<crate::BodyStore>>,
     /// Called between an import's batches: a test stops an import where it chooses.
     #[cfg(feature = "testing")]
     pub(crate) import_batch_hook: Option<crate::testing::ImportBatchHook>,
@@ -302,7 +308,9 @@ impl Store {
             }
         };
         info!(backend = %url.kind(), "database opened");
+        let bodies = crate::BodyStore::open(&settings.storage)?.map(std::sync::Arc::new);
         Ok(Store {
+            bodies,
             backend,
             url,
             busy_retries: settings.sqlite_busy_retries,
@@ -335,6 +343,16 @@ impl Store {
                 other => return other,
             }
         }
+    }
+
+    /// This store with bodies kept as `storage` says (what [`StoreSettings::storage`] does at
+    /// [`Store::connect`]), for a store opened before.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for settings out of range.
+    pub fn with_storage(mut self, storage: &crate::StorageSettings) -> Result<Store> {
+        self.bodies = crate::BodyStore::open(storage)?.map(std::sync::Arc::new);
+        Ok(self)
     }
 
     /// Applies the embedded migrations that have not been applied yet.

@@ -52,6 +52,13 @@ pub enum Error {
     // print it twice in `{:#}` chains.
     #[error("database error: {0}")]
     Backend(sqlx::Error),
+    /// The object store of bodies (`[storage] bodies`) could not be reached or refused a
+    /// request; the same call may succeed later.
+    #[error("object store: {0}")]
+    ObjectStore(String),
+    /// A body read back from a segment is not what its row says (a damaged record).
+    #[error("corrupt body: {0}")]
+    CorruptBody(String),
 }
 
 /// The store's result type.

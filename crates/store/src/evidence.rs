@@ -87,10 +87,11 @@ pub struct SnapshotRecord {
     pub wire_len: Option<u64>,
 }
 
-/// A stored body: zstd bytes and the uncompressed length.
+/// A stored body: zstd bytes from the database, or the bytes themselves read from a segment
+/// of the object store (checked against their SHA-256), and the uncompressed length.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredBody {
-    pub zstd: Vec<u8>,
+    pub bytes: crate::BodyBytes,
     pub len: u64,
 }
 
@@ -595,16 +596,29 @@ impl EvidenceReads for Store {
     }
 
     async fn body(&self, sha256: &[u8; 32]) -> Result<Option<StoredBody>> {
-        let row: Option<(Vec<u8>, i64)> = read_pool!(self, |pool| {
-            sqlx::query_as("SELECT body_zstd, body_len FROM snapshot_bodies WHERE sha256 = $1")
-                .bind(sha256.as_slice())
-                .fetch_optional(pool)
-                .await?
+        type BodyRow = (Vec<u8>, i64, Option<String>, Option<i64>, Option<i64>);
+        let row: Option<BodyRow> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT b.body_zstd, b.body_len, s.key, b.segment_offset, b.segment_length \
+                 FROM snapshot_bodies b LEFT JOIN body_segments s ON s.id = b.segment_id \
+                 WHERE b.sha256 = $1",
+            )
+            .bind(sha256.as_slice())
+            .fetch_optional(pool)
+            .await?
         });
-        Ok(row.map(|(zstd, len)| StoredBody {
-            zstd,
-            len: len as u64,
-        }))
+        let Some((zstd, len, key, offset, length)) = row else {
+            return Ok(None);
+        };
+        let len = len.max(0) as u64;
+        let bytes = match (key, offset, length) {
+            (Some(key), Some(offset), Some(length)) => crate::BodyBytes::Plain(
+                self.segment_body(sha256, len, (key, offset, length))
+                    .await?,
+            ),
+            _ => crate::BodyBytes::Zstd(zstd),
+        };
+        Ok(Some(StoredBody { bytes, len }))
     }
 
     async fn snapshots(&self, page: Page<SnapshotId>) -> Result<Vec<SnapshotRecord>> {

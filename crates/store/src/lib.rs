@@ -46,6 +46,7 @@
 mod accounts;
 mod alerts;
 mod audit;
+mod bodies;
 mod cases;
 mod changes;
 mod crawl;
@@ -70,6 +71,7 @@ mod stats;
 pub mod testing;
 mod timestamps;
 mod url;
+pub mod warc;
 mod webhooks;
 mod works;
 
@@ -79,6 +81,10 @@ pub use accounts::{
 };
 pub use alerts::{AlertDelivery, AlertEvent, AlertStart, Alerts};
 pub use audit::{AuditLog, AuditRecord};
+pub use bodies::{
+    BodiesLocation, BodyBytes, BodyStore, BodyTotals, MoveReport, SegmentWriter, StorageSettings,
+    UploadedSegment,
+};
 pub use cases::{
     CaseCursor, CaseFilter, CaseMatch, CaseReads, CaseRecord, CaseStatus, CaseWrites, Recorded,
 };

@@ -612,3 +612,93 @@ pub fn sample_page_text(
         declared_encoding: None,
     }
 }
+
+/// A real S3-compatible server on 127.0.0.1 for tests of bodies on an object store:
+/// [s3rver](https://www.npmjs.com/package/s3rver) (npm; `.ci/run` installs it), which keeps
+/// objects as files in a temp folder and speaks the S3 REST API with signature checks,
+/// ranged reads and multipart uploads. Its bucket is [`S3Server::BUCKET`], its keys
+/// s3rver's fixed `S3RVER`/`S3RVER`; the server is killed when this is dropped.
+pub struct S3Server {
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    child: tokio::process::Child,
+    _data: tempfile::TempDir,
+}
+
+impl S3Server {
+    /// The bucket the server is started with.
+    pub const BUCKET: &'static str = "copyhound-test";
+
+    /// Starts a server. `None`, with a loud SKIPPED line, when `s3rver` is not installed,
+    /// unless `CI=true`, which makes that a failure.
+    pub async fn start() -> Option<S3Server> {
+        use tokio::io::AsyncBufReadExt;
+        let data = tempfile::tempdir().unwrap();
+        let spawned = tokio::process::Command::new("s3rver")
+            .arg("-d")
+            .arg(data.path())
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                "0",
+                "--configure-bucket",
+                Self::BUCKET,
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "s3rver is required under CI=true (.ci/run installs it: npm install -g s3rver)"
+                );
+                eprintln!(
+                    "SKIPPED: no s3rver (npm install -g s3rver): no test of bodies on S3 ran"
+                );
+                return None;
+            }
+            Err(e) => panic!("starting s3rver: {e}"),
+        };
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let listening = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(at) = line.trim().strip_prefix("S3rver listening on ") {
+                    return at.to_owned();
+                }
+            }
+            panic!("s3rver ended before it listened");
+        })
+        .await
+        .expect("s3rver did not listen within 60 s");
+        // s3rver logs each request on standard output: keep reading it so it never blocks.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Some(S3Server {
+            endpoint: format!("http://{listening}"),
+            child,
+            _data: data,
+        })
+    }
+
+    /// `[storage]` settings for this server's bucket under `prefix`, spooling in `spool`.
+    pub fn storage(&self, prefix: &str, spool: &std::path::Path) -> crate::StorageSettings {
+        crate::StorageSettings {
+            bodies: format!("s3://{}/{prefix}", Self::BUCKET),
+            endpoint: self.endpoint.clone(),
+            allow_http: true,
+            access_key_id: Some(bounds::Secret::new("S3RVER")),
+            secret_access_key: Some(bounds::Secret::new("S3RVER")),
+            spool_dir: spool.to_owned(),
+            ..crate::StorageSettings::default()
+        }
+    }
+
+    /// Stops the server now (a store that is down).
+    pub async fn stop(&mut self) {
+        let _ = self.child.kill().await;
+    }
+}

@@ -641,7 +641,7 @@ pub(crate) async fn snapshot_raw(
         .await?
         .ok_or_else(|| WebError::NotFound(format!("snapshot {id} has no stored body")))?;
     let bytes =
-        tokio::task::spawn_blocking(move || crawler::snapshot::decompress(&stored.zstd, MAX_BODY))
+        tokio::task::spawn_blocking(move || crawler::snapshot::stored_bytes(stored, MAX_BODY))
             .await
             .map_err(WebError::internal)?
             .map_err(WebError::internal)?;

@@ -20,6 +20,7 @@ pub mod serve;
 pub mod sites;
 pub mod snapshots;
 pub mod stats;
+pub mod storage;
 pub mod users;
 pub mod worker;
 pub mod works;

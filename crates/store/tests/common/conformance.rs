@@ -2297,7 +2297,10 @@ pub async fn evidence_bodies_are_stored_once(db: &TestDb) {
     assert!(!new_b && !new_c);
     assert!(a < b && b < c);
     let body = s.body(&[1; 32]).await.unwrap().unwrap();
-    assert_eq!((body.zstd.as_slice(), body.len), (&b"zstd-a"[..], 12));
+    assert_eq!(
+        (body.bytes, body.len),
+        (store::BodyBytes::Zstd(b"zstd-a".to_vec()), 12)
+    );
     assert_eq!(s.body(&[9; 32]).await.unwrap(), None);
 
     let rows = s.snapshots(Page::all()).await.unwrap();
@@ -2354,7 +2357,10 @@ pub async fn wire_bodies_are_kept_beside_decoded_ones_and_stored_once(db: &TestD
         ([1; 32], Some([2; 32]), Some(5))
     );
     let wire = s.body(&[2; 32]).await.unwrap().unwrap();
-    assert_eq!((wire.zstd.as_slice(), wire.len), (&b"wire"[..], 5));
+    assert_eq!(
+        (wire.bytes, wire.len),
+        (store::BodyBytes::Zstd(b"wire".to_vec()), 5)
+    );
     // The same bytes served again, not given: found, not stored twice.
     let again = store::NewSnapshot {
         wire: Some(store::NewWireBody {
@@ -2388,7 +2394,10 @@ pub async fn wire_bodies_are_kept_beside_decoded_ones_and_stored_once(db: &TestD
     let (c, _) = s.insert_snapshot(&identity, None).await.unwrap();
     assert_eq!(count().await, 2);
     assert_eq!(s.snapshot(c).await.unwrap().wire_sha256, Some([1; 32]));
-    assert_eq!(s.body(&[1; 32]).await.unwrap().unwrap().zstd, b"decoded");
+    assert_eq!(
+        s.body(&[1; 32]).await.unwrap().unwrap().bytes,
+        store::BodyBytes::Zstd(b"decoded".to_vec())
+    );
     // A row written without wire bytes says so.
     let (d, _) = s
         .insert_snapshot(&new_snapshot("http://例子.example/old", 1, None), None)

@@ -1,0 +1,34 @@
+//! Page bodies moved to the object store in the background: the `body-segments` schedule
+//! queues [`Job::WriteSegments`] every minute, whose handler writes segments while one is
+//! due ([`store::Store::write_due_segments`]). A store that is down fails the job, which the
+//! queue retries; the bodies wait in the database meanwhile, readable.
+
+use store::{NewJob, Schedules, Store};
+
+use crate::error::{Result, store_err};
+use crate::job::Job;
+
+/// The name of the schedule that queues [`Job::WriteSegments`].
+pub const SCHEDULE: &str = "body-segments";
+
+/// How often the schedule looks whether a segment is due (cron, UTC).
+pub const CRON: &str = "* * * * *";
+
+/// Creates (or updates) the schedule that writes segments, when `store` has an object store
+/// for bodies (`[storage] bodies`); nothing otherwise.
+///
+/// # Errors
+/// A database failure.
+pub async fn ensure_segment_schedule(store: &Store) -> Result<()> {
+    if store.body_store().is_none() {
+        return Ok(());
+    }
+    let job = NewJob::new(&Job::WriteSegments)
+        .map_err(store_err("encoding the segment job"))?
+        .dedupe_key(SCHEDULE);
+    store
+        .set_schedule(SCHEDULE, CRON, &job)
+        .await
+        .map_err(store_err("writing the body-segments schedule"))?;
+    Ok(())
+}
