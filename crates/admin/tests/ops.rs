@@ -220,7 +220,10 @@ async fn metrics_count_what_was_stored(db: TestDb) {
         value(&scrape, "copyhound_stored_bodies", "where=db"),
         bodies.db_bodies as f64
     );
-    assert_eq!(value(&scrape, "copyhound_stored_bodies", "where=store"), 0.0);
+    assert_eq!(
+        value(&scrape, "copyhound_stored_bodies", "where=store"),
+        0.0
+    );
     assert_eq!(
         value(&scrape, "copyhound_stored_body_bytes", "where=db"),
         bodies.db_bytes as f64
