@@ -1,6 +1,6 @@
 //! WARC 1.1 (ISO 28500:2017) record framing, shared by the crawler's export
 //! (`crawler::warc::WarcWriter` writes every record through [`encode_record`]) and the body
-//! segments of an object store ([`crate::bodies`]), which read one record back by a ranged
+//! segments of an object store ([`crate::BodyStore`]), which read one record back by a ranged
 //! read of its gzip member ([`decode_member`]).
 
 use std::io::{Read, Write};
