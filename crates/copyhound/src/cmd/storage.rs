@@ -12,7 +12,7 @@ use super::outln;
 /// Subcommands of `storage`.
 #[derive(Debug, Subcommand)]
 pub enum StorageCommand {
-    /// Move stored bodies to the object store ([storage] bodies) or back into the database.
+    /// Move stored bodies to the object store (`[storage] bodies`) or back into the database.
     /// Resumable: run it again after an error or Ctrl-C and it goes on.
     Migrate(MigrateArgs),
     /// Count bodies and bytes in the database and in segments on the object store.
