@@ -713,20 +713,35 @@ impl Store {
             if left == Some(0) {
                 break;
             }
-            let mut writer = self.segment_writer()?;
-            writer.after = std::mem::take(&mut after);
-            writer.fill(left).await?;
-            after.clone_from(&writer.after);
-            let finished = writer.done;
-            match writer.upload().await? {
-                Some(uploaded) => report.add(uploaded.commit().await?),
-                None => break,
-            }
-            if finished {
+            if !self
+                .write_one_segment(left, &mut after, &mut report)
+                .await?
+            {
                 break;
             }
         }
         Ok(report)
+    }
+
+    /// Writes, uploads and commits one segment of at most `limit` bodies, reading after
+    /// `after` (where the last one stopped; updated); adds what moved to `report`. Whether
+    /// bodies may be left for another segment.
+    async fn write_one_segment(
+        &self,
+        limit: Option<u64>,
+        after: &mut Vec<u8>,
+        report: &mut MoveReport,
+    ) -> Result<bool> {
+        let mut writer = self.segment_writer()?;
+        writer.after = std::mem::take(after);
+        writer.fill(limit).await?;
+        after.clone_from(&writer.after);
+        let finished = writer.done;
+        match writer.upload().await? {
+            Some(uploaded) => report.add(uploaded.commit().await?),
+            None => return Ok(false),
+        }
+        Ok(!finished)
     }
 
     /// Writes segments while one is due ([`Store::segment_due`]): every full segment the
@@ -740,16 +755,10 @@ impl Store {
         let mut report = MoveReport::default();
         let mut after = Vec::new();
         while self.segment_due().await? {
-            let mut writer = self.segment_writer()?;
-            writer.after = std::mem::take(&mut after);
-            writer.fill(None).await?;
-            after.clone_from(&writer.after);
-            let finished = writer.done;
-            match writer.upload().await? {
-                Some(uploaded) => report.add(uploaded.commit().await?),
-                None => break,
-            }
-            if finished {
+            if !self
+                .write_one_segment(None, &mut after, &mut report)
+                .await?
+            {
                 break;
             }
         }
