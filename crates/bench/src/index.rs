@@ -31,7 +31,7 @@ use anyhow::{Context, Result, bail};
 use fingerprint::{ChapterFingerprint, Fingerprinter};
 use matcher::{ChapterId, MemorySource, WorkId};
 use serde::Serialize;
-use store::{IndexEntry, IndexLoads, Page, Posting};
+use store::{IndexEntry, IndexLoads, Page};
 
 use crate::pirate_pages;
 use crate::quality::{evaluate, fingerprint_all};
@@ -279,21 +279,15 @@ impl SyntheticChapters {
             made = synthetic_variant(&self.bases[base], variant as u64, &self.common);
             &made
         };
-        let postings = |w: &[fingerprint::Winnow]| {
-            w.iter()
-                .map(|w| Posting {
-                    hash: w.hash,
-                    pos: w.pos,
-                })
-                .collect()
-        };
+        // Stored as the importer stores a chapter's fingerprint.
+        let stored = import::to_stored(fp);
         IndexEntry {
             chapter_id: store::ChapterId(variant as i64 * SYNTHETIC_STRIDE + id.0),
             work_id: store::WorkId(work.0),
-            normalizer_version: fp.summary.normalizer_version,
-            summary: fp.summary.to_bytes(),
-            text_winnow: postings(&fp.winnow),
-            pinyin_winnow: postings(&fp.pinyin_winnow),
+            normalizer_version: stored.normalizer_version,
+            summary: stored.summary,
+            text_winnow: stored.text_winnow,
+            pinyin_winnow: stored.pinyin_winnow,
         }
     }
 

@@ -229,38 +229,7 @@ async fn segments_are_warc_files_with_a_record_per_body() {
         assert!(r.contains("WARC-Target-URI: http://盗版.example/"), "{r}");
         assert!(!r.contains("transfer-encoding"), "{r}");
     }
-    warcio_check(&files[0]);
-}
-
-/// `warcio check` on a segment: the archivists' reader verifies every record's digests.
-/// Skipped loudly without warcio, except under CI, where its absence fails (`.ci/run`
-/// installs it).
-fn warcio_check(path: &std::path::Path) {
-    let have = std::process::Command::new("python3")
-        .args(["-c", "import warcio"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "warcio is missing under CI: `pip install warcio` (see .ci/run)"
-        );
-        eprintln!("SKIPPED: warcio check of a body segment (pip install warcio to run it)");
-        return;
-    }
-    let check = std::process::Command::new("python3")
-        .args(["-m", "warcio.cli", "check", "-v"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&check.stdout);
-    assert!(
-        check.status.success(),
-        "warcio check failed:\n{out}\n{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    assert!(out.contains("digest pass"), "{out}");
-    assert!(!out.contains("digest failed"), "{out}");
+    testkit::warcio::warcio_check(&files[0], "a body segment");
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -33,6 +33,7 @@ pub mod hold;
 pub mod hostile;
 #[cfg(feature = "tsa")]
 pub mod tsa;
+pub mod warcio;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
