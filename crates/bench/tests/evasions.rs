@@ -84,15 +84,24 @@ fn negatives_report_nothing() {
     }
 }
 
-/// The first look of a WET scan (`Matcher::may_match`) turns away no page the matcher finds a
-/// copy in, whatever its disguise, and does turn away the pages of novels nobody registered.
+/// The first look of a WET scan (`Matcher::may_match`, and `FirstLook`, which answers the
+/// same) turns away no page the matcher finds a copy in, whatever its disguise, and does turn
+/// away the pages of novels nobody registered.
 #[test]
 fn the_first_look_keeps_every_page_the_matcher_matches() {
     let f = fixture();
+    let mut look = matcher::FirstLook::new(&f.matcher);
     let (mut kept, mut turned_away) = (0, 0);
     for p in &f.pages {
         let found = f.matcher.check(&p.text, &f.source).unwrap();
         let may = f.matcher.may_match(&p.text).unwrap();
+        // The scan's faster first look answers the same.
+        assert_eq!(
+            look.may_match(&f.matcher, &p.text).unwrap(),
+            may,
+            "{:?}",
+            p.case
+        );
         assert!(
             may || found.is_empty(),
             "{:?} {}: matched {:?} but turned away",

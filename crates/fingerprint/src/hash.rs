@@ -112,6 +112,34 @@ impl Rolling {
     }
 }
 
+/// Calls `f` with the hash of every window of `k` consecutive `symbols`, in order: what
+/// [`Rolling`] returns when they are pushed one by one, computed over a slice with the
+/// state in registers (the leaving symbol is read back from the slice, not kept in a ring).
+/// Nothing when fewer than `k` symbols are given.
+///
+/// # Panics
+/// If `k == 0`.
+#[inline]
+pub fn for_each_window(symbols: &[u64], k: usize, seed: u64, mut f: impl FnMut(u64)) {
+    assert!(k >= 1, "k-gram length must be at least 1");
+    if symbols.len() < k {
+        return;
+    }
+    let p_k = (0..k).fold(1u64, |acc, _| acc.wrapping_mul(P));
+    let (first, rest) = symbols.split_at(k);
+    let mut h = first.iter().fold(0u64, |h, &s| {
+        h.wrapping_mul(P).wrapping_add(s.wrapping_add(1))
+    });
+    f(fmix64(h ^ seed));
+    for (&entering, &leaving) in rest.iter().zip(symbols) {
+        h = h
+            .wrapping_mul(P)
+            .wrapping_add(entering.wrapping_add(1))
+            .wrapping_sub(leaving.wrapping_add(1).wrapping_mul(p_k));
+        f(fmix64(h ^ seed));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +166,21 @@ mod tests {
                 } else {
                     assert_eq!(got, None);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn windows_over_a_slice_equal_the_rolling_hash() {
+        let symbols: Vec<u64> = (0..200u64).map(|i| fmix64(i) % 5000).collect();
+        for k in [1, 2, 5, 6, 17] {
+            for len in [0, 1, k - 1, k, k + 1, 200] {
+                let symbols = &symbols[..len.min(200)];
+                let mut rolling = Rolling::new(k, 42);
+                let pushed: Vec<u64> = symbols.iter().filter_map(|&s| rolling.push(s)).collect();
+                let mut windows = Vec::new();
+                for_each_window(symbols, k, 42, |h| windows.push(h));
+                assert_eq!(windows, pushed, "k = {k}, {len} symbols");
             }
         }
     }

@@ -212,6 +212,22 @@ pub struct Grams {
     pub pinyin_winnow: Vec<Winnow>,
 }
 
+/// The buffer [`Fingerprinter::scan_grams`] reuses from page to page: the normalised
+/// characters, then their pinyin symbols.
+#[derive(Debug, Clone, Default)]
+pub struct ScanBuffers {
+    symbols: Vec<u64>,
+}
+
+/// Which stream a k-gram hash of [`Fingerprinter::scan_grams`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GramKind {
+    /// The normalised text's characters (`winnow_k` of them).
+    Text,
+    /// The pinyin stream's syllables (`pinyin_k` of them).
+    Pinyin,
+}
+
 /// Everything copyhound knows about one chapter's (or page's) text.
 ///
 /// Serialised, an 8 KB Chinese chapter (~2,700 characters) is about 3.9 KB: the summary plus
@@ -374,6 +390,55 @@ impl Fingerprinter {
             pinyin_winnow: pinyin_winnow.finish(),
         };
         (grams, letters)
+    }
+
+    /// The MinHash of `text` (normalisation included), with the hash of every text and pinyin
+    /// k-gram handed to `each` on the way: what [`Fingerprinter::grams`] winnows, before the
+    /// winnowing. The MinHash equals `grams(&normalize_compact(text)).minhash`, and every
+    /// hash in the winnowings is among those handed over (a property test checks). For a
+    /// cheap first look at many pages: a page none of whose k-grams is held anywhere cannot
+    /// share a winnowing fingerprint either. `buffers` are reused from page to page.
+    ///
+    /// Where [`Fingerprinter::grams`] writes the normalised text, then feeds each of its
+    /// characters to every rolling hash in turn, this normalises into a slice of characters
+    /// ([`normalize::normalize_chars_into`]) and runs each hash over the whole slice in a loop
+    /// of its own ([`hash::for_each_window`]), its state in registers.
+    pub fn scan_grams(
+        &self,
+        text: &str,
+        buffers: &mut ScanBuffers,
+        mut each: impl FnMut(GramKind, u64),
+    ) -> MinHash {
+        let s = &self.settings;
+        let symbols = &mut buffers.symbols;
+        symbols.clear();
+        normalize::normalize_chars_into(text, symbols);
+        let mut minhash = self.minhasher.builder();
+        let same_k = s.shingle_k == s.winnow_k;
+        hash::for_each_window(symbols, s.shingle_k, shingle::CHAR_SHINGLE_SEED, |h| {
+            minhash.add(h);
+            if same_k {
+                each(GramKind::Text, h);
+            }
+        });
+        if symbols.len() < s.shingle_k {
+            // A text shorter than one shingle still has one, as in the full pass.
+            let mut partial = hash::Rolling::new(s.shingle_k, shingle::CHAR_SHINGLE_SEED);
+            symbols.iter().for_each(|&c| _ = partial.push(c));
+            if let Some(h) = partial.partial() {
+                minhash.add(h);
+            }
+        }
+        if !same_k {
+            hash::for_each_window(symbols, s.winnow_k, shingle::CHAR_SHINGLE_SEED, |h| {
+                each(GramKind::Text, h)
+            });
+        }
+        pinyin::symbols_in_place(symbols);
+        hash::for_each_window(symbols, s.pinyin_k, pinyin::PINYIN_SEED, |h| {
+            each(GramKind::Pinyin, h)
+        });
+        minhash.finish()
     }
 
     /// MinHash and both winnowings of a normalised text (from [`normalize_compact`]): the

@@ -411,6 +411,72 @@ fn run_compact(text: &str, out: &mut Compact) {
     out.chars += run_chars;
 }
 
+/// The characters of `normalize_compact(text).text` as numbers (`c as u64`), appended to
+/// `out`: the form a pass that only hashes them wants, without writing the normalised text
+/// and decoding it again ([`crate::Fingerprinter::scan_grams`]). Equal to the compact path
+/// (a property test checks).
+pub fn normalize_chars_into(text: &str, out: &mut Vec<u64>) {
+    out.reserve(text.len() / 3);
+    let table: &[u16] = &TABLE;
+    let bytes = text.as_bytes();
+    // As in `run`: the previous starter's byte offset in `text` and the output length before
+    // it, for a combining character that re-runs it.
+    let mut prev: Option<(usize, usize)> = None;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (c, len) = decode(bytes, pos);
+        let entry = if c < 0x1_0000 {
+            u32::from(table[c as usize])
+        } else {
+            MULTI
+        };
+        match entry {
+            DROP => prev = None,
+            JOINER => {
+                let from = prev.unwrap_or((pos, out.len()));
+                pos = rerun_joined(text, from, pos + len, out);
+                prev = Some(from);
+                continue;
+            }
+            MULTI => {
+                prev = Some((pos, out.len()));
+                expand(&text[pos..pos + len], out);
+            }
+            mapped => {
+                prev = Some((pos, out.len()));
+                out.push(u64::from(mapped));
+            }
+        }
+        pos += len;
+    }
+}
+
+/// [`normalize_chars_into`]'s combining path, out of its loop so that the loop keeps its
+/// state in registers: drops the output since `from.1`, re-normalises the source from
+/// `from.0` through the joiners after `end`, and returns where the next character starts.
+#[cold]
+#[inline(never)]
+fn rerun_joined(text: &str, from: (usize, usize), mut end: usize, out: &mut Vec<u64>) -> usize {
+    let bytes = text.as_bytes();
+    out.truncate(from.1);
+    while end < bytes.len() {
+        let (next, next_len) = decode(bytes, end);
+        if !char::from_u32(next).is_some_and(is_joiner) {
+            break;
+        }
+        end += next_len;
+    }
+    expand(&text[from.0..end], out);
+    end
+}
+
+/// The exact path of [`normalize_chars_into`] for one cluster.
+#[cold]
+#[inline(never)]
+fn expand(cluster: &str, out: &mut Vec<u64>) {
+    normalize_cluster(cluster, &mut |o| out.push(o as u64));
+}
+
 /// Normalised text together with the map back to the original text.
 ///
 /// Positions into the normalised text are **character** indices (not bytes), because every

@@ -91,6 +91,24 @@ pub fn symbol(c: char) -> u32 {
     }
 }
 
+/// [`symbol`] of every character in `chars` (numbers of `char`s, `c as u64`), in place:
+/// the table is looked up once for the slice, not once a character.
+pub fn symbols_in_place(chars: &mut [u64]) {
+    let ids: &[u16] = &TABLES.ids;
+    for c in chars {
+        let cp = *c as u32;
+        let id = cp
+            .checked_sub(TABLE_START)
+            .and_then(|i| ids.get(i as usize))
+            .copied()
+            .unwrap_or(0);
+        *c = u64::from(match id {
+            0 => NON_HAN_OFFSET + cp,
+            id => u32::from(id),
+        });
+    }
+}
+
 /// The toneless syllable of a character, if it is a Han character with a reading.
 pub fn syllable(c: char) -> Option<&'static str> {
     match syllable_id(c) {
@@ -158,6 +176,15 @@ pub fn pinyin_winnow(text: &str, k: usize, w: usize) -> Vec<Winnow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symbols_in_place_are_each_characters_symbol() {
+        let text = "天下大势ab1é\u{3400}\u{9FFF}\u{A000}😀";
+        let mut chars: Vec<u64> = text.chars().map(|c| c as u64).collect();
+        symbols_in_place(&mut chars);
+        let expected: Vec<u64> = text.chars().map(|c| u64::from(symbol(c))).collect();
+        assert_eq!(chars, expected);
+    }
 
     #[test]
     fn syllables_and_initials() {

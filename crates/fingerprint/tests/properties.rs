@@ -135,6 +135,33 @@ proptest! {
         prop_assert_eq!(compact.text.as_str(), exact.text());
         prop_assert_eq!(compact.breaks.as_slice(), exact.breaks());
         prop_assert_eq!(compact.chars, exact.char_len());
+        let mut chars = vec![7];
+        fingerprint::normalize::normalize_chars_into(&text, &mut chars);
+        let expected: Vec<u64> = std::iter::once(7).chain(exact.text().chars().map(|c| c as u64)).collect();
+        prop_assert_eq!(chars, expected);
+    }
+
+    /// The first look's single pass hashes what the fingerprint hashes: the same MinHash, and
+    /// every winnowed hash among the k-gram hashes it hands over, on the same mixed text.
+    #[test]
+    fn scanned_grams_hold_the_fingerprints_grams(
+        text in "[a-zA-Z09 ,.\n天地玄黄後來說話ＡＢ１e\u{0301}\u{1100}\u{1161}한ﬁ①😀𠀀\u{200B}İß]{0,300}"
+    ) {
+        let f = fingerprinter();
+        let grams = f.grams(&fingerprint::normalize_compact(&text));
+        let (mut texts, mut pinyins) = (HashSet::new(), HashSet::new());
+        // Buffers that held another page before.
+        let mut buffers = fingerprint::ScanBuffers::default();
+        f.scan_grams("天地玄黄，宇宙洪荒。日月盈昃", &mut buffers, |_, _| {});
+        let minhash = f.scan_grams(&text, &mut buffers, |kind, h| {
+            match kind {
+                fingerprint::GramKind::Text => texts.insert(h),
+                fingerprint::GramKind::Pinyin => pinyins.insert(h),
+            };
+        });
+        prop_assert_eq!(&minhash, &grams.minhash);
+        prop_assert!(grams.winnow.iter().all(|w| texts.contains(&w.hash)));
+        prop_assert!(grams.pinyin_winnow.iter().all(|w| pinyins.contains(&w.hash)));
     }
 }
 

@@ -478,6 +478,7 @@ impl IndexBuilder {
             pinyin: self.pinyin.finish(),
             settings: self.settings,
             chapters,
+            epoch: next_epoch(),
         }
     }
 }
@@ -495,6 +496,16 @@ pub struct Index {
     sentences: PostingTable,
     text: PostingTable,
     pinyin: PostingTable,
+    /// Which set of keys this is: new, from [`next_epoch`], at every build and every added
+    /// chapter (removals only take keys away). What a [`crate::FirstLook`] checks its key
+    /// filters against.
+    epoch: u64,
+}
+
+/// A number no index had before in this process.
+fn next_epoch() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The SimHash of a text without words; such chapters are left out of the SimHash tables
@@ -555,6 +566,7 @@ impl Index {
     /// index is unchanged); [`Error::Full`] past `u32::MAX - 1` chapter keys.
     pub fn add(&mut self, entry: &ChapterEntry<'_>) -> Result<ChapterKey> {
         let probe = Probe::of_entry(&self.settings, entry)?;
+        self.epoch = next_epoch();
         self.chapters.retire(entry.id);
         let key = self.chapters.allocate(entry, &probe)?;
         if probe.simhash != NO_SIMHASH {
@@ -666,6 +678,18 @@ impl Index {
                 pinyin: self.pinyin.memory_bytes(),
             },
         }
+    }
+
+    /// Which set of keys the index holds: a new number after each added chapter (removals
+    /// keep it, as they only take keys away), unique in the process.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The text and the pinyin winnowing postings: what a first look's key filters are
+    /// built from ([`crate::FirstLook`]).
+    pub(crate) fn winnow_tables(&self) -> [&PostingTable; 2] {
+        [&self.text, &self.pinyin]
     }
 
     /// Whether any LSH band, sentence, text or pinyin key of `probe` is held by a live

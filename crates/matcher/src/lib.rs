@@ -84,6 +84,7 @@
 //! ```
 
 pub mod align;
+mod first_look;
 mod ids;
 pub mod index;
 mod matching;
@@ -94,6 +95,7 @@ mod source;
 mod packed;
 mod postings;
 
+pub use first_look::FirstLook;
 pub use ids::{ChapterId, ChapterKey, WorkId};
 pub use index::{Candidate, ChapterEntry, Evidence, Index, IndexBuilder, IndexStats, MemoryUsage};
 pub use matching::{AlignedSpan, Match, Matcher, Page, Verification, WILDCARD, is_private_use};

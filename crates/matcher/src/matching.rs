@@ -334,7 +334,8 @@ impl Matcher {
     /// sampled winnowing keys is a live chapter's. `false` leaves out only pages that could be
     /// candidates through SimHash or the sentence map alone, which a copy long enough to
     /// verify never is; `true` says nothing yet: [`Matcher::page`] and
-    /// [`Matcher::candidates`] decide.
+    /// [`Matcher::candidates`] decide. A scan asks a [`crate::FirstLook`], which gives the
+    /// same answer faster while the index is small.
     ///
     /// # Errors
     /// [`Error::IncompatibleFingerprint`] if the fingerprint settings give a MinHash shorter

@@ -151,6 +151,21 @@ impl PostingTable {
         lo
     }
 
+    /// Calls `f` with the key of every posting, dead ones included (a key once per posting).
+    pub(crate) fn for_each_key(&self, mut f: impl FnMut(u32)) {
+        for (bucket, range) in self.dir.windows(2).enumerate() {
+            let high = if self.dir_bits == 0 {
+                0
+            } else {
+                (bucket as u32) << (32 - self.dir_bits)
+            };
+            for i in range[0] as usize..range[1] as usize {
+                f(high | self.tags.get(i) as u32);
+            }
+        }
+        self.delta.heads.keys().for_each(|&k| f(k));
+    }
+
     fn packed_values(&self, key: u32) -> impl Iterator<Item = u32> + '_ {
         // Values were packed from `u32`s.
         self.packed(key).map(|i| self.values.get(i) as u32)
@@ -348,6 +363,14 @@ mod tests {
             t.insert(k, i as u32);
             t.insert(k, 100 + i as u32);
         }
+        let all_keys = |t: &PostingTable| {
+            let mut seen = Vec::new();
+            t.for_each_key(|k| seen.push(k));
+            seen.sort_unstable();
+            seen.dedup();
+            seen
+        };
+        assert_eq!(all_keys(&t), keys);
         for (i, &k) in keys.iter().enumerate() {
             assert_eq!(values(&t, k), vec![i as u32, 100 + i as u32]);
             assert!(!t.for_each_live_capped(k, 1, 0, &|_| true, |_| panic!("over the cap")));
@@ -359,6 +382,7 @@ mod tests {
         t.merge(Vec::new(), &|_| true);
         assert_eq!(t.delta_len(), 0);
         assert_eq!(t.packed_len(), 12);
+        assert_eq!(all_keys(&t), keys);
         for (i, &k) in keys.iter().enumerate() {
             assert_eq!(values(&t, k), vec![i as u32, 100 + i as u32]);
         }

@@ -1,8 +1,8 @@
 //! WET scanning, the hot path of `discover commoncrawl`: `wet/scan` reads a generated WET
 //! file (gzip members of `conversion` records of Chinese text that copies nothing) and looks
 //! every record up in a matcher over registered chapters as the scan does before it verifies
-//! a candidate (the one-pass first look, then the full fingerprint and the candidates of the
-//! records it lets through); `wet/read` is the reading alone. Throughput is WET text bytes per
+//! a candidate (the first look, `matcher::FirstLook`, then the full fingerprint and the
+//! candidates of the records it lets through); `wet/read` is the reading alone. Throughput is WET text bytes per
 //! second on one core. `cargo bench -p pipeline --bench wet`.
 
 use std::hint::black_box;
@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fingerprint::{FingerprintSettings, Fingerprinter};
-use matcher::{ChapterEntry, ChapterId, IndexBuilder, Matcher, MatcherSettings, WorkId};
+use matcher::{ChapterEntry, ChapterId, FirstLook, IndexBuilder, Matcher, MatcherSettings, WorkId};
 use pipeline::discovery::wet::{WetLimits, read_wet, wet_member};
 
 /// Registered: 封神演义 1–3.
@@ -79,8 +79,9 @@ fn wet(c: &mut Criterion) {
     group.bench_function("scan", |b| {
         b.iter(|| {
             let mut candidates = 0;
+            let mut look = FirstLook::new(&matcher);
             read_wet(&file[..], WetLimits::default(), |r| {
-                if matcher.may_match(&r.text).unwrap() {
+                if look.may_match(&matcher, &r.text).unwrap() {
                     let page = matcher.page(&r.text);
                     candidates += matcher.candidates(&page).unwrap().len();
                 }

@@ -1043,12 +1043,14 @@ pub async fn scan_commoncrawl(
         let runtime = tokio::runtime::Handle::current();
         let (counts, hits) = tokio::task::spawn_blocking(move || {
             let mut hits = Vec::new();
+            let mut look: Option<matcher::FirstLook> = None;
             let counts = wet::read_wet(reader, limits, |record| {
                 let matcher = live.matcher();
                 // Nearly every record is innocent: a first look without word segmentation
                 // turns most away before the full fingerprint is taken.
-                let may = matcher
-                    .may_match(&record.text)
+                let may = look
+                    .get_or_insert_with(|| matcher::FirstLook::new(&matcher))
+                    .may_match(&matcher, &record.text)
                     .map_err(crate::error::matcher_err("looking a WET record up"))?;
                 if !may {
                     return Ok(());

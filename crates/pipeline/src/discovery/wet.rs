@@ -186,6 +186,9 @@ pub fn read_wet<E>(
     let mut source = Source::new(input, limits.deadline);
     let mut counts = WetCounts::default();
     let mut member = Vec::new();
+    // What the decoder inflates into before it is appended to `member`: allocated once, not
+    // zeroed again for every member (a WET member is a page, a few KB).
+    let mut chunk = vec![0u8; 64 << 10];
     loop {
         match source.ensure(1) {
             Ok(0) => break,
@@ -198,7 +201,12 @@ pub fn read_wet<E>(
         member.clear();
         let read = {
             let mut decoder = flate2::bufread::GzDecoder::new(&mut source);
-            inflate_bounded(&mut decoder, &mut member, limits.max_record_bytes)
+            inflate_bounded(
+                &mut decoder,
+                &mut chunk,
+                &mut member,
+                limits.max_record_bytes,
+            )
         };
         match read {
             Ok(true) => {
@@ -231,13 +239,17 @@ pub fn read_wet<E>(
     Ok(counts)
 }
 
-/// Inflates one member into `out`, at most `max` bytes; `Ok(false)` when it was longer (then
-/// read to its end and dropped, so the next member starts where it should).
-fn inflate_bounded(decoder: &mut impl Read, out: &mut Vec<u8>, max: usize) -> io::Result<bool> {
-    let mut chunk = [0u8; 64 << 10];
+/// Inflates one member into `out` (through `chunk`), at most `max` bytes; `Ok(false)` when it
+/// was longer (then read to its end and dropped, so the next member starts where it should).
+fn inflate_bounded(
+    decoder: &mut impl Read,
+    chunk: &mut [u8],
+    out: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<bool> {
     let mut fits = true;
     loop {
-        let n = match decoder.read(&mut chunk) {
+        let n = match decoder.read(chunk) {
             Ok(0) => return Ok(fits),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -289,7 +301,10 @@ fn parse_records<E>(
             each(WetRecord {
                 uri: fields.uri,
                 date: fields.date,
-                text: String::from_utf8_lossy(block).into_owned(),
+                text: match simdutf8::basic::from_utf8(block) {
+                    Ok(text) => text.to_owned(),
+                    Err(_) => String::from_utf8_lossy(block).into_owned(),
+                },
             })?;
         }
         rest = &rest[block_start + len..];

@@ -1,0 +1,169 @@
+//! The first look of a scan over many pages that are nearly all innocent (a Common Crawl WET
+//! file): [`Matcher::may_match`]'s answer, at a fraction of its cost when the winnowing
+//! indexes are small enough to summarise.
+//!
+//! [`Matcher::may_match`] normalises a page, takes its MinHash and both winnowings, and asks
+//! the indexes whether one of its LSH bands or sampled winnowing keys is a live chapter's.
+//! Winnowing is the larger part of that: two sliding-window minimums over every k-gram. But a
+//! sampled winnowing key of the page is the key of one of its k-grams whose hash the sample
+//! keeps, so a page none of whose sampled k-grams is a key of the table has none either. A
+//! [`FirstLook`] keeps one bit per slice of the key space for each winnowing table (set where
+//! the table holds a key), hashes the page ([`fingerprint::Fingerprinter::scan_grams`]:
+//! MinHash, and each k-gram's hash handed over, not winnowed), and tests the sampled
+//! k-grams against the bits. LSH bands are asked as
+//! [`Matcher::may_match`] asks them. Only a page with a k-gram whose bit is set, or with a
+//! shared band, takes the full look, so the answer is always [`Matcher::may_match`]'s (a
+//! test checks).
+//!
+//! The bits help while they are sparse: 2^14 bits a posting, up to 2^27 (16 MiB) a table;
+//! past 2^17 postings a table (about 1,600 chapters) a random k-gram would find its bit set
+//! more often than one in a thousand, and the first look is [`Matcher::may_match`] itself.
+//! At that size a scan is better served by the batch mode that indexes the pages instead.
+
+use fingerprint::{GramKind, Grams, ScanBuffers};
+
+use crate::index::Probe;
+use crate::postings::{PostingTable, key_of};
+use crate::{Matcher, Result};
+
+/// Bits a posting in a key filter (one in 2^14 random keys hits a table of one posting).
+const BITS_PER_POSTING_LOG2: u32 = 14;
+/// The smallest and the largest filter (512 bytes, 16 MiB).
+const MIN_BITS_LOG2: u32 = 12;
+const MAX_BITS_LOG2: u32 = 27;
+/// A filter with more than one bit in 2^10 set is not worth asking.
+const USEFUL_BITS_PER_POSTING_LOG2: u32 = 10;
+
+/// One bit per `2^(32 - bits)` keys, set where the table holds a key.
+#[derive(Debug, Clone)]
+struct KeyFilter {
+    words: Vec<u64>,
+    shift: u32,
+}
+
+impl KeyFilter {
+    /// The filter of `table`, or `None` when it would be too dense to turn pages away.
+    fn of(table: &PostingTable) -> Option<KeyFilter> {
+        let postings = table.len().max(1) as u64;
+        let wanted = postings
+            .saturating_mul(1 << BITS_PER_POSTING_LOG2)
+            .next_power_of_two();
+        let bits_log2 = wanted.trailing_zeros().clamp(MIN_BITS_LOG2, MAX_BITS_LOG2);
+        if postings << USEFUL_BITS_PER_POSTING_LOG2 > 1 << bits_log2 {
+            return None;
+        }
+        let mut filter = KeyFilter {
+            words: vec![0; 1 << (bits_log2 - 6)],
+            shift: 32 - bits_log2,
+        };
+        table.for_each_key(|key| {
+            let bit = (key >> filter.shift) as usize;
+            filter.words[bit / 64] |= 1 << (bit % 64);
+        });
+        Some(filter)
+    }
+
+    #[inline]
+    fn may_hold(&self, key: u32) -> bool {
+        let bit = (key >> self.shift) as usize;
+        self.words[bit / 64] >> (bit % 64) & 1 == 1
+    }
+}
+
+/// Which winnowing hashes an index samples (`hash as u32` a multiple of the sample), without
+/// a division for the usual power of two.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    every: u32,
+    /// `every - 1` when `every` is a power of two.
+    mask: Option<u32>,
+}
+
+impl Sample {
+    fn new(every: u32) -> Sample {
+        Sample {
+            every,
+            mask: every.is_power_of_two().then(|| every - 1),
+        }
+    }
+
+    #[inline]
+    fn keeps(self, hash: u64) -> bool {
+        match self.mask {
+            Some(mask) => hash as u32 & mask == 0,
+            None => (hash as u32).is_multiple_of(self.every),
+        }
+    }
+}
+
+/// [`Matcher::may_match`] for a scan of many pages, faster while the index is small; see the
+/// [module docs](self). Built once for a scan and handed the matcher with each page; it
+/// rebuilds its filters when the matcher's index gained chapters since.
+#[derive(Debug, Clone)]
+pub struct FirstLook {
+    /// The [`crate::Index::epoch`] the filters were built at.
+    epoch: u64,
+    /// The text and the pinyin winnowing tables' filters; `None` when either is too dense.
+    filters: Option<[KeyFilter; 2]>,
+    buffers: ScanBuffers,
+}
+
+impl FirstLook {
+    /// The filters of `matcher`'s index.
+    pub fn new(matcher: &Matcher) -> FirstLook {
+        let index = matcher.index();
+        let [text, pinyin] = index.winnow_tables();
+        FirstLook {
+            epoch: index.epoch(),
+            filters: KeyFilter::of(text)
+                .zip(KeyFilter::of(pinyin))
+                .map(<[_; 2]>::from),
+            buffers: ScanBuffers::default(),
+        }
+    }
+
+    /// Whether the filters summarise the index (else every page takes the full first look).
+    pub fn is_filtering(&self) -> bool {
+        self.filters.is_some()
+    }
+
+    /// [`Matcher::may_match`] of `text`: the same answer.
+    ///
+    /// # Errors
+    /// As [`Matcher::may_match`].
+    pub fn may_match(&mut self, matcher: &Matcher, text: &str) -> Result<bool> {
+        if matcher.index().epoch() != self.epoch {
+            *self = FirstLook::new(matcher);
+        }
+        let Some([text_filter, pinyin_filter]) = &self.filters else {
+            return matcher.may_match(text);
+        };
+        let settings = matcher.index().settings();
+        let (text_sample, pinyin_sample) = (
+            Sample::new(settings.text_sample),
+            Sample::new(settings.pinyin_sample),
+        );
+        let mut held = false;
+        let minhash = matcher
+            .fingerprinter()
+            .scan_grams(text, &mut self.buffers, |kind, hash| {
+                let (sample, filter) = match kind {
+                    GramKind::Text => (text_sample, text_filter),
+                    GramKind::Pinyin => (pinyin_sample, pinyin_filter),
+                };
+                held |= sample.keeps(hash) && filter.may_hold(key_of(hash));
+            });
+        if held {
+            return matcher.may_match(text);
+        }
+        let grams = Grams {
+            minhash,
+            winnow: Vec::new(),
+            pinyin_winnow: Vec::new(),
+        };
+        let probe = Probe::of_grams(settings, &grams)?;
+        Ok(matcher
+            .index()
+            .any_posting(&probe, &matcher.settings().candidates))
+    }
+}
