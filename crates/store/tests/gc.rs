@@ -82,18 +82,7 @@ async fn readable(s: &Store, body: &[u8]) -> bool {
 }
 
 async fn count(db: &TestDb, sql: &str) -> i64 {
-    use sqlx::Connection;
-    let sql = sqlx::AssertSqlSafe(sql.to_owned());
-    match db.kind() {
-        store::BackendKind::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
-        }
-        store::BackendKind::Postgres => {
-            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
-        }
-    }
+    db.scalar(sql).await
 }
 
 /// Work `w` (one chapter, id `w` too) and a case of it on the pages' site, its last copy
