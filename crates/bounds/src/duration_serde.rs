@@ -1,5 +1,6 @@
-//! Durations in settings files: `"1500ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"`, or a bare number
-//! of seconds (`2`, `0.5`). Every crate's settings read their durations through this, as
+//! Durations in settings files: `"1500ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"`, `"2w"`, `"3y"`
+//! (a year is 365 days: retention periods are written in years), or a bare number of seconds
+//! (`2`, `0.5`). Every crate's settings read their durations through this, as
 //! `#[serde(with = "bounds::duration_serde")]`, so a file writes them one way everywhere.
 
 use std::time::Duration;
@@ -22,7 +23,7 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error
             .map_err(|e| D::Error::custom(format!("invalid duration {s}: {e}"))),
         Raw::Text(t) => parse(&t).ok_or_else(|| {
             D::Error::custom(format!(
-                "invalid duration {t:?}: use a number with ms, s, m, h or d, e.g. \"30s\""
+                "invalid duration {t:?}: use a number with ms, s, m, h, d, w or y, e.g. \"30s\""
             ))
         }),
     }
@@ -41,7 +42,8 @@ pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
-/// Parses `"250ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"` or a bare number of seconds.
+/// Parses `"250ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"`, `"2w"`, `"3y"` (365 days a year) or a
+/// bare number of seconds.
 pub fn parse(text: &str) -> Option<Duration> {
     let t = text.trim();
     let split = t
@@ -55,6 +57,8 @@ pub fn parse(text: &str) -> Option<Duration> {
         "m" => n * 60.0,
         "h" => n * 3600.0,
         "d" => n * 86_400.0,
+        "w" => n * 7.0 * 86_400.0,
+        "y" => n * 365.0 * 86_400.0,
         _ => return None,
     };
     Duration::try_from_secs_f64(secs).ok()
@@ -71,6 +75,8 @@ mod tests {
         assert_eq!(parse("1.5"), Some(Duration::from_millis(1500)));
         assert_eq!(parse("5m"), Some(Duration::from_secs(300)));
         assert_eq!(parse("1d"), Some(Duration::from_secs(86_400)));
+        assert_eq!(parse("2w"), Some(Duration::from_secs(14 * 86_400)));
+        assert_eq!(parse("3y"), Some(Duration::from_secs(3 * 365 * 86_400)));
         assert_eq!(parse("soon"), None);
         assert_eq!(parse("5 weeks"), None);
     }

@@ -133,6 +133,9 @@ enum Command {
     /// Where page bodies are kept: move them between the database and the object store.
     #[command(subcommand)]
     Storage(cmd::storage::StorageCommand),
+    /// Remove the page bodies past their retention (`retention` settings): unmatched pages'
+    /// after `unmatched`, evidence after `evidence`; print what was removed.
+    Gc(cmd::gc::GcArgs),
     /// Copy a SQLite database to a new file, consistently, while copyhound runs.
     Backup(cmd::backup::BackupArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -228,6 +231,9 @@ fn run(
         Command::Config => cmd::config::run(&settings, database),
         Command::Backup(a) => block_on(cmd::backup::run(a, database)),
         Command::Storage(c) => on_store(database, async |s| cmd::storage::run(s, c).await),
+        Command::Gc(a) => on_store(database, async |s| {
+            cmd::gc::run(s, a, &settings.retention).await
+        }),
         Command::Doctor(_) | Command::Completions(_) => unreachable!("handled above"),
     }
 }

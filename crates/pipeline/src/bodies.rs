@@ -1,7 +1,9 @@
 //! Page bodies moved to the object store in the background: the `body-segments` schedule
 //! queues [`Job::WriteSegments`] every minute, whose handler writes segments while one is
 //! due ([`store::Store::write_due_segments`]). A store that is down fails the job, which the
-//! queue retries; the bodies wait in the database meanwhile, readable.
+//! queue retries; the bodies wait in the database meanwhile, readable. The `retention-gc`
+//! schedule queues [`Job::Gc`] once a day, which removes the bodies past `[retention]`
+//! ([`store::Store::gc`]).
 
 use store::{NewJob, Schedules, Store};
 
@@ -30,5 +32,28 @@ pub async fn ensure_segment_schedule(store: &Store) -> Result<()> {
         .set_schedule(SCHEDULE, CRON, &job)
         .await
         .map_err(store_err("writing the body-segments schedule"))?;
+    Ok(())
+}
+
+/// The name of the schedule that queues [`Job::Gc`].
+pub const GC_SCHEDULE: &str = "retention-gc";
+
+/// When gc runs (cron, UTC): daily, at an hour when a crawl schedule set on the hour is
+/// not starting.
+pub const GC_CRON: &str = "17 3 * * *";
+
+/// Creates (or updates) the daily schedule that removes the bodies past their retention,
+/// with bodies in the database or on an object store alike.
+///
+/// # Errors
+/// A database failure.
+pub async fn ensure_gc_schedule(store: &Store) -> Result<()> {
+    let job = NewJob::new(&Job::Gc)
+        .map_err(store_err("encoding the gc job"))?
+        .dedupe_key(GC_SCHEDULE);
+    store
+        .set_schedule(GC_SCHEDULE, GC_CRON, &job)
+        .await
+        .map_err(store_err("writing the retention-gc schedule"))?;
     Ok(())
 }

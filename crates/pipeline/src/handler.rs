@@ -37,6 +37,8 @@ pub struct Handler {
     poster: Arc<std::sync::OnceLock<crawler::Fetcher>>,
     /// Discovery's settings: the providers and budgets its jobs search with.
     discovery: Option<Arc<crate::discovery::DiscoverySettings>>,
+    /// How long bodies are kept: what [`Job::Gc`] removes.
+    retention: store::RetentionSettings,
 }
 
 impl Handler {
@@ -53,7 +55,16 @@ impl Handler {
             mail: None,
             poster: Arc::default(),
             discovery: None,
+            retention: store::RetentionSettings::default(),
         }
+    }
+
+    /// The handler with the retention periods [`Job::Gc`] removes bodies by (the defaults
+    /// without it).
+    #[must_use]
+    pub fn with_retention(mut self, retention: store::RetentionSettings) -> Self {
+        self.retention = retention;
+        self
     }
 
     /// The handler with discovery's settings, which [`Job::DiscoverWork`],
@@ -202,6 +213,20 @@ impl Handler {
                             "bodies moved to segments"
                         );
                     }
+                    Ok(())
+                }
+                Err(e) => Err(JobError::retry(chain(&e))),
+            },
+            // What it deleted stays deleted when it fails half-way; the next run goes on.
+            Job::Gc => match self.store.gc(&self.retention, false).await {
+                Ok(report) => {
+                    tracing::info!(
+                        bodies = report.bodies,
+                        bytes = report.bytes,
+                        segments_deleted = report.segments_deleted,
+                        segments_compacted = report.segments_compacted,
+                        "expired bodies removed"
+                    );
                     Ok(())
                 }
                 Err(e) => Err(JobError::retry(chain(&e))),

@@ -126,6 +126,9 @@ pub enum Job {
     /// Move the bodies waiting in the database into WARC segments on the object store while
     /// a segment is due (the `body-segments` schedule's job; [`crate::bodies`]).
     WriteSegments,
+    /// Remove the bodies past their retention, and the segments they leave empty or mostly
+    /// dead (the daily `retention-gc` schedule's job; [`store::Store::gc`]).
+    Gc,
     /// Queue a [`Job::DiscoverWork`] for each work due a search within the day's budget (the
     /// `discovery` schedule's job; [`crate::discovery::enqueue_due_searches`]).
     DiscoveryDue,
@@ -199,6 +202,7 @@ mod tests {
             Job::SendAlert { .. } => "SendAlert",
             Job::SendDigests => "SendDigests",
             Job::WriteSegments => "WriteSegments",
+            Job::Gc => "Gc",
             Job::DiscoveryDue => "DiscoveryDue",
             Job::DiscoverWork { .. } => "DiscoverWork",
             Job::ScanWet { .. } => "ScanWet",
@@ -283,6 +287,7 @@ mod tests {
             ),
             (Job::SendDigests, r#""SendDigests""#),
             (Job::WriteSegments, r#""WriteSegments""#),
+            (Job::Gc, r#""Gc""#),
             (Job::DiscoveryDue, r#""DiscoveryDue""#),
             (
                 Job::DiscoverWork {
@@ -314,7 +319,7 @@ mod tests {
             assert_eq!(store::NewJob::new(job).unwrap().kind(), kind(job));
         }
         let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
-        assert_eq!(kinds.len(), 18, "every variant is pinned once: {kinds:?}");
+        assert_eq!(kinds.len(), 19, "every variant is pinned once: {kinds:?}");
     }
 
     #[test]

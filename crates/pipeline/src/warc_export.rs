@@ -1,5 +1,6 @@
 //! The stored crawl evidence, all of it or one crawl's, written as one WARC file
-//! (`snapshots export`), reading a batch of rows at a time so memory stays flat.
+//! (`snapshots export`), reading a batch of rows at a time so memory stays flat. Snapshots
+//! whose bodies gc removed are left out, and counted.
 
 use std::path::Path;
 
@@ -19,6 +20,8 @@ pub struct WarcExport {
     pub snapshots: u64,
     /// Bytes written (compressed, for a `.gz` file).
     pub bytes: u64,
+    /// Snapshots left out because gc removed their bodies (`[retention]`).
+    pub removed: u64,
 }
 
 /// Which snapshots an export reads next.
@@ -83,6 +86,7 @@ pub async fn export_warc(store: &Store, crawl: Option<CrawlId>, path: &Path) -> 
         None => Position::All(None),
     };
     let mut snapshots = 0u64;
+    let mut removed = 0u64;
     loop {
         let rows = position
             .next_batch(store)
@@ -92,6 +96,10 @@ pub async fn export_warc(store: &Store, crawl: Option<CrawlId>, path: &Path) -> 
             break;
         }
         for row in &rows {
+            if row.body_removed_at.is_some() {
+                removed += 1;
+                continue;
+            }
             let snapshot = crawler::stored_snapshot(store, row).await?;
             warc.write_snapshot(&snapshot)?;
             snapshots += 1;
@@ -99,5 +107,9 @@ pub async fn export_warc(store: &Store, crawl: Option<CrawlId>, path: &Path) -> 
     }
     let bytes = warc.bytes_written();
     warc.finish()?;
-    Ok(WarcExport { snapshots, bytes })
+    Ok(WarcExport {
+        snapshots,
+        bytes,
+        removed,
+    })
 }

@@ -146,6 +146,7 @@ pub async fn ensure_schedules(
     }
     crate::discovery::ensure_discovery_schedule(store, discovery).await?;
     crate::bodies::ensure_segment_schedule(store).await?;
+    crate::bodies::ensure_gc_schedule(store).await?;
     Ok(())
 }
 

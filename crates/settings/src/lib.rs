@@ -71,6 +71,9 @@ pub struct Settings {
     pub evidence: pipeline::EvidenceSettings,
     /// Where page bodies are kept (`[storage]`): the database or an object store.
     pub storage: store::StorageSettings,
+    /// How long page bodies are kept (`[retention]`): what `copyhound gc` and the daily
+    /// `retention-gc` schedule remove.
+    pub retention: store::RetentionSettings,
     /// Discovery of unknown sites (`[discovery]`): query phrases, search providers and their
     /// budgets.
     pub discovery: pipeline::discovery::DiscoverySettings,
@@ -216,6 +219,9 @@ impl Settings {
         self.storage
             .validate()
             .map_err(|e| e.in_section("storage"))?;
+        self.retention
+            .validate()
+            .map_err(|e| e.in_section("retention"))?;
         self.discovery
             .validate()
             .map_err(|e| e.in_section("discovery"))?;
@@ -248,7 +254,8 @@ impl Settings {
                 .with_crawler(self.crawler.clone())
                 .with_rechecks(self.rechecks.clone())
                 .with_mail(self.notices.clone(), self.notify.clone())
-                .with_discovery(self.discovery.clone());
+                .with_discovery(self.discovery.clone())
+                .with_retention(self.retention.clone());
         Ok(match tsa {
             Some(tsa) => handler.with_tsa(tsa),
             None => handler,

@@ -289,6 +289,11 @@ impl BodyStore {
         &self.describe
     }
 
+    /// Where segments are written before their upload.
+    pub(crate) fn spool_dir(&self) -> &std::path::Path {
+        &self.spool_dir
+    }
+
     fn path(&self, key: &str) -> ObjectPath {
         ObjectPath::from(key)
     }
@@ -428,7 +433,8 @@ impl BodyStore {
         Ok(())
     }
 
-    async fn delete(&self, key: &str) -> Result<()> {
+    /// Deletes object `key`; one already gone is no error.
+    pub(crate) async fn delete(&self, key: &str) -> Result<()> {
         match self.objects.delete(&self.path(key)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.failed(&format!("deleting {key}"))(e)),
@@ -532,7 +538,7 @@ impl Store {
         self.bodies.as_deref()
     }
 
-    fn require_body_store(&self) -> Result<&BodyStore> {
+    pub(crate) fn require_body_store(&self) -> Result<&BodyStore> {
         self.body_store().ok_or_else(|| {
             Error::InvalidInput(
                 "no object store for bodies: set [storage] bodies to file:///… or s3://…"
@@ -775,6 +781,20 @@ impl Store {
     /// (what moved before stays moved: run it again); a database failure.
     #[instrument(skip(self))]
     pub async fn move_bodies_to_db(&self, limit: Option<u64>) -> Result<MoveReport> {
+        self.move_segment_bodies_to_db(limit, None).await
+    }
+
+    /// Moves the bodies of segment `segment` into the database, as
+    /// [`Store::move_bodies_to_db`] does, and so deletes it (gc's compaction).
+    pub(crate) async fn move_segment_to_db(&self, segment: i64) -> Result<MoveReport> {
+        self.move_segment_bodies_to_db(None, Some(segment)).await
+    }
+
+    async fn move_segment_bodies_to_db(
+        &self,
+        limit: Option<u64>,
+        segment: Option<i64>,
+    ) -> Result<MoveReport> {
         const BATCH: i64 = 64;
         let mut report = MoveReport::default();
         loop {
@@ -786,9 +806,11 @@ impl Store {
                 sqlx::query_as(
                     "SELECT b.sha256, b.body_len, b.segment_id, s.key, b.segment_offset, \
                      b.segment_length FROM snapshot_bodies b JOIN body_segments s \
-                     ON s.id = b.segment_id ORDER BY b.segment_id, b.segment_offset LIMIT $1",
+                     ON s.id = b.segment_id WHERE ($2 IS NULL OR b.segment_id = $2) \
+                     ORDER BY b.segment_id, b.segment_offset LIMIT $1",
                 )
                 .bind(left)
+                .bind(segment)
                 .fetch_all(pool)
                 .await?
             });

@@ -85,6 +85,8 @@ pub struct SnapshotRecord {
     pub wire_sha256: Option<[u8; 32]>,
     /// Length of the body as served.
     pub wire_len: Option<u64>,
+    /// When gc removed its bodies (`[retention]`): they may no longer be read.
+    pub body_removed_at: Option<DateTime<Utc>>,
 }
 
 /// A stored body: zstd bytes from the database, or the bytes themselves read from a segment
@@ -256,7 +258,7 @@ macro_rules! snapshot_columns {
     () => {
         "id, url, final_url, status, http_version, header_block, request_header_block, \
          redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified, \
-         elapsed_ms, wire_sha256, wire_len"
+         elapsed_ms, wire_sha256, wire_len, body_removed_at"
     };
 }
 
@@ -300,6 +302,7 @@ where
             .map(|ms| ms.max(0) as u64),
         wire_sha256,
         wire_len: row.try_get::<Option<i64>, _>(17)?.map(|n| n.max(0) as u64),
+        body_removed_at: row.try_get(18)?,
     })
 }
 
@@ -348,27 +351,36 @@ pub(crate) fn origin(url: &str) -> (String, String) {
 /// given the hash must be stored already, else the whole write is refused. Evaluates to
 /// whether the row is new.
 macro_rules! store_body {
-    ($tx:expr, $sha:expr, $zstd:expr, $len:expr, $what:literal, $url:expr) => {
+    ($tx:expr, $postgres:expr, $sha:expr, $zstd:expr, $len:expr, $what:literal, $url:expr) => {
         match $zstd {
             Some(zstd) => {
-                sqlx::query(
-                    "INSERT INTO snapshot_bodies (sha256, body_zstd, body_len) \
-                     VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
-                )
-                .bind($sha.as_slice())
-                .bind(zstd)
-                .bind($len as i64)
-                .execute($tx)
-                .await?
-                .rows_affected()
-                    > 0
+                let insert = || {
+                    sqlx::query(
+                        "INSERT INTO snapshot_bodies (sha256, body_zstd, body_len) \
+                         VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
+                    )
+                    .bind($sha.as_slice())
+                    .bind(zstd)
+                    .bind($len as i64)
+                };
+                let mut inserted = insert().execute(&mut *$tx).await?.rows_affected() > 0;
+                // On Postgres, a body found stored is locked until this snapshot commits,
+                // so that gc (which locks before it deletes) sees the snapshot naming it; one
+                // gc deleted meanwhile is stored again. SQLite runs one writer at a time.
+                if !inserted && $postgres && !body_locked!(&mut *$tx, $sha) {
+                    inserted = insert().execute(&mut *$tx).await?.rows_affected() > 0;
+                }
+                inserted
             }
             None => {
-                let n: i64 =
+                let n: i64 = if $postgres {
+                    i64::from(body_locked!(&mut *$tx, $sha))
+                } else {
                     sqlx::query_scalar("SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1")
                         .bind($sha.as_slice())
-                        .fetch_one($tx)
-                        .await?;
+                        .fetch_one(&mut *$tx)
+                        .await?
+                };
                 if n == 0 {
                     return Err(Error::InvalidInput(format!(
                         concat!("no stored ", $what, " for a snapshot of {} and none given"),
@@ -378,6 +390,17 @@ macro_rules! store_body {
                 false
             }
         }
+    };
+}
+
+/// Postgres only: locks body `$sha` for share (see `store_body!`); whether it is stored.
+macro_rules! body_locked {
+    ($tx:expr, $sha:expr) => {
+        sqlx::query_scalar::<_, i32>("SELECT 1 FROM snapshot_bodies WHERE sha256 = $1 FOR SHARE")
+            .bind($sha.as_slice())
+            .fetch_optional($tx)
+            .await?
+            .is_some()
     };
 }
 
@@ -400,6 +423,7 @@ impl EvidenceWrites for Store {
     ) -> Result<(SnapshotId, bool)> {
         let headers = serde_json::to_string(&s.headers)
             .map_err(|e| Error::InvalidInput(format!("snapshot headers: {e}")))?;
+        let postgres = self.kind() == crate::BackendKind::Postgres;
         let stored = write_tx!(self, |tx| {
             if let Some(crawl) = s.crawl {
                 let known: Option<i64> = sqlx::query_scalar(
@@ -416,10 +440,20 @@ impl EvidenceWrites for Store {
                     return Ok((SnapshotId(id), false));
                 }
             }
-            let new_body = store_body!(&mut *tx, &s.sha256, body_zstd, s.body_len, "body", &s.url);
+            let new_body = store_body!(
+                tx, postgres, &s.sha256, body_zstd, s.body_len, "body", &s.url
+            );
             if let Some(wire) = s.wire.as_ref().filter(|w| w.sha256 != s.sha256) {
                 let zstd = wire.zstd.as_deref();
-                store_body!(&mut *tx, &wire.sha256, zstd, wire.len, "wire body", &s.url);
+                store_body!(
+                    tx,
+                    postgres,
+                    &wire.sha256,
+                    zstd,
+                    wire.len,
+                    "wire body",
+                    &s.url
+                );
             }
             let site_id = upsert_site!(&mut *tx, &s.url);
             let page_id: i64 = sqlx::query_scalar(
@@ -566,6 +600,7 @@ impl EvidenceReads for Store {
             snapshot_columns!(),
             " FROM snapshots WHERE (url = $1 OR final_url = $1) \
              AND status BETWEEN 200 AND 299 AND body_status = 'complete' \
+             AND body_removed_at IS NULL \
              AND (etag IS NOT NULL OR last_modified IS NOT NULL) ORDER BY id DESC LIMIT 1"
         );
         read_pool!(self, |pool| {

@@ -64,6 +64,7 @@ mod packed;
 pub mod queue;
 mod renders;
 mod reports;
+mod retention;
 mod setting_overrides;
 mod sites;
 mod stats;
@@ -125,6 +126,9 @@ pub use renders::{
     NewRender, NewScreenshot, RenderRecord, Renders, ScreenshotInfo, ScreenshotToken,
 };
 pub use reports::{LicensedRows, ReportCursor, ReportFilter, ReportRow, Reports};
+pub use retention::{
+    COMPACT_BELOW, GcReport, MIN_ORPHAN_GRACE, MIN_UNMATCHED, RetentionSettings, check_unmatched,
+};
 pub use setting_overrides::{SettingChange, SettingOverride, SettingOverrides};
 pub use sites::{
     NewSite, Site, SiteChanges, SiteSchedule, SiteSettings, SuspectSites, site_schedule_name,

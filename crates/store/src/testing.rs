@@ -94,6 +94,21 @@ impl TestDb {
         }
     }
 
+    /// The one integer `sql` answers (a `COUNT(*)`), read on a connection of its own.
+    pub async fn scalar(&self, sql: &str) -> i64 {
+        let sql = sqlx::AssertSqlSafe(sql.to_owned());
+        match self.kind() {
+            BackendKind::Postgres => {
+                let mut c = sqlx::PgConnection::connect(&self.url).await.unwrap();
+                sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
+            }
+            BackendKind::Sqlite => {
+                let mut c = sqlx::SqliteConnection::connect(&self.url).await.unwrap();
+                sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
+            }
+        }
+    }
+
     /// Opens a second store on the same database (another "process").
     pub async fn reopen(&self, settings: &StoreSettings) -> Store {
         Store::open(&self.url, settings).await.unwrap()

@@ -350,18 +350,7 @@ async fn a_writer_killed_before_its_commit_leaves_only_pointers_to_what_exists()
 }
 
 async fn count(db: &TestDb, sql: &str) -> i64 {
-    use sqlx::Connection;
-    let sql = sqlx::AssertSqlSafe(sql.to_owned());
-    match db.kind() {
-        store::BackendKind::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
-        }
-        store::BackendKind::Postgres => {
-            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            sqlx::query_scalar(sql).fetch_one(&mut c).await.unwrap()
-        }
-    }
+    db.scalar(sql).await
 }
 
 /// An S3 endpoint where nothing listens.

@@ -43,5 +43,11 @@ pub async fn run(store: &store::Store, command: SnapshotsCommand) -> Result<()> 
         done.bytes,
         args.warc.display()
     );
+    if done.removed > 0 {
+        outln!(
+            "left out {} snapshots whose bodies gc removed ([retention])",
+            done.removed
+        );
+    }
     Ok(())
 }
