@@ -130,6 +130,9 @@ enum Command {
     /// Check the database, its migrations, the outbound (crawling) settings and the
     /// time-stamping authority, and say what to fix.
     Doctor(cmd::doctor::DoctorArgs),
+    /// The matcher index: write a snapshot of it that workers start from.
+    #[command(subcommand)]
+    Index(cmd::index::IndexCommand),
     /// Where page bodies are kept: move them between the database and the object store.
     #[command(subcommand)]
     Storage(cmd::storage::StorageCommand),
@@ -228,6 +231,7 @@ fn run(
         Command::Config => cmd::config::run(&settings, database),
         Command::Backup(a) => block_on(cmd::backup::run(a, database)),
         Command::Storage(c) => on_store(database, async |s| cmd::storage::run(s, c).await),
+        Command::Index(c) => on_store(database, async |s| cmd::index::run(s, c, &settings).await),
         Command::Doctor(_) | Command::Completions(_) => unreachable!("handled above"),
     }
 }

@@ -11,6 +11,7 @@ pub mod crawls;
 pub mod demo;
 pub mod discover;
 pub mod doctor;
+pub mod index;
 pub mod migrate;
 pub mod notices;
 pub mod notify;
