@@ -5,6 +5,9 @@
 //!   an index of 100,000 chapters: the bundled chapters and synthetic variants of them, pages
 //!   taken round-robin from the pirate pages of every case.
 //! * `query/verify_one`: aligning one ~8 KB page with its chapter.
+//! * `snapshot/load_100k`: the same index of 100,000 chapters read back from its snapshot
+//!   bytes (hash checked, tables copied, id map rebuilt), the part of a worker's start-up
+//!   after the file is read.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -15,7 +18,9 @@ use bench::quality::fingerprint_all;
 use bench::synthetic::{SYNTHETIC_STRIDE, SyntheticSource, common_hashes, synthetic_variant};
 use bench::{Case, pirate_pages};
 use criterion::{Criterion, criterion_group, criterion_main};
-use matcher::{ChapterEntry, ChapterId, IndexBuilder, Matcher, MatcherSettings, MemorySource};
+use matcher::{
+    ChapterEntry, ChapterId, Index, IndexBuilder, Matcher, MatcherSettings, MemorySource,
+};
 
 fn query(c: &mut Criterion) {
     let corpus = common::corpus_with(8192);
@@ -58,6 +63,15 @@ fn query(c: &mut Criterion) {
     let chapter = source.bases.get(candidate.chapter).unwrap();
     g.bench_function("verify_one", |b| {
         b.iter(|| matcher.verify(&page, &candidate, black_box(chapter)))
+    });
+    g.finish();
+
+    let bytes = matcher.index().clone().to_snapshot(0);
+    let settings = matcher.index().settings().clone();
+    let mut g = c.benchmark_group("snapshot");
+    g.sample_size(10);
+    g.bench_function("load_100k", |b| {
+        b.iter(|| Index::from_snapshot(black_box(&bytes), &settings).unwrap())
     });
     g.finish();
 }

@@ -569,8 +569,12 @@ async fn index(args: IndexArgs, sections: &Sections<'_>, out: Out<'_>) -> Result
     );
     outln!(
         out,
-        "load (the store loader's decode and build, no database): {:.2} s",
-        f.load_s_store
+        "load (the store loader's decode and build, no database): {:.2} s; from a snapshot \
+         ({} bytes: read, SHA-256 checked, tables copied): {:.2} s, {:.1}x faster",
+        f.load_s_store,
+        f.snapshot_bytes,
+        f.load_s_snapshot,
+        f.load_s_store / f.load_s_snapshot.max(1e-9)
     );
     outln!(
         out,

@@ -88,6 +88,12 @@ pub struct IndexFigures {
     /// Seconds the store loader took to decode the stored fingerprints and build the index
     /// (see the [module docs](self): no database query).
     pub load_s_store: f64,
+    /// Seconds a worker takes to load the same index from its snapshot file
+    /// (`pipeline::snapshot::read_newest`: the file read, its SHA-256 checked, the tables
+    /// copied out), the file just written (so in the page cache).
+    pub load_s_snapshot: f64,
+    /// Bytes of the snapshot file.
+    pub snapshot_bytes: u64,
     /// Pages checked.
     pub pages: usize,
     /// 99th percentile of a page's check on one thread (fastest of `repeat` runs), ms.
@@ -135,7 +141,7 @@ pub async fn run(
     ));
 
     let started = Instant::now();
-    let (matcher, report) =
+    let (mut matcher, report) =
         pipeline::load_matcher(&source, sections.matcher.clone(), fingerprinter)
             .await
             .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?;
@@ -155,6 +161,12 @@ pub async fn run(
         "loaded in {:.1} s; {:.0} bytes a chapter",
         load.as_secs_f64(),
         per(m.total())
+    ));
+
+    let (load_snapshot, snapshot_bytes) = load_from_snapshot(&mut matcher).await?;
+    progress(&format!(
+        "{snapshot_bytes} bytes of snapshot loaded in {:.2} s",
+        load_snapshot.as_secs_f64()
     ));
 
     let mut texts = MemorySource::new();
@@ -188,12 +200,46 @@ pub async fn run(
         },
         postings_per_chapter: per(stats.text_postings + stats.pinyin_postings),
         load_s_store: load.as_secs_f64(),
+        load_s_snapshot: load_snapshot.as_secs_f64(),
+        snapshot_bytes,
         pages: pages.len(),
         page_p99_ms: millis(quantile(&times, 0.99)),
         page_p50_ms: millis(quantile(&times, 0.5)),
         recall: quality.evasions().recall(),
         precision: quality.all().precision(),
     })
+}
+
+/// Writes the index as a snapshot file and times how long a worker takes to load it;
+/// checks that the loaded index holds the same chapters and postings.
+async fn load_from_snapshot(matcher: &mut matcher::Matcher) -> Result<(Duration, u64)> {
+    let dir = tempfile::tempdir().context("while creating a folder for the snapshot")?;
+    let bytes = matcher.index_mut().to_snapshot(0);
+    let size = bytes.len() as u64;
+    std::fs::write(dir.path().join("index-0.snap"), &bytes)
+        .context("while writing the snapshot")?;
+    drop(bytes);
+    let place = pipeline::SnapshotPlace::Path(dir.path().to_owned());
+    let started = Instant::now();
+    let loaded = pipeline::snapshot::read_newest(&place, matcher.index().settings())
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?
+        .context("the snapshot just written is not there")?;
+    let took = started.elapsed();
+    let (a, b) = (matcher.index().stats(), loaded.index.stats());
+    let counts = |s: &matcher::IndexStats| {
+        (
+            s.chapters,
+            s.lsh_postings,
+            s.sentence_postings,
+            s.text_postings,
+            s.pinyin_postings,
+        )
+    };
+    if counts(&a) != counts(&b) {
+        bail!("the index read from its snapshot differs: {b:?} against {a:?}");
+    }
+    Ok((took, size))
 }
 
 fn millis(d: Duration) -> f64 {

@@ -130,6 +130,9 @@ enum Command {
     /// Check the database, its migrations, the outbound (crawling) settings and the
     /// time-stamping authority, and say what to fix.
     Doctor(cmd::doctor::DoctorArgs),
+    /// The matcher index: write a snapshot of it that workers start from.
+    #[command(subcommand)]
+    Index(cmd::index::IndexCommand),
     /// Where page bodies are kept: move them between the database and the object store.
     #[command(subcommand)]
     Storage(cmd::storage::StorageCommand),
@@ -234,6 +237,7 @@ fn run(
         Command::Gc(a) => on_store(database, async |s| {
             cmd::gc::run(s, a, &settings.retention).await
         }),
+        Command::Index(c) => on_store(database, async |s| cmd::index::run(s, c, &settings).await),
         Command::Doctor(_) | Command::Completions(_) => unreachable!("handled above"),
     }
 }

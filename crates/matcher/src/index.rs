@@ -63,6 +63,7 @@ use serde::Serialize;
 use crate::postings::{PostingBuilder, PostingTable, key_of};
 use crate::settings::{CandidateSettings, IndexSettings};
 use crate::simhash::{SimHashIndex, SimHashLayout};
+use crate::snapshot::{Reader, SnapshotError, Writer, malformed};
 use crate::{ChapterId, ChapterKey, Error, Result, WorkId};
 
 /// One chapter's fingerprints, as the store hands them to the index. Borrowed, so a loader can
@@ -383,6 +384,105 @@ impl Chapters {
         self.by_id.len()
     }
 
+    /// Appends the chapter table to a snapshot, a column at a time.
+    ///
+    /// # Panics
+    /// If chapters await a compaction.
+    fn write(&self, w: &mut Writer) {
+        assert!(
+            self.retired.is_empty(),
+            "a snapshot holds compacted chapters"
+        );
+        let column = |f: fn(&ChapterMeta) -> i64| -> Vec<u64> {
+            self.meta.iter().map(|m| f(m) as u64).collect()
+        };
+        w.u64s(&column(|m| m.id.0));
+        w.u64s(&column(|m| m.work.0));
+        w.u32s(self.meta.iter().map(|m| m.chars));
+        w.u16s(self.meta.iter().map(|m| m.text_postings));
+        w.u16s(self.meta.iter().map(|m| m.pinyin_postings));
+        w.u8s(self.meta.iter().map(|m| m.sentences));
+        w.u64s(&self.alive);
+        w.u32s(self.free.iter().copied());
+    }
+
+    /// Reads what [`Chapters::write`] wrote and rebuilds the id map from it.
+    fn read(r: &mut Reader<'_>) -> Result<Self, SnapshotError> {
+        let ids = r.u64s()?;
+        let works = r.u64s()?;
+        let chars = r.u32s()?;
+        let text = r.u16s()?;
+        let pinyin = r.u16s()?;
+        let sentences = r.u8s()?;
+        let alive = r.u64s()?;
+        let free = r.u32s()?;
+        let n = ids.len();
+        if [
+            works.len(),
+            chars.len(),
+            text.len(),
+            pinyin.len(),
+            sentences.len(),
+        ]
+        .iter()
+        .any(|&l| l != n)
+            || n >= u32::MAX as usize
+        {
+            return Err(malformed("chapter columns of different lengths"));
+        }
+        let beyond = alive
+            .last()
+            .is_some_and(|&w| n % 64 != 0 && w >> (n % 64) != 0);
+        if alive.len() != n.div_ceil(64) || beyond {
+            return Err(malformed(format!(
+                "{} words of live chapters for {n} chapters",
+                alive.len()
+            )));
+        }
+        let meta: Vec<ChapterMeta> = (0..n)
+            .map(|i| ChapterMeta {
+                id: ChapterId(ids[i] as i64),
+                work: WorkId(works[i] as i64),
+                chars: chars[i],
+                text_postings: text[i],
+                pinyin_postings: pinyin[i],
+                sentences: sentences[i],
+            })
+            .collect();
+        let mut chapters = Chapters {
+            meta,
+            alive,
+            by_id: HashMap::new(),
+            free: Vec::new(),
+            retired: Vec::new(),
+        };
+        let live = chapters.alive.iter().map(|w| w.count_ones() as usize).sum();
+        chapters.by_id.reserve(live);
+        for key in 0..n as u32 {
+            if chapters.alive(key)
+                && chapters
+                    .by_id
+                    .insert(chapters.meta[key as usize].id, key)
+                    .is_some()
+            {
+                return Err(malformed(format!(
+                    "{} has two keys",
+                    chapters.meta[key as usize].id
+                )));
+            }
+        }
+        let mut seen = vec![0u64; n.div_ceil(64)];
+        for &key in &free {
+            let (word, bit) = (key as usize / 64, 1u64 << (key % 64));
+            if key as usize >= n || chapters.alive(key) || seen[word] & bit != 0 {
+                return Err(malformed(format!("free key {key} is not a free key")));
+            }
+            seen[word] |= bit;
+        }
+        chapters.free = free;
+        Ok(chapters)
+    }
+
     fn memory_bytes(&self) -> usize {
         self.meta.capacity() * size_of::<ChapterMeta>()
             + self.alive.capacity() * 8
@@ -657,6 +757,49 @@ impl Index {
         let retired = std::mem::take(&mut self.chapters.retired);
         self.chapters.free.extend(retired);
         self.chapters.by_id.shrink_to_fit();
+    }
+
+    /// Whether every delta is merged and every removed chapter purged: what
+    /// [`Index::compact`] leaves, and a fresh build.
+    pub fn is_compact(&self) -> bool {
+        self.chapters.retired.is_empty()
+            && self.simhash.delta_len() == 0
+            && [&self.lsh, &self.sentences, &self.text, &self.pinyin]
+                .iter()
+                .all(|t| t.delta_len() == 0)
+    }
+
+    /// Appends every table to a snapshot's payload (see [`crate::snapshot`]).
+    ///
+    /// # Panics
+    /// If the index is not compact.
+    pub(crate) fn write_payload(&self, w: &mut Writer) {
+        self.chapters.write(w);
+        self.simhash.write(w);
+        for table in [&self.lsh, &self.sentences, &self.text, &self.pinyin] {
+            table.write(w);
+        }
+    }
+
+    /// Reads what [`Index::write_payload`] wrote, for `settings` (the snapshot's).
+    pub(crate) fn read_payload(
+        r: &mut Reader<'_>,
+        settings: IndexSettings,
+    ) -> std::result::Result<Self, SnapshotError> {
+        settings
+            .validate()
+            .map_err(|e| malformed(format!("index settings: {e}")))?;
+        let chapters = Chapters::read(r)?;
+        let simhash = SimHashIndex::read(r, settings.simhash_max_distance)?;
+        Ok(Index {
+            chapters,
+            simhash,
+            lsh: PostingTable::read(r, "LSH buckets")?,
+            sentences: PostingTable::read(r, "sentence map")?,
+            text: PostingTable::read(r, "text postings")?,
+            pinyin: PostingTable::read(r, "pinyin postings")?,
+            settings,
+        })
     }
 
     /// Sizes and memory of each part.

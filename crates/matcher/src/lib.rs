@@ -21,10 +21,11 @@
 //!
 //! Main types: [`IndexBuilder`] fed with [`ChapterEntry`]s (the start-up load from the store),
 //! [`Index`] (incremental add, replace, remove), [`Matcher`] (queries on a prepared [`Page`]),
-//! [`Match`] and [`AlignedSpan`] (results), [`ChapterSource`] (chapter texts; an asynchronous
-//! store can instead call [`Matcher::candidates`], fetch the texts in one query, then
-//! [`Matcher::verify`] and [`Matcher::select`]), [`MatcherSettings`] (every threshold, with
-//! its default).
+//! [`Match`] and [`AlignedSpan`] (results), [`Index::to_snapshot`] and [`Index::from_snapshot`]
+//! (the index as one checked file that a worker loads instead of rebuilding it, [`snapshot`]),
+//! [`ChapterSource`] (chapter texts; an asynchronous store can instead call
+//! [`Matcher::candidates`], fetch the texts in one query, then [`Matcher::verify`] and
+//! [`Matcher::select`]), [`MatcherSettings`] (every threshold, with its default).
 //!
 //! Disguises pirates use and what catches them: ads and navigation around or inside the
 //! chapter (winnowing postings, containment instead of similarity); traditional script,
@@ -90,6 +91,7 @@ pub mod index;
 mod matching;
 pub mod settings;
 pub mod simhash;
+pub mod snapshot;
 mod source;
 
 mod packed;
@@ -102,6 +104,7 @@ pub use matching::{AlignedSpan, Match, Matcher, Page, Verification, WILDCARD, is
 pub use settings::{
     AlignSettings, CandidateSettings, IndexSettings, MatcherSettings, ReportSettings,
 };
+pub use snapshot::{SnapshotError, SnapshotHeader};
 pub use source::{ChapterSource, MemorySource, SourceError};
 
 /// Errors of the matcher.

@@ -9,6 +9,8 @@
 //! so element `i` is still one or two word reads away: lookups stay binary searches and
 //! linear scans over contiguous memory, as with plain vectors.
 
+use crate::snapshot::{Reader, SnapshotError, Writer, malformed};
+
 /// An immutable array of `len` numbers of `width` bits each (1 to 64), packed end to end
 /// into 64-bit words, least significant bits first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,6 +81,46 @@ impl BitArray {
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.words.capacity() * 8
+    }
+
+    /// Appends the array to a snapshot: width, length, words.
+    pub(crate) fn write(&self, w: &mut Writer) {
+        w.u32(self.width);
+        w.u64(self.len as u64);
+        w.u64s(&self.words);
+    }
+
+    /// Reads what [`BitArray::write`] wrote: the words copied as they are, their count
+    /// checked against the width and length (an empty default array has width 0).
+    pub(crate) fn read(r: &mut Reader<'_>, what: &str) -> Result<Self, SnapshotError> {
+        let width = r.u32()?;
+        let len = r.u64()?;
+        let words = r.u64s()?;
+        let expected = usize::try_from(len)
+            .ok()
+            .and_then(|len| len.checked_mul(width as usize))
+            .map(|bits| bits.div_ceil(64) + 1);
+        let fits = match width {
+            0 => len == 0 && words.is_empty(),
+            1..=64 => expected == Some(words.len()),
+            _ => false,
+        };
+        if !fits {
+            return Err(malformed(format!(
+                "{what}: {} words for {len} values of {width} bits",
+                words.len()
+            )));
+        }
+        Ok(BitArray {
+            width,
+            len: len as usize,
+            words,
+        })
+    }
+
+    /// Bits of each element (0 for the empty default array).
+    pub(crate) fn width(&self) -> u32 {
+        self.width
     }
 }
 

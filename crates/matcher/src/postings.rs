@@ -39,6 +39,7 @@
 use foldhash::HashMap;
 
 use crate::packed::{BitArray, bits_for};
+use crate::snapshot::{Reader, SnapshotError, Writer, check_directory, malformed};
 
 /// The fewest key bits the directory resolves (so that the tag, the low 16 bits, completes
 /// the key), and the most (a 64 MiB directory).
@@ -220,6 +221,47 @@ impl PostingTable {
             }
         }
         true
+    }
+
+    /// Appends the packed part to a snapshot.
+    ///
+    /// # Panics
+    /// If the delta is not empty (merge it first).
+    pub(crate) fn write(&self, w: &mut Writer) {
+        assert!(
+            self.delta.entries.is_empty(),
+            "a snapshot holds merged tables only"
+        );
+        w.u32(self.dir_bits);
+        w.u32s(self.dir.iter().copied());
+        self.tags.write(w);
+        self.values.write(w);
+    }
+
+    /// Reads what [`PostingTable::write`] wrote.
+    pub(crate) fn read(r: &mut Reader<'_>, what: &str) -> Result<Self, SnapshotError> {
+        let dir_bits = r.u32()?;
+        let dir = r.u32s()?;
+        let tags = BitArray::read(r, what)?;
+        let values = BitArray::read(r, what)?;
+        check_directory(what, &dir, dir_bits, values.len())?;
+        let bits_ok = dir.is_empty() || (MIN_DIR_BITS..=MAX_DIR_BITS).contains(&dir_bits);
+        let tags_ok = 32u32.checked_sub(dir_bits) == Some(tags.width()) || tags.len() == 0;
+        if !bits_ok || !tags_ok || tags.len() != values.len() || values.width() > 32 {
+            return Err(malformed(format!(
+                "{what}: {} tags of {} bits under a {dir_bits}-bit directory, {} values",
+                tags.len(),
+                tags.width(),
+                values.len()
+            )));
+        }
+        Ok(PostingTable {
+            dir_bits,
+            dir,
+            tags,
+            values,
+            delta: Delta::default(),
+        })
     }
 
     /// Adds one posting to the delta.

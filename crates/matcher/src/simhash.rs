@@ -46,6 +46,7 @@
 use fingerprint::simhash::hamming;
 
 use crate::packed::{BitArray, bits_for};
+use crate::snapshot::{Reader, SnapshotError, Writer, check_directory, malformed};
 
 /// The layout keeps the expected number of fingerprints sharing a query's prefix in one table
 /// at or below this: scanning 256 contiguous entries costs about as much as one cache miss
@@ -252,6 +253,38 @@ impl Table {
     fn memory_bytes(&self) -> usize {
         self.dir.capacity() * 4 + self.suffixes.memory_bytes() + self.values.memory_bytes()
     }
+
+    fn write(&self, w: &mut Writer) {
+        w.u32(self.dir_bits);
+        w.u32s(self.dir.iter().copied());
+        self.suffixes.write(w);
+        self.values.write(w);
+    }
+
+    fn read(r: &mut Reader<'_>, t: usize) -> Result<Self, SnapshotError> {
+        let what = format!("SimHash table {t}");
+        let dir_bits = r.u32()?;
+        let dir = r.u32s()?;
+        let suffixes = BitArray::read(r, &what)?;
+        let values = BitArray::read(r, &what)?;
+        check_directory(&what, &dir, dir_bits, values.len())?;
+        let width_ok = BITS.checked_sub(dir_bits) == Some(suffixes.width()) || suffixes.len() == 0;
+        if suffixes.len() != values.len() || !width_ok || values.width() > 32 {
+            return Err(malformed(format!(
+                "{what}: {} suffixes of {} bits for {} values of {} bits",
+                suffixes.len(),
+                suffixes.width(),
+                values.len(),
+                values.width()
+            )));
+        }
+        Ok(Table {
+            dir_bits,
+            dir,
+            suffixes,
+            values,
+        })
+    }
 }
 
 /// The trailing `64 - dir_bits` bits.
@@ -330,6 +363,49 @@ impl SimHashIndex {
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
         self.tables.iter().map(Table::memory_bytes).sum::<usize>() + self.delta.capacity() * 16
+    }
+
+    /// Appends the layout and the tables to a snapshot.
+    ///
+    /// # Panics
+    /// If the delta is not empty (merge it first).
+    pub(crate) fn write(&self, w: &mut Writer) {
+        assert!(self.delta.is_empty(), "a snapshot holds merged tables only");
+        w.u32(self.layout.max_distance);
+        w.u32(self.layout.blocks() as u32);
+        w.u32(self.tables.len() as u32);
+        for table in &self.tables {
+            table.write(w);
+        }
+    }
+
+    /// Reads what [`SimHashIndex::write`] wrote, for `max_distance`.
+    pub(crate) fn read(r: &mut Reader<'_>, max_distance: u32) -> Result<Self, SnapshotError> {
+        let (distance, blocks, tables) = (r.u32()?, r.u32()?, r.u32()?);
+        if distance != max_distance || blocks <= distance || blocks > BITS || distance >= 32 {
+            return Err(malformed(format!(
+                "a SimHash layout of {blocks} blocks for distance {distance}"
+            )));
+        }
+        let layout = SimHashLayout::with_blocks(distance, blocks as usize);
+        if tables as usize != layout.tables() {
+            return Err(malformed(format!(
+                "{tables} SimHash tables where the layout has {}",
+                layout.tables()
+            )));
+        }
+        let tables = (0..layout.tables())
+            .map(|t| Table::read(r, t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let len = tables.first().map_or(0, Table::len);
+        if tables.iter().any(|t| t.len() != len) {
+            return Err(malformed("SimHash tables of different lengths"));
+        }
+        Ok(SimHashIndex {
+            layout,
+            tables,
+            delta: Vec::new(),
+        })
     }
 
     /// Adds one entry to the delta.

@@ -9,6 +9,7 @@ use store::{EvidenceReads, MatchWrites, NewMatch, SnapshotId, Store};
 
 use crate::error::{Error, Result, store_err};
 use crate::index::LiveIndex;
+use crate::snapshot::SnapshotPlace;
 use crate::texts::{TextCache, find};
 
 /// Who the audit log names for cases the match stage opens or reopens.
@@ -38,6 +39,8 @@ pub struct Analyser {
     fingerprint: FingerprintSettings,
     matcher: MatcherSettings,
     live: tokio::sync::OnceCell<Arc<LiveIndex>>,
+    /// Where the index's snapshots are looked for (`[index] snapshot`); none: the store.
+    snapshots: Option<SnapshotPlace>,
     texts: Arc<TextCache>,
     /// Whether a time-stamping authority is configured: each snapshot that becomes evidence
     /// of a case then queues its [`crate::Job::StampSnapshot`].
@@ -57,6 +60,7 @@ impl Analyser {
             fingerprint,
             matcher,
             live: tokio::sync::OnceCell::new(),
+            snapshots: None,
             texts: Arc::default(),
             stamp: false,
             events: false,
@@ -69,6 +73,14 @@ impl Analyser {
     #[must_use]
     pub fn with_events(mut self, events: bool) -> Self {
         self.events = events;
+        self
+    }
+
+    /// The analyser loading its index from the newest snapshot at `snapshots` (then the
+    /// change log from its position) when there is a good one; from the store otherwise.
+    #[must_use]
+    pub fn with_snapshots(mut self, snapshots: Option<SnapshotPlace>) -> Self {
+        self.snapshots = snapshots;
         self
     }
 
@@ -100,9 +112,14 @@ impl Analyser {
                 let fingerprinter = Arc::new(
                     Fingerprinter::new(self.fingerprint.clone()).map_err(Error::Fingerprint)?,
                 );
-                let live =
-                    LiveIndex::load(&self.store, self.matcher.clone(), fingerprinter).await?;
-                tracing::info!(chapters = live.loaded.chapters, "matcher index loaded");
+                let live = LiveIndex::load_from(
+                    &self.store,
+                    self.matcher.clone(),
+                    fingerprinter,
+                    self.snapshots.as_ref(),
+                )
+                .await?;
+                tracing::info!(chapters = live.loaded.chapters, origin = ?live.origin, "matcher index loaded");
                 Ok(Arc::new(live))
             })
             .await

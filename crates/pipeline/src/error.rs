@@ -103,6 +103,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An index snapshot was refused (damaged, truncated, of another version or settings);
+    /// the message says why. A worker loads from the store instead.
+    #[error("index snapshot {location} refused: {reason}")]
+    Snapshot {
+        /// The file or object.
+        location: String,
+        /// Why.
+        reason: matcher::SnapshotError,
+    },
     /// A value could not be serialised for the store.
     #[error("while encoding {what}")]
     Encode {

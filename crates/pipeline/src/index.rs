@@ -1,5 +1,6 @@
-//! The matcher's index over the stored fingerprints: loaded a page of chapters at a time,
-//! and kept current through the work change log ([`LiveIndex`]).
+//! The matcher's index over the stored fingerprints: loaded a page of chapters at a time
+//! (or from a snapshot, [`crate::snapshot`]), and kept current through the work change log
+//! ([`LiveIndex`]).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use matcher::{ChapterEntry, IndexBuilder, Matcher, MatcherSettings};
 use store::{IndexEntry, IndexLoads, Page, Posting, WorkChangeKind, WorkChanges};
 
 use crate::error::{Result, matcher_err, store_err};
+use crate::snapshot::SnapshotPlace;
 
 /// Chapters per index-load query: one query a page (two for chapters stored before
 /// postings were packed), a few MB of postings each.
@@ -138,8 +140,30 @@ pub struct LiveIndex {
     applied: tokio::sync::Mutex<i64>,
     /// What the start-up load found.
     pub loaded: LoadReport,
+    /// Where the start-up load came from.
+    pub origin: IndexOrigin,
     full_loads: std::sync::atomic::AtomicUsize,
     changes_applied: std::sync::atomic::AtomicUsize,
+}
+
+/// Where a [`LiveIndex`] was loaded from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IndexOrigin {
+    /// Built from every stored fingerprint.
+    Store {
+        /// Why the snapshot found was not used (damaged, truncated, of another version or
+        /// settings, unreadable), when one was looked for and found wanting.
+        refused: Option<String>,
+    },
+    /// Read from a snapshot, then the change log replayed from its position.
+    Snapshot {
+        /// The snapshot's file or object.
+        location: String,
+        /// The change log position it was written at.
+        position: i64,
+        /// Changes replayed after it.
+        replayed: usize,
+    },
 }
 
 impl LiveIndex {
@@ -154,18 +178,89 @@ impl LiveIndex {
         settings: MatcherSettings,
         fingerprinter: Arc<Fingerprinter>,
     ) -> Result<Self> {
+        Self::load_from(store, settings, fingerprinter, None).await
+    }
+
+    /// Loads the newest snapshot at `snapshots` and replays the change log from its
+    /// position; without a place, or when it holds no snapshot, or when the newest is
+    /// refused (damaged, truncated, another format or normaliser version, other index
+    /// settings) or cannot be read, loads every stored chapter as [`LiveIndex::load`] does.
+    /// A refusal is logged with its reason and kept in [`LiveIndex::origin`].
+    ///
+    /// # Errors
+    /// Invalid settings or a database failure (a snapshot's failure is not one: the store
+    /// is loaded instead).
+    pub async fn load_from(
+        store: &(impl IndexLoads + WorkChanges),
+        settings: MatcherSettings,
+        fingerprinter: Arc<Fingerprinter>,
+        snapshots: Option<&SnapshotPlace>,
+    ) -> Result<Self> {
+        let mut refused = None;
+        if let Some(place) = snapshots {
+            match crate::snapshot::read_newest(place, &settings.index).await {
+                Ok(Some(found)) => {
+                    let position = found.header.position;
+                    let matcher = Matcher::new(settings, fingerprinter, found.index)
+                        .map_err(matcher_err("setting up the matcher"))?;
+                    let mut live = LiveIndex::new(
+                        matcher,
+                        position,
+                        IndexOrigin::Snapshot {
+                            location: found.location.clone(),
+                            position,
+                            replayed: 0,
+                        },
+                    );
+                    let replayed = live.refresh(store).await?;
+                    let chapters = live.matcher().index().len();
+                    live.loaded.chapters = chapters;
+                    live.origin = IndexOrigin::Snapshot {
+                        location: found.location,
+                        position,
+                        replayed,
+                    };
+                    tracing::info!(
+                        snapshot = %place.describe(),
+                        position,
+                        replayed,
+                        "matcher index read from a snapshot"
+                    );
+                    return Ok(live);
+                }
+                Ok(None) => tracing::info!(
+                    snapshot = %place.describe(),
+                    "no index snapshot there; loading the index from the database"
+                ),
+                Err(e) => {
+                    let why = crate::chain(&e);
+                    tracing::warn!(reason = %why, "index snapshot not used; loading the index from the database");
+                    refused = Some(why);
+                }
+            }
+        }
         let applied = store
             .last_change()
             .await
             .map_err(store_err("reading the work change log"))?;
         let (matcher, loaded) = load_matcher(store, settings, fingerprinter).await?;
-        Ok(LiveIndex {
+        let mut live = LiveIndex::new(matcher, applied, IndexOrigin::Store { refused });
+        live.loaded = loaded;
+        Ok(live)
+    }
+
+    fn new(matcher: Matcher, applied: i64, origin: IndexOrigin) -> Self {
+        LiveIndex {
+            loaded: LoadReport {
+                chapters: matcher.index().len(),
+                skipped: 0,
+            },
             matcher: std::sync::RwLock::new(matcher),
             applied: tokio::sync::Mutex::new(applied),
-            loaded,
+            origin,
             full_loads: std::sync::atomic::AtomicUsize::new(1),
             changes_applied: std::sync::atomic::AtomicUsize::new(0),
-        })
+        }
     }
 
     /// The matcher, for queries (a read lock: hold it for one page, not across awaits).

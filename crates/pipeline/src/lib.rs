@@ -71,6 +71,7 @@ pub mod sending;
 mod serve;
 pub mod setup;
 pub mod sites;
+pub mod snapshot;
 mod texts;
 pub mod timestamps;
 pub mod warc_export;
@@ -88,7 +89,7 @@ pub use crawl::{
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, package_zip, write_package};
 pub use handler::Handler;
-pub use index::{LiveIndex, LoadReport, load_matcher};
+pub use index::{IndexOrigin, LiveIndex, LoadReport, load_matcher};
 pub use job::{Job, MATCH_QUEUE, chain};
 pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
 pub use mail::{Mailer, NotifySettings, SmtpSettings, SmtpTls};
@@ -101,6 +102,7 @@ pub use sites::{
     SiteCrawl, check_site, crawl_progress, crawl_site_now, site_crawl, site_crawl_settings,
     site_history, site_job, site_job_live, site_schedule, watch_site,
 };
+pub use snapshot::{LiveIndexSettings, SnapshotPlace, WrittenSnapshot, write_snapshot};
 pub use texts::{StoreTexts, TextCache, chapters, find};
 pub use timestamps::{
     EvidenceSettings, SnapshotTimestamp, Verification, case_timestamps, stamp_case, stamp_job,

@@ -74,6 +74,9 @@ pub struct Settings {
     /// How long page bodies are kept (`[retention]`): what `copyhound gc` and the daily
     /// `retention-gc` schedule remove.
     pub retention: store::RetentionSettings,
+    /// How workers load the matcher index (`[index]`): from a snapshot, then the change
+    /// log, or from the database.
+    pub index: pipeline::LiveIndexSettings,
     /// Discovery of unknown sites (`[discovery]`): query phrases, search providers and their
     /// budgets.
     pub discovery: pipeline::discovery::DiscoverySettings,
@@ -222,6 +225,7 @@ impl Settings {
         self.retention
             .validate()
             .map_err(|e| e.in_section("retention"))?;
+        self.index.validate().map_err(|e| e.in_section("index"))?;
         self.discovery
             .validate()
             .map_err(|e| e.in_section("discovery"))?;
@@ -245,6 +249,7 @@ impl Settings {
             self.fingerprint.clone(),
             self.matcher.clone(),
         )
+        .with_snapshots(self.index_snapshots()?)
         .with_stamping(tsa.is_some())
         // Always: who listens (webhooks stored in the UI, users' alerts) changes while the
         // workers run, and an event nobody takes ends at its fan-out.
@@ -262,6 +267,16 @@ impl Settings {
         })
     }
 
+    /// Where the matcher index's snapshots are looked for (`[index] snapshot`, with the
+    /// `[storage]` object store's endpoint and keys).
+    ///
+    /// # Errors
+    /// An object store the setting names that cannot be set up.
+    pub fn index_snapshots(&self) -> Result<Option<pipeline::SnapshotPlace>> {
+        pipeline::SnapshotPlace::parse(&self.index.snapshot, &self.storage)
+            .context("while setting up [index] snapshot")
+    }
+
     /// A re-checker of notices' copies with these settings (`notices recheck`).
     ///
     /// # Errors
@@ -271,7 +286,8 @@ impl Settings {
             store.clone(),
             self.fingerprint.clone(),
             self.matcher.clone(),
-        );
+        )
+        .with_snapshots(self.index_snapshots()?);
         let rechecker = pipeline::Rechecker::new(
             store.clone(),
             std::sync::Arc::new(analyser),

@@ -442,6 +442,67 @@ impl BodyStore {
     }
 }
 
+/// Other whole objects beside the body segments, under our prefix (the matcher index's
+/// snapshots under `snapshots/`): named relative to the prefix, written whole, read whole.
+impl BodyStore {
+    /// Uploads the local file `file` (`bytes` long) as the object `name`: one put, or a
+    /// multipart upload past 16 MiB, which the store shows only once complete, so a reader
+    /// never sees part of it. Its size is checked after.
+    ///
+    /// # Errors
+    /// [`Error::ObjectStore`] naming the step that failed.
+    pub async fn put_file(&self, name: &str, file: &mut std::fs::File, bytes: u64) -> Result<()> {
+        self.upload(&self.key(name), file, bytes).await
+    }
+
+    /// The names of the objects directly under the folder `dir` (`snapshots`), relative to
+    /// our prefix (`snapshots/…`), in no particular order.
+    ///
+    /// # Errors
+    /// [`Error::ObjectStore`] when the listing fails.
+    pub async fn list_names(&self, dir: &str) -> Result<Vec<String>> {
+        let under = self.key(dir.trim_end_matches('/'));
+        let listed = self
+            .objects
+            .list_with_delimiter(Some(&self.path(&under)))
+            .await
+            .map_err(self.failed(&format!("listing {under}/")))?;
+        let skip = if self.prefix.is_empty() {
+            0
+        } else {
+            self.prefix.len() + 1
+        };
+        Ok(listed
+            .objects
+            .into_iter()
+            .filter_map(|meta| meta.location.as_ref().get(skip..).map(str::to_owned))
+            .collect())
+    }
+
+    /// The whole object `name`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when there is none; [`Error::ObjectStore`] when the read fails.
+    pub async fn get_whole(&self, name: &str) -> Result<Vec<u8>> {
+        let key = self.key(name);
+        let got = match self.objects.get(&self.path(&key)).await {
+            Ok(got) => got,
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(Error::not_found(
+                    "object",
+                    format!("{key} on {}", self.describe),
+                ));
+            }
+            Err(e) => return Err(self.failed(&format!("reading {key}"))(e)),
+        };
+        let bytes = got
+            .bytes()
+            .await
+            .map_err(self.failed(&format!("reading {key}")))?;
+        Ok(bytes.to_vec())
+    }
+}
+
 /// Bodies and bytes by where they are (`doctor`, `/metrics`, `storage migrate`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct BodyTotals {

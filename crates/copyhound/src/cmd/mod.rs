@@ -12,6 +12,7 @@ pub mod demo;
 pub mod discover;
 pub mod doctor;
 pub mod gc;
+pub mod index;
 pub mod migrate;
 pub mod notices;
 pub mod notify;
