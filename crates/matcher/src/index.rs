@@ -799,6 +799,7 @@ impl Index {
             text: PostingTable::read(r, "text postings")?,
             pinyin: PostingTable::read(r, "pinyin postings")?,
             settings,
+            epoch: next_epoch(),
         })
     }
 
