@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn names_sort_by_position_then_time() {
-        let mut names = vec![
+        let mut names = [
             snapshot_name(10, 1_700_000_000_000),
             snapshot_name(9, 1_800_000_000_000),
             snapshot_name(10, 1_700_000_000_001),

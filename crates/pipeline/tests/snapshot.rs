@@ -163,6 +163,27 @@ async fn round_trip_and_replay(db: &TestDb) {
     assert_eq!(same_candidates(&now, &latest), 4);
 }
 
+/// The index loaded with the snapshot file `path`, which must be refused, and the reason.
+async fn refused_load(
+    store: &store::Store,
+    settings: &MatcherSettings,
+    path: &std::path::Path,
+) -> (LiveIndex, String) {
+    let place = SnapshotPlace::Path(path.to_owned());
+    let live = LiveIndex::load_from(store, settings.clone(), fingerprinter(), Some(&place))
+        .await
+        .unwrap();
+    match &live.origin {
+        IndexOrigin::Store {
+            refused: Some(refused),
+        } => {
+            let refused = refused.clone();
+            (live, refused)
+        }
+        other => panic!("{}: {other:?}", path.display()),
+    }
+}
+
 async fn damaged_snapshots_are_refused(db: &TestDb) {
     let store = &db.store;
     let settings = MatcherSettings::default();
@@ -208,20 +229,7 @@ async fn damaged_snapshots_are_refused(db: &TestDb) {
     for (name, damaged, reason) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, &damaged).unwrap();
-        let live = LiveIndex::load_from(
-            store,
-            settings.clone(),
-            fingerprinter(),
-            Some(&SnapshotPlace::Path(path.clone())),
-        )
-        .await
-        .unwrap();
-        let IndexOrigin::Store {
-            refused: Some(refused),
-        } = &live.origin
-        else {
-            panic!("{name}: {:?}", live.origin);
-        };
+        let (live, refused) = refused_load(store, &settings, &path).await;
         assert!(
             refused.starts_with(&format!("index snapshot {} refused: ", path.display())),
             "{refused}"
@@ -232,20 +240,7 @@ async fn damaged_snapshots_are_refused(db: &TestDb) {
         assert_eq!(same_candidates(&from_store, &live), 4);
     }
     // A good snapshot of other index settings is refused as well, saying which.
-    let live = LiveIndex::load_from(
-        store,
-        text_sample.clone(),
-        fingerprinter(),
-        Some(&SnapshotPlace::Path(good.clone())),
-    )
-    .await
-    .unwrap();
-    let IndexOrigin::Store {
-        refused: Some(refused),
-    } = &live.origin
-    else {
-        panic!("{:?}", live.origin);
-    };
+    let (_, refused) = refused_load(store, &text_sample, &good).await;
     assert!(
         refused.contains("text_sample 2 in the snapshot, 3 configured"),
         "{refused}"
