@@ -317,7 +317,8 @@ fn read_settings(r: &mut Reader<'_>) -> Result<IndexSettings, SnapshotError> {
 }
 
 /// The settings that differ between `a` (the snapshot's) and `b` (the caller's), as
-/// `KEY X in the snapshot, Y configured` for each key that differs, comma-separated; empty when none.
+/// `KEY X in the snapshot, Y configured` for each key that differs, comma-separated; empty
+/// when none.
 fn settings_differ(a: &IndexSettings, b: &IndexSettings) -> String {
     let pairs = [
         (
