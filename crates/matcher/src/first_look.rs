@@ -96,9 +96,10 @@ impl Sample {
     }
 }
 
-/// [`Matcher::may_match`] for a scan of many pages, faster while the index is small; see the
-/// [module docs](self). Built once for a scan and handed the matcher with each page; it
-/// rebuilds its filters when the matcher's index gained chapters since.
+/// [`Matcher::may_match`] for a scan of many pages, faster while the index is small: one bit
+/// per slice of the key space for each winnowing table, and the page's sampled k-grams
+/// tested against them before any winnowing. Built once for a scan and handed the matcher
+/// with each page; it rebuilds its filters when the matcher's index gained chapters since.
 #[derive(Debug, Clone)]
 pub struct FirstLook {
     /// The [`crate::Index::epoch`] the filters were built at.
