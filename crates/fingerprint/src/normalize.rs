@@ -330,6 +330,31 @@ fn decode(bytes: &[u8], i: usize) -> (u32, usize) {
     }
 }
 
+/// The character starting at byte `pos` of valid UTF-8 `bytes`, its length, and its entry
+/// in the per-character `table` ([`MULTI`] outside the Basic Multilingual Plane).
+#[inline(always)]
+fn entry_at(table: &[u16], bytes: &[u8], pos: usize) -> (u32, usize, u32) {
+    let (c, len) = decode(bytes, pos);
+    let entry = if c < 0x1_0000 {
+        u32::from(table[c as usize])
+    } else {
+        MULTI
+    };
+    (c, len, entry)
+}
+
+/// Where the run of combining characters that starts at byte `end` of `bytes` ends.
+fn joiners_end(bytes: &[u8], mut end: usize) -> usize {
+    while end < bytes.len() {
+        let (next, next_len) = decode(bytes, end);
+        if !char::from_u32(next).is_some_and(is_joiner) {
+            break;
+        }
+        end += next_len;
+    }
+    end
+}
+
 /// [`run`] for [`Compact`], the fingerprinting hot path, with the same output (a property test
 /// checks). Most characters normalise to themselves (Chinese text, lower-case Latin): those
 /// are not pushed one by one but copied a run at a time when a character that changes, or a
@@ -350,12 +375,7 @@ fn run_compact(text: &str, out: &mut Compact) {
     // needs it: the identity path stays three register updates.
     let mut prev: Option<(usize, usize, usize)> = None;
     while pos < bytes.len() {
-        let (c, len) = decode(bytes, pos);
-        let entry = if c < 0x1_0000 {
-            u32::from(table[c as usize])
-        } else {
-            MULTI
-        };
+        let (c, len, entry) = entry_at(table, bytes, pos);
         if entry == c {
             run_last = pos;
             run_chars += 1;
@@ -382,14 +402,7 @@ fn run_compact(text: &str, out: &mut Compact) {
                 let (start, before_bytes, before_chars) =
                     prev.unwrap_or((pos, out.len_bytes(), out.len_chars()));
                 out.truncate(before_bytes, before_chars);
-                let mut end = pos + len;
-                while end < bytes.len() {
-                    let (next, next_len) = decode(bytes, end);
-                    if !char::from_u32(next).is_some_and(is_joiner) {
-                        break;
-                    }
-                    end += next_len;
-                }
+                let end = joiners_end(bytes, pos + len);
                 normalize_cluster(&text[start..end], &mut |o| out.push(o, 0));
                 prev = Some((start, before_bytes, before_chars));
                 pos = end;
@@ -424,12 +437,7 @@ pub fn normalize_chars_into(text: &str, out: &mut Vec<u64>) {
     let mut prev: Option<(usize, usize)> = None;
     let mut pos = 0;
     while pos < bytes.len() {
-        let (c, len) = decode(bytes, pos);
-        let entry = if c < 0x1_0000 {
-            u32::from(table[c as usize])
-        } else {
-            MULTI
-        };
+        let (c, len, entry) = entry_at(table, bytes, pos);
         match entry {
             DROP => prev = None,
             JOINER => {
@@ -456,16 +464,10 @@ pub fn normalize_chars_into(text: &str, out: &mut Vec<u64>) {
 /// `from.0` through the joiners after `end`, and returns where the next character starts.
 #[cold]
 #[inline(never)]
-fn rerun_joined(text: &str, from: (usize, usize), mut end: usize, out: &mut Vec<u64>) -> usize {
+fn rerun_joined(text: &str, from: (usize, usize), end: usize, out: &mut Vec<u64>) -> usize {
     let bytes = text.as_bytes();
     out.truncate(from.1);
-    while end < bytes.len() {
-        let (next, next_len) = decode(bytes, end);
-        if !char::from_u32(next).is_some_and(is_joiner) {
-            break;
-        }
-        end += next_len;
-    }
+    let end = joiners_end(bytes, end);
     expand(&text[from.0..end], out);
     end
 }
