@@ -437,7 +437,7 @@ pub fn normalize_chars_into(text: &str, out: &mut Vec<u64>) {
     let mut prev: Option<(usize, usize)> = None;
     let mut pos = 0;
     while pos < bytes.len() {
-        let (c, len, entry) = entry_at(table, bytes, pos);
+        let (_, len, entry) = entry_at(table, bytes, pos);
         match entry {
             DROP => prev = None,
             JOINER => {
