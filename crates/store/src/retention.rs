@@ -87,6 +87,16 @@ impl Default for RetentionSettings {
 }
 
 impl RetentionSettings {
+    /// These settings with unmatched bodies kept `period` instead (`gc --unmatched-older-than`);
+    /// evidence is kept at least as long, so a shorter period never shortens it below that.
+    pub fn with_unmatched(&self, period: Duration) -> RetentionSettings {
+        RetentionSettings {
+            unmatched: period,
+            evidence: self.evidence.max(period),
+            ..self.clone()
+        }
+    }
+
     /// Checks the periods against their floors, and that evidence outlives the unmatched.
     ///
     /// # Errors

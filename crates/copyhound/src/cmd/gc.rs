@@ -30,12 +30,10 @@ fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
 
 /// Runs `gc` on `store` with `retention`, the period overridden by the flag.
 pub async fn run(store: &Store, args: GcArgs, retention: &RetentionSettings) -> Result<()> {
-    let mut retention = retention.clone();
-    if let Some(period) = args.unmatched_older_than {
-        retention.unmatched = period;
-        // A shorter unmatched period than the setting's must not leave evidence shorter.
-        retention.evidence = retention.evidence.max(period);
-    }
+    let retention = match args.unmatched_older_than {
+        Some(period) => retention.with_unmatched(period),
+        None => retention.clone(),
+    };
     let report = store
         .gc(&retention, args.dry_run)
         .await
