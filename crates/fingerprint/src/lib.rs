@@ -217,6 +217,10 @@ pub struct Grams {
 #[derive(Debug, Clone, Default)]
 pub struct ScanBuffers {
     symbols: Vec<u64>,
+    /// The text and the pinyin k-grams' hashes, for [`Fingerprinter::grams_of_text`]'s
+    /// winnowing.
+    text_hashes: Vec<u64>,
+    pinyin_hashes: Vec<u64>,
 }
 
 /// Which stream a k-gram hash of [`Fingerprinter::scan_grams`] comes from.
@@ -413,22 +417,12 @@ impl Fingerprinter {
         let symbols = &mut buffers.symbols;
         symbols.clear();
         normalize::normalize_chars_into(text, symbols);
-        let mut minhash = self.minhasher.builder();
         let same_k = s.shingle_k == s.winnow_k;
-        hash::for_each_window(symbols, s.shingle_k, shingle::CHAR_SHINGLE_SEED, |h| {
-            minhash.add(h);
+        let minhash = self.minhash_of_chars(symbols, |h| {
             if same_k {
                 each(GramKind::Text, h);
             }
         });
-        if symbols.len() < s.shingle_k {
-            // A text shorter than one shingle still has one, as in the full pass.
-            let mut partial = hash::Rolling::new(s.shingle_k, shingle::CHAR_SHINGLE_SEED);
-            symbols.iter().for_each(|&c| _ = partial.push(c));
-            if let Some(h) = partial.partial() {
-                minhash.add(h);
-            }
-        }
         if !same_k {
             hash::for_each_window(symbols, s.winnow_k, shingle::CHAR_SHINGLE_SEED, |h| {
                 each(GramKind::Text, h)
@@ -438,6 +432,70 @@ impl Fingerprinter {
         hash::for_each_window(symbols, s.pinyin_k, pinyin::PINYIN_SEED, |h| {
             each(GramKind::Pinyin, h)
         });
+        minhash
+    }
+
+    /// [`Fingerprinter::grams`] of `normalize_compact(text)` (equal: a property test checks),
+    /// by [`Fingerprinter::scan_grams`]'s path: the text normalised into a slice of
+    /// characters, each rolling hash run over it in a loop of its own into a slice of hashes,
+    /// and each slice winnowed in place ([`winnow::winnow_slice`]). For
+    /// [`Fingerprinter::grams`]'s callers that start from the text and do not need the
+    /// normalised text itself (a first look at many pages). `buffers` are reused from page to
+    /// page.
+    pub fn grams_of_text(&self, text: &str, buffers: &mut ScanBuffers) -> Grams {
+        let s = &self.settings;
+        let ScanBuffers {
+            symbols,
+            text_hashes,
+            pinyin_hashes,
+        } = buffers;
+        symbols.clear();
+        text_hashes.clear();
+        pinyin_hashes.clear();
+        normalize::normalize_chars_into(text, symbols);
+        let same_k = s.shingle_k == s.winnow_k;
+        let minhash = self.minhash_of_chars(symbols, |h| {
+            if same_k {
+                text_hashes.push(h);
+            }
+        });
+        if !same_k {
+            hash::for_each_window(symbols, s.winnow_k, shingle::CHAR_SHINGLE_SEED, |h| {
+                text_hashes.push(h)
+            });
+        }
+        pinyin::symbols_in_place(symbols);
+        hash::for_each_window(symbols, s.pinyin_k, pinyin::PINYIN_SEED, |h| {
+            pinyin_hashes.push(h)
+        });
+        let mut winnowed = Vec::new();
+        winnow::winnow_slice(text_hashes, s.winnow_w, &mut winnowed);
+        let mut pinyin_winnowed = Vec::new();
+        winnow::winnow_slice(pinyin_hashes, s.pinyin_w, &mut pinyin_winnowed);
+        Grams {
+            minhash,
+            winnow: winnowed,
+            pinyin_winnow: pinyin_winnowed,
+        }
+    }
+
+    /// The MinHash of normalised characters (from [`normalize::normalize_chars_into`]): each
+    /// character shingle's hash is also handed to `each`. A text shorter than one shingle
+    /// still has one, as in the full pass.
+    fn minhash_of_chars(&self, chars: &[u64], mut each: impl FnMut(u64)) -> MinHash {
+        let k = self.settings.shingle_k;
+        let mut minhash = self.minhasher.builder();
+        hash::for_each_window(chars, k, shingle::CHAR_SHINGLE_SEED, |h| {
+            minhash.add(h);
+            each(h);
+        });
+        if chars.len() < k {
+            let mut partial = hash::Rolling::new(k, shingle::CHAR_SHINGLE_SEED);
+            chars.iter().for_each(|&c| _ = partial.push(c));
+            if let Some(h) = partial.partial() {
+                minhash.add(h);
+            }
+        }
         minhash.finish()
     }
 
@@ -470,10 +528,9 @@ impl Fingerprinter {
 
     /// MinHash of the character shingles of `text` (normalisation included).
     pub fn minhash(&self, text: &str) -> MinHash {
-        let compact = normalize_compact(text);
-        let mut b = self.minhasher.builder();
-        shingle::for_each_char_shingle(&compact.text, self.settings.shingle_k, |_, h| b.add(h));
-        b.finish()
+        let mut chars = Vec::new();
+        normalize::normalize_chars_into(text, &mut chars);
+        self.minhash_of_chars(&chars, |_| {})
     }
 
     /// SimHash of the TF-IDF-weighted words of `text` (normalisation included).

@@ -130,6 +130,48 @@ impl Winnower {
     }
 }
 
+/// [`winnow_hashes`] of a slice, appended to `out`: the same selection as [`Winnower`] (a
+/// property test checks), with the window a subslice instead of a ring, so a rescan is two
+/// passes over contiguous memory (the minimum, then where it last occurs) that the compiler
+/// vectorises.
+///
+/// # Panics
+/// If `w == 0`.
+pub fn winnow_slice(hashes: &[u64], w: usize, out: &mut Vec<Winnow>) {
+    assert!(w >= 1, "winnowing window must be at least 1");
+    // The rightmost minimum of `window`, which starts at index `from`.
+    let rightmost_min = |window: &[u64], from: usize| {
+        let min = window.iter().copied().min().unwrap_or(u64::MAX);
+        let at = window.iter().rposition(|&h| h == min).unwrap_or(0);
+        (from + at, min)
+    };
+    if hashes.is_empty() {
+        return;
+    }
+    let first = &hashes[..w.min(hashes.len())];
+    let (mut at, mut min) = rightmost_min(first, 0);
+    out.push(Winnow {
+        hash: min,
+        pos: at as u32,
+    });
+    for (i, &hash) in hashes.iter().enumerate().skip(w) {
+        let oldest = i + 1 - w;
+        if at >= oldest {
+            if hash < min {
+                (at, min) = (i, hash);
+            } else {
+                continue;
+            }
+        } else {
+            (at, min) = rightmost_min(&hashes[oldest..=i], oldest);
+        }
+        out.push(Winnow {
+            hash: min,
+            pos: at as u32,
+        });
+    }
+}
+
 /// Winnows a sequence of k-gram hashes whose positions are their indices (0, 1, 2, ...).
 pub fn winnow_hashes(hashes: impl IntoIterator<Item = u64>, w: usize) -> Vec<Winnow> {
     let mut winnower = Winnower::new(w);
@@ -199,7 +241,7 @@ mod tests {
     }
 
     #[test]
-    fn streaming_equals_the_reference_definition() {
+    fn streaming_and_sliced_equal_the_reference_definition() {
         for seed in 0..200u64 {
             let n = (crate::hash::fmix64(seed) % 300) as usize;
             let alphabet = 1 + seed % 7; // small alphabets force ties
@@ -207,11 +249,15 @@ mod tests {
                 .map(|i| crate::hash::fmix64(seed * 1000 + i) % alphabet)
                 .collect();
             for w in [1, 2, 3, 5, 8, 30] {
+                let expected = reference(&hashes, w);
                 assert_eq!(
                     winnow_hashes(hashes.iter().copied(), w),
-                    reference(&hashes, w),
+                    expected,
                     "seed {seed} w {w}"
                 );
+                let mut sliced = Vec::new();
+                winnow_slice(&hashes, w, &mut sliced);
+                assert_eq!(sliced, expected, "slice, seed {seed} w {w}");
             }
         }
     }

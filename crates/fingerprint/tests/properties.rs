@@ -141,8 +141,9 @@ proptest! {
         prop_assert_eq!(chars, expected);
     }
 
-    /// The first look's single pass hashes what the fingerprint hashes: the same MinHash, and
-    /// every winnowed hash among the k-gram hashes it hands over, on the same mixed text.
+    /// The first look's single pass hashes what the fingerprint hashes: the same MinHash (as
+    /// `Fingerprinter::minhash` has), and every winnowed hash among the k-gram hashes it hands
+    /// over, on the same mixed text.
     #[test]
     fn scanned_grams_hold_the_fingerprints_grams(
         text in "[a-zA-Z09 ,.\n天地玄黄後來說話ＡＢ１e\u{0301}\u{1100}\u{1161}한ﬁ①😀𠀀\u{200B}İß]{0,300}"
@@ -160,6 +161,8 @@ proptest! {
             };
         });
         prop_assert_eq!(&minhash, &grams.minhash);
+        prop_assert_eq!(&f.minhash(&text), &grams.minhash, "Fingerprinter::minhash");
+        prop_assert_eq!(&f.grams_of_text(&text, &mut buffers), &grams, "grams_of_text");
         prop_assert!(grams.winnow.iter().all(|w| texts.contains(&w.hash)));
         prop_assert!(grams.pinyin_winnow.iter().all(|w| pinyins.contains(&w.hash)));
     }

@@ -137,7 +137,7 @@ impl FirstLook {
             *self = FirstLook::new(matcher);
         }
         let Some([text_filter, pinyin_filter]) = &self.filters else {
-            return matcher.may_match(text);
+            return matcher.may_match_with(text, &mut self.buffers);
         };
         let settings = matcher.index().settings();
         let (text_sample, pinyin_sample) = (
@@ -155,7 +155,7 @@ impl FirstLook {
                 held |= sample.keeps(hash) && filter.may_hold(key_of(hash));
             });
         if held {
-            return matcher.may_match(text);
+            return matcher.may_match_with(text, &mut self.buffers);
         }
         let grams = Grams {
             minhash,

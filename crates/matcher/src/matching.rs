@@ -341,8 +341,19 @@ impl Matcher {
     /// [`Error::IncompatibleFingerprint`] if the fingerprint settings give a MinHash shorter
     /// than the LSH bands.
     pub fn may_match(&self, text: &str) -> Result<bool> {
-        let compact = fingerprint::normalize_compact(text);
-        let grams = self.fingerprinter.grams(&compact);
+        self.may_match_with(text, &mut fingerprint::ScanBuffers::default())
+    }
+
+    /// [`Matcher::may_match`] with buffers reused from page to page.
+    ///
+    /// # Errors
+    /// As [`Matcher::may_match`].
+    pub fn may_match_with(
+        &self,
+        text: &str,
+        buffers: &mut fingerprint::ScanBuffers,
+    ) -> Result<bool> {
+        let grams = self.fingerprinter.grams_of_text(text, buffers);
         let probe = Probe::of_grams(self.index.settings(), &grams)?;
         Ok(self.index.any_posting(&probe, &self.settings.candidates))
     }
