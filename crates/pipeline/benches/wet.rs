@@ -3,8 +3,10 @@
 //! every record up in a matcher over registered chapters as the scan does before it verifies
 //! a candidate (the first look, `matcher::FirstLook`, then the full fingerprint and the
 //! candidates of the records it lets through); `wet/scan_large_index` does the same over
-//! 2,000 chapters more, past the size where the first look's filters help; `wet/read` is the
-//! reading alone. Throughput is WET text bytes per second on one core.
+//! 2,000 chapters more, past the size where the first look's filters help;
+//! `wet/scan_english` scans English records (most of a real crawl) past the same Chinese
+//! chapters: one byte a character, so three times the characters a byte of Chinese has;
+//! `wet/read` is the reading alone. Throughput is WET text bytes per second on one core.
 //! `cargo bench -p pipeline --bench wet`.
 
 use std::hint::black_box;
@@ -19,6 +21,8 @@ use pipeline::discovery::wet::{WetLimits, read_wet, wet_member};
 const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");
 /// The innocent web: 老残游记 1–2, cut into page-sized records.
 const WEB: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
+/// The innocent English web: Alice's Adventures in Wonderland 1–2.
+const WEB_EN: &str = include_str!("../../import/tests/data/alice_toc_1-2.txt");
 
 /// A matcher over 封神演义 1–3 and, when `synthetic > 0`, that many chapters more of 3,000
 /// characters drawn at random from its characters (a catalogue too large for the first
@@ -56,9 +60,10 @@ fn build_matcher(synthetic: usize) -> Matcher {
     Matcher::new(settings, fingerprinter, builder.build()).unwrap()
 }
 
-/// About 8 MB of WET text: records of 2–6 KB of innocent Chinese text.
-fn wet_file() -> (Vec<u8>, u64) {
-    let chars: Vec<char> = WEB.chars().collect();
+/// About 8 MB of WET text: records of 700–2,100 characters of innocent `web` text (2–6 KB of
+/// Chinese).
+fn wet_file(web: &str) -> (Vec<u8>, u64) {
+    let chars: Vec<char> = web.chars().collect();
     let mut file = Vec::new();
     let mut text_bytes = 0u64;
     let mut at = 0;
@@ -83,7 +88,8 @@ fn wet(c: &mut Criterion) {
     let matcher = build_matcher(0);
     let large = build_matcher(2_000);
     assert!(FirstLook::new(&matcher).is_filtering() && !FirstLook::new(&large).is_filtering());
-    let (file, text_bytes) = wet_file();
+    let (file, text_bytes) = wet_file(WEB);
+    let (english, english_bytes) = wet_file(WEB_EN);
     let mut group = c.benchmark_group("wet");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(text_bytes));
@@ -96,7 +102,12 @@ fn wet(c: &mut Criterion) {
             .unwrap()
         })
     });
-    for (name, matcher) in [("scan", &matcher), ("scan_large_index", &large)] {
+    for (name, matcher, file, bytes) in [
+        ("scan", &matcher, &file, text_bytes),
+        ("scan_large_index", &large, &file, text_bytes),
+        ("scan_english", &matcher, &english, english_bytes),
+    ] {
+        group.throughput(Throughput::Bytes(bytes));
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut candidates = 0;
