@@ -47,7 +47,7 @@ pub use api::openapi_json;
 pub use auth::LoginLimits;
 pub use error::WebError;
 pub use i18n::{LABELS, Lang};
-pub use ops::{METRICS_CONTENT_TYPE, OpsSettings, serve_ops};
+pub use ops::{METRICS_CONTENT_TYPE, OpsSettings, RetentionOutlook, serve_ops};
 pub use state::{AdminSettings, AdminState};
 
 /// The strict policy every response carries: nothing from another origin, no inline script

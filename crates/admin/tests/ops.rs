@@ -188,15 +188,45 @@ async fn metrics_count_what_was_stored(db: TestDb) {
     )
     .await;
 
+    // An innocent page fetched two days ago: past an unmatched retention of an hour, where the
+    // pirate page's body is evidence and stays.
+    let url = "http://innocent.example/2.html";
+    let body = "nothing copied here";
+    let new = NewSnapshot {
+        content_type: Some("text/plain; charset=utf-8".into()),
+        sha256: sha2::Sha256::digest(body.as_bytes()).into(),
+        body_len: body.len() as u64,
+        elapsed_ms: 1,
+        ..store::testing::sample_snapshot(url, 0, chrono::Utc::now() - chrono::Duration::days(2))
+    };
+    store
+        .insert_snapshot(&new, Some(&zstd::encode_all(body.as_bytes(), 1).unwrap()))
+        .await
+        .unwrap();
+    let retention = store::RetentionSettings {
+        unmatched: std::time::Duration::from_secs(3600),
+        ..store::RetentionSettings::default()
+    };
     let ops = OpsSettings {
         metrics_token: Some(bounds::Secret::new(TOKEN)),
         analyser: Some(Arc::clone(&analyser)),
+        retention: Some(admin::RetentionOutlook::new(retention.clone())),
     };
     let app = app(store, ops);
     let (status, _, _) = get(&app, "/metrics", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let (status, _, _) = get(&app, "/metrics", Some("0123456789abcdef-wrong")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    // What retention will free is worked out in the background: shown once it is.
+    store::testing::wait_for(
+        "the retention outlook",
+        std::time::Duration::from_secs(30),
+        async || {
+            let (_, _, body) = get(&app, "/metrics", Some(TOKEN)).await;
+            body.contains("copyhound_retention_removable")
+        },
+    )
+    .await;
     let (status, content_type, body) = get(&app, "/metrics", Some(TOKEN)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(content_type, admin::METRICS_CONTENT_TYPE);
@@ -228,6 +258,34 @@ async fn metrics_count_what_was_stored(db: TestDb) {
         value(&scrape, "copyhound_stored_body_bytes", "where=db"),
         bodies.db_bytes as f64
     );
+    assert_eq!(
+        value(&scrape, "copyhound_storage_bytes", "kind=bodies_db"),
+        bodies.db_bytes as f64
+    );
+    assert_eq!(
+        value(&scrape, "copyhound_storage_bytes", "kind=screenshots_db"),
+        bodies.screenshot_bytes as f64
+    );
+    let outlook = store.retention_outlook(&retention).await.unwrap();
+    assert_eq!(
+        outlook.bodies, 1,
+        "the old innocent page's body: {outlook:?}"
+    );
+    for (what, n) in [
+        ("bodies", outlook.bodies),
+        ("body_bytes", outlook.bytes),
+        ("segments", outlook.segments_deleted),
+    ] {
+        assert_eq!(
+            value(
+                &scrape,
+                "copyhound_retention_removable",
+                &format!("what={what}")
+            ),
+            n as f64,
+            "{what}"
+        );
+    }
     assert_eq!(value(&scrape, "copyhound_cases", "status=new"), 1.0);
     assert_eq!(value(&scrape, "copyhound_cases", "status=dismissed"), 0.0);
     assert_eq!(value(&scrape, "copyhound_pages_fetched_total", ""), 7.0);
@@ -316,6 +374,7 @@ async fn health_and_readiness(db: TestDb) {
         OpsSettings {
             metrics_token: None,
             analyser: Some(Arc::clone(&analyser)),
+            retention: None,
         },
     );
     let (status, _, body) = get(&with_index, "/readyz", None).await;

@@ -42,6 +42,27 @@ pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
+/// A duration as a person writes it in a settings file: in the largest unit that divides it
+/// (`"3y"`, `"30d"`, `"2h"`, `"90s"`, `"1500ms"`), which [`parse`] reads back.
+pub fn short(d: Duration) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (365 * 86_400, "y"),
+        (86_400, "d"),
+        (3600, "h"),
+        (60, "m"),
+        (1, "s"),
+    ];
+    if d.subsec_nanos() != 0 || d.is_zero() {
+        return format!("{}ms", d.as_millis());
+    }
+    let secs = d.as_secs();
+    let (size, unit) = UNITS
+        .into_iter()
+        .find(|(size, _)| secs.is_multiple_of(*size))
+        .unwrap_or((1, "s"));
+    format!("{}{unit}", secs / size)
+}
+
 /// Parses `"250ms"`, `"30s"`, `"5m"`, `"2h"`, `"1d"`, `"2w"`, `"3y"` (365 days a year) or a
 /// bare number of seconds.
 pub fn parse(text: &str) -> Option<Duration> {
@@ -79,5 +100,20 @@ mod tests {
         assert_eq!(parse("3y"), Some(Duration::from_secs(3 * 365 * 86_400)));
         assert_eq!(parse("soon"), None);
         assert_eq!(parse("5 weeks"), None);
+    }
+
+    #[test]
+    fn short_is_the_largest_unit_that_divides() {
+        for (text, d) in [
+            ("3y", Duration::from_secs(3 * 365 * 86_400)),
+            ("30d", Duration::from_secs(30 * 86_400)),
+            ("25h", Duration::from_secs(25 * 3600)),
+            ("90s", Duration::from_secs(90)),
+            ("1500ms", Duration::from_millis(1500)),
+            ("0ms", Duration::ZERO),
+        ] {
+            assert_eq!(short(d), text);
+            assert_eq!(parse(text), Some(d));
+        }
     }
 }

@@ -121,6 +121,18 @@ async fn storage_migrate_moves_bodies_to_a_folder_and_back() {
         detail.contains("answered a probe object") && detail.contains("3 bodies"),
         "{detail}"
     );
+    // What retention will free: nothing yet, the pages were fetched just now.
+    let retention = findings
+        .iter()
+        .find(|f| f["check"] == "retention")
+        .expect("a retention finding");
+    assert_eq!(retention["level"], "ok", "{retention}");
+    let detail = retention["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("gc would remove 0 bodies (0 B) of 0 snapshots")
+            && detail.contains("unmatched pages keep their bodies 30d, evidence 3y"),
+        "{detail}"
+    );
 
     // Back into the database, one first (as a migration stopped and resumed), then the rest.
     let out = common::ok_with(

@@ -520,12 +520,17 @@ pub async fn body_storage(settings: &store::StorageSettings, store: Option<&Stor
     let totals = match store {
         Some(store) => match store.body_totals().await {
             Ok(t) => format!(
-                "; {} bodies ({}) in the database, {} bodies ({}) in {} segments",
+                "; {} bodies ({}) and {} screenshots ({}) in the database, {} bodies ({}) in \
+                 {} segments ({}, of which {} dead until gc deletes or compacts them)",
                 t.db_bodies,
                 human_bytes(t.db_bytes),
+                t.screenshots,
+                human_bytes(t.screenshot_bytes),
                 t.store_bodies,
                 human_bytes(t.store_bytes),
-                t.segments
+                t.segments,
+                human_bytes(t.segment_bytes),
+                human_bytes(t.segment_bytes.saturating_sub(t.segment_live_bytes)),
             ),
             Err(e) => format!("; bodies not counted: {e}"),
         },
@@ -564,6 +569,41 @@ pub async fn body_storage(settings: &store::StorageSettings, store: Option<&Stor
             "check storage.endpoint and that the store is up",
         ),
     }
+}
+
+/// What the retention policy (`[retention]`) will free: `gc`'s dry run now.
+pub async fn retention(settings: &store::RetentionSettings, store: &Store) -> Finding {
+    const CHECK: &str = "retention";
+    match store.retention_outlook(settings).await {
+        Ok(r) => Finding::ok(CHECK, retention_words(settings, &r)),
+        Err(e) => Finding::fail(
+            CHECK,
+            format!("what gc would remove could not be read: {e}"),
+            "correct [retention], or see the database finding",
+        ),
+    }
+}
+
+/// A dry run's report in words: what `gc` would remove and free now.
+fn retention_words(settings: &store::RetentionSettings, r: &store::GcReport) -> String {
+    format!(
+        "gc would remove {} bodies ({}) of {} snapshots{}, delete {} segments and compact {} \
+         ({} of objects); unmatched pages keep their bodies {}, evidence {} after its case was \
+         last seen",
+        r.bodies,
+        human_bytes(r.bytes),
+        r.snapshots,
+        if r.texts > 0 {
+            format!(" and {} page texts", r.texts)
+        } else {
+            String::new()
+        },
+        r.segments_deleted + r.orphan_segments,
+        r.segments_compacted,
+        human_bytes(r.segment_bytes),
+        bounds::duration_serde::short(settings.unmatched),
+        bounds::duration_serde::short(settings.evidence),
+    )
 }
 
 /// `12.3 MiB`.

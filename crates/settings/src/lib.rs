@@ -341,6 +341,7 @@ impl Settings {
         admin::OpsSettings {
             metrics_token: self.server.metrics_token.clone(),
             analyser,
+            retention: Some(admin::RetentionOutlook::new(self.retention.clone())),
         }
     }
 }
@@ -495,6 +496,9 @@ pub async fn diagnose(
     let mut notices = settings.as_ref().map(|s| s.notices.clone());
     if let Some(settings) = &settings {
         findings.push(doctor::body_storage(&settings.storage, store.as_ref()).await);
+    }
+    if let (Some(settings), Some(store)) = (&settings, &store) {
+        findings.push(doctor::retention(&settings.retention, store).await);
     }
     if let Some(store) = store {
         if let Some(file) = &mut notices

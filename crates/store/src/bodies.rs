@@ -518,6 +518,13 @@ pub struct BodyTotals {
     pub segments: u64,
     /// Their size on the object store.
     pub segment_bytes: u64,
+    /// Of which the records of bodies still pointed to (the rest is dead: bodies removed by
+    /// `gc`, until the segment is deleted or compacted).
+    pub segment_live_bytes: u64,
+    /// Screenshots (PNG, each once) in the database.
+    pub screenshots: u64,
+    /// Their bytes.
+    pub screenshot_bytes: u64,
 }
 
 /// What a move of bodies did.
@@ -632,7 +639,7 @@ impl Store {
     /// # Errors
     /// A database failure.
     pub async fn body_totals(&self) -> Result<BodyTotals> {
-        let (db_bodies, db_bytes, store_bodies, store_bytes): (i64, i64, i64, i64) =
+        let (db_bodies, db_bytes, store_bodies, store_bytes, live): (i64, i64, i64, i64, i64) =
             read_pool!(self, |pool| {
                 sqlx::query_as(
                     "SELECT \
@@ -640,11 +647,20 @@ impl Store {
                      CAST(COALESCE(SUM(body_len) FILTER (WHERE segment_id IS NULL), 0) AS BIGINT), \
                      COUNT(*) FILTER (WHERE segment_id IS NOT NULL), \
                      CAST(COALESCE(SUM(body_len) FILTER (WHERE segment_id IS NOT NULL), 0) \
+                     AS BIGINT), \
+                     CAST(COALESCE(SUM(segment_length) FILTER (WHERE segment_id IS NOT NULL), 0) \
                      AS BIGINT) FROM snapshot_bodies",
                 )
                 .fetch_one(pool)
                 .await?
             });
+        let (screenshots, screenshot_bytes): (i64, i64) = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT COUNT(*), CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM screenshots",
+            )
+            .fetch_one(pool)
+            .await?
+        });
         let (segments, segment_bytes): (i64, i64) = read_pool!(self, |pool| {
             sqlx::query_as(
                 "SELECT COUNT(*), CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM body_segments \
@@ -661,6 +677,9 @@ impl Store {
             store_bytes: n(store_bytes),
             segments: n(segments),
             segment_bytes: n(segment_bytes),
+            segment_live_bytes: n(live),
+            screenshots: n(screenshots),
+            screenshot_bytes: n(screenshot_bytes),
         })
     }
 

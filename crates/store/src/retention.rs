@@ -228,6 +228,21 @@ impl Store {
     /// be read or deleted (what was done before stays done: run it again).
     #[instrument(skip(self))]
     pub async fn gc(&self, retention: &RetentionSettings, dry_run: bool) -> Result<GcReport> {
+        let report = self.gc_or_plan(retention, dry_run).await?;
+        info!(?report, "gc");
+        Ok(report)
+    }
+
+    /// What [`Store::gc`] would remove now: its dry run, without the log line, for `doctor`
+    /// and `/metrics` ("what retention will free").
+    ///
+    /// # Errors
+    /// As [`Store::gc`].
+    pub async fn retention_outlook(&self, retention: &RetentionSettings) -> Result<GcReport> {
+        self.gc_or_plan(retention, true).await
+    }
+
+    async fn gc_or_plan(&self, retention: &RetentionSettings, dry_run: bool) -> Result<GcReport> {
         retention
             .validate()
             .map_err(|e| crate::Error::InvalidInput(e.in_section("retention").to_string()))?;
@@ -251,7 +266,6 @@ impl Store {
         report.dry_run = dry_run;
         self.gc_orphans(retention.orphan_grace, now, dry_run, &mut report)
             .await?;
-        info!(?report, "gc");
         Ok(report)
     }
 
