@@ -12,8 +12,7 @@ use bounds::Shard;
 use import::{ImportSettings, Importer};
 use store::testing::{TestDb, wait_for};
 use store::{
-    CaseFilter, CaseReads, JobQueue, MatchReads, MatchWrites, SnapshotId, Store, WorkId,
-    WorkWrites,
+    CaseFilter, CaseReads, JobQueue, MatchReads, MatchWrites, SnapshotId, Store, WorkId, WorkWrites,
 };
 
 use common::{WORK, import, pirate_chapter, stored_page};
@@ -81,11 +80,15 @@ async fn cases(store: &Store) -> Vec<(i64, i64, String, u32, u32)> {
 
 /// Waits until no queue holds a waiting or running job, and none died.
 async fn drained(store: &Store) {
-    wait_for("every queue drained", Duration::from_secs(180), async || {
-        let counts = store.counts().await.unwrap();
-        assert!(counts.iter().all(|c| c.dead == 0), "{counts:?}");
-        counts.iter().all(|c| c.queued == 0 && c.running == 0)
-    })
+    wait_for(
+        "every queue drained",
+        Duration::from_secs(180),
+        async || {
+            let counts = store.counts().await.unwrap();
+            assert!(counts.iter().all(|c| c.dead == 0), "{counts:?}");
+            counts.iter().all(|c| c.queued == 0 && c.running == 0)
+        },
+    )
     .await;
 }
 
@@ -152,11 +155,20 @@ async fn two_shards_find_what_one_index_finds(db: &TestDb) {
             .collect::<std::collections::BTreeSet<_>>()
     };
     assert_eq!(works_of(pages[2]), [work.0, other.0].into(), "{sharded:?}");
-    assert_eq!(sharded.1.len(), 2, "a case per work on the site: {sharded:?}");
+    assert_eq!(
+        sharded.1.len(),
+        2,
+        "a case per work on the site: {sharded:?}"
+    );
 
     // One unsharded index matching the same pages again changes nothing.
     let single = handler(store, Shard::ALL, 1);
-    let one = pipeline::Workers::start(store, &single, &[pipeline::MATCH_QUEUE.to_owned()], &options);
+    let one = pipeline::Workers::start(
+        store,
+        &single,
+        &[pipeline::MATCH_QUEUE.to_owned()],
+        &options,
+    );
     queue_matches(store, &pages).await;
     drained(store).await;
     assert_eq!(pairs(store, &pages).await, sharded.0);
