@@ -24,10 +24,12 @@ use std::time::Duration;
 
 pub mod duration_serde;
 mod secret;
+mod shard;
 pub mod text;
 mod url;
 
 pub use secret::{MASK, Secret};
+pub use shard::Shard;
 pub use url::mask_url_password;
 
 /// A setting whose value is not allowed.

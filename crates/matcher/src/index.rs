@@ -708,6 +708,23 @@ impl Index {
         ids.len()
     }
 
+    /// Removes every chapter whose work `keep` refuses (an index read whole, narrowed to a
+    /// shard's works); returns how many were removed.
+    pub fn retain_works(&mut self, keep: impl Fn(WorkId) -> bool) -> usize {
+        let chapters = &self.chapters;
+        let ids: Vec<ChapterId> = (0..chapters.meta.len() as u32)
+            .filter(|&k| chapters.alive(k) && !keep(chapters.meta[k as usize].work))
+            .map(|k| chapters.meta[k as usize].id)
+            .collect();
+        for &id in &ids {
+            self.chapters.retire(id);
+        }
+        if !ids.is_empty() {
+            self.compact();
+        }
+        ids.len()
+    }
+
     /// Merges deltas that have grown and purges removed chapters once they are many; called
     /// after every update, so the amortised cost of an update stays constant.
     fn maintain(&mut self) {

@@ -48,6 +48,8 @@ pub struct Analyser {
     /// Whether webhooks listen: cases opened and reopened here, and copies back up or cases
     /// removed by the re-checks that use this analyser, then queue their [`crate::Job::Event`].
     events: bool,
+    /// The works its index holds ([`Analyser::with_shard`]).
+    shard: bounds::Shard,
 }
 
 impl Analyser {
@@ -64,7 +66,23 @@ impl Analyser {
             texts: Arc::default(),
             stamp: false,
             events: false,
+            shard: bounds::Shard::ALL,
         }
+    }
+
+    /// The analyser of one shard (`copyhound worker --shard K/N`): its index holds only the
+    /// works of `shard` ([`LiveIndex::load_shard`]) and [`Analyser::analyse`] replaces only
+    /// their matches ([`store::MatchWrites::record_matches_scoped`]). [`bounds::Shard::ALL`]
+    /// (the default) holds everything.
+    #[must_use]
+    pub fn with_shard(mut self, shard: bounds::Shard) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// The works its index holds ([`Analyser::with_shard`]).
+    pub fn shard(&self) -> bounds::Shard {
+        self.shard
     }
 
     /// The analyser queueing a [`crate::Job::Event`] for each case it opens or reopens (and
@@ -112,14 +130,15 @@ impl Analyser {
                 let fingerprinter = Arc::new(
                     Fingerprinter::new(self.fingerprint.clone()).map_err(Error::Fingerprint)?,
                 );
-                let live = LiveIndex::load_from(
+                let live = LiveIndex::load_shard(
                     &self.store,
                     self.matcher.clone(),
                     fingerprinter,
                     self.snapshots.as_ref(),
+                    self.shard,
                 )
                 .await?;
-                tracing::info!(chapters = live.loaded.chapters, origin = ?live.origin, "matcher index loaded");
+                tracing::info!(chapters = live.loaded.chapters, origin = ?live.origin, shard = %self.shard, "matcher index loaded");
                 Ok(Arc::new(live))
             })
             .await
@@ -132,7 +151,8 @@ impl Analyser {
 
     /// Brings the index up to date with the works, matches the stored main text of
     /// `snapshot` and makes the result the snapshot's stored matches. Idempotent: matching a
-    /// page again replaces its matches with the same ones.
+    /// page again replaces its matches with the same ones. A shard's analyser finds and
+    /// replaces the matches of its shard's works only ([`Analyser::with_shard`]).
     ///
     /// # Errors
     /// A database failure; [`Error::is_not_found`] when the snapshot has no stored text.
@@ -179,7 +199,7 @@ impl Analyser {
         // The matches and the cases they open or reopen are written in one transaction.
         let recorded = self
             .store
-            .record_matches(snapshot, &rows, ACTOR)
+            .record_matches_scoped(snapshot, &rows, self.shard, ACTOR)
             .await
             .map_err(store_err("storing the matches"))?;
         // After the matches' transaction: a worker dying in between runs this match job

@@ -39,6 +39,9 @@ pub struct Handler {
     discovery: Option<Arc<crate::discovery::DiscoverySettings>>,
     /// How long bodies are kept: what [`Job::Gc`] removes.
     retention: store::RetentionSettings,
+    /// The index's shards in this deployment (`[index] shards`): above 1, a
+    /// [`Job::MatchSnapshot`] fans out to one [`Job::MatchShard`] per shard.
+    shards: u32,
 }
 
 impl Handler {
@@ -56,7 +59,23 @@ impl Handler {
             poster: Arc::default(),
             discovery: None,
             retention: store::RetentionSettings::default(),
+            shards: 1,
         }
+    }
+
+    /// The handler of a deployment whose index is split into `shards` shards (`[index]
+    /// shards`): a [`Job::MatchSnapshot`] then queues one [`Job::MatchShard`] per shard,
+    /// each on its shard's queue ([`crate::job::shard_queue`]), instead of matching. 1 (the
+    /// default; 0 is read as 1) matches the page here, with the whole index.
+    #[must_use]
+    pub fn with_shards(mut self, shards: u32) -> Self {
+        self.shards = shards.max(1);
+        self
+    }
+
+    /// The index's shards in this deployment ([`Handler::with_shards`]).
+    pub fn shards(&self) -> u32 {
+        self.shards
     }
 
     /// The handler with the retention periods [`Job::Gc`] removes bodies by (the defaults
@@ -119,6 +138,21 @@ impl Handler {
         &self.importer
     }
 
+    /// Queues the [`Job::MatchShard`] of `snapshot` for every shard.
+    async fn match_shards(&self, snapshot: SnapshotId) -> Result<(), JobError> {
+        use store::JobQueue;
+        for k in 0..self.shards {
+            let shard = bounds::Shard::new(k, self.shards).expect("k < shards");
+            let job = crate::job::match_shard_job(snapshot, shard)
+                .map_err(|e| JobError::permanent(chain(&e)))?;
+            self.store
+                .enqueue(&job)
+                .await
+                .map_err(|e| JobError::retry(chain(&e)))?;
+        }
+        Ok(())
+    }
+
     /// The analyser, whose index a worker refreshes between jobs.
     pub fn analyser(&self) -> &Arc<Analyser> {
         &self.analyser
@@ -131,12 +165,34 @@ impl Handler {
     /// The job's failure, for the worker to retry or bury.
     pub async fn handle(&self, job: Job, ctx: JobContext) -> Result<(), JobError> {
         match job {
+            // Idempotent: each shard job is keyed and queued once while it waits.
+            Job::MatchSnapshot { snapshot } if self.shards > 1 => self.match_shards(snapshot).await,
             // Idempotent: the snapshot's matches are replaced as a whole.
             Job::MatchSnapshot { snapshot } => match self.analyser.analyse(snapshot).await {
                 Ok(_) => Ok(()),
                 Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
                 Err(e) => Err(JobError::retry(chain(&e))),
             },
+            // Idempotent: the shard's matches of the snapshot are replaced as a whole.
+            Job::MatchShard {
+                snapshot,
+                shard,
+                shards,
+            } => {
+                let mine = self.analyser.shard();
+                if bounds::Shard::new(shard, shards) != Some(mine) {
+                    return Err(JobError::permanent(format!(
+                        "a job of shard {shard}/{shards} reached a worker holding shard {mine} \
+                         (serve queue {} with `worker --shard {shard}/{shards}`)",
+                        crate::job::shard_queue(bounds::Shard::new(shard, shards).unwrap_or(mine)),
+                    )));
+                }
+                match self.analyser.analyse(snapshot).await {
+                    Ok(_) => Ok(()),
+                    Err(e) if e.is_not_found() => Err(JobError::permanent(chain(&e))),
+                    Err(e) => Err(JobError::retry(chain(&e))),
+                }
+            }
             // Idempotent: a second run finds the work by its content hash and writes nothing.
             Job::ImportWork {
                 path,

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use bounds::Shard;
 use fingerprint::{FingerprintSummary, Fingerprinter, Winnow};
 use matcher::{ChapterEntry, IndexBuilder, Matcher, MatcherSettings};
 use store::{IndexEntry, IndexLoads, Page, Posting, WorkChangeKind, WorkChanges};
@@ -101,6 +102,21 @@ pub async fn load_matcher(
     settings: MatcherSettings,
     fingerprinter: Arc<Fingerprinter>,
 ) -> Result<(Matcher, LoadReport)> {
+    load_shard(store, settings, fingerprinter, Shard::ALL).await
+}
+
+/// [`load_matcher`] of the chapters of `shard`'s works only ([`Shard::holds`] of the work
+/// id): every stored entry is still read, a page at a time, and the others' dropped before
+/// they are decoded.
+///
+/// # Errors
+/// As [`load_matcher`].
+pub async fn load_shard(
+    store: &impl IndexLoads,
+    settings: MatcherSettings,
+    fingerprinter: Arc<Fingerprinter>,
+    shard: Shard,
+) -> Result<(Matcher, LoadReport)> {
     let mut builder =
         IndexBuilder::new(settings.index.clone()).map_err(matcher_err("setting up the index"))?;
     let mut report = LoadReport::default();
@@ -115,7 +131,15 @@ pub async fn load_matcher(
             .map_err(store_err("loading fingerprints from the database"))?;
         after = page.last().map(|e| e.chapter_id);
         let short = page.len() < LOAD_PAGE as usize;
-        add_entries(&page, &mut report, |e| builder.add(e));
+        if shard.is_all() {
+            add_entries(&page, &mut report, |e| builder.add(e));
+        } else {
+            let mine: Vec<IndexEntry> = page
+                .into_iter()
+                .filter(|e| shard.holds(e.work_id.0))
+                .collect();
+            add_entries(&mine, &mut report, |e| builder.add(e));
+        }
         if short {
             break;
         }
@@ -142,6 +166,8 @@ pub struct LiveIndex {
     pub loaded: LoadReport,
     /// Where the start-up load came from.
     pub origin: IndexOrigin,
+    /// The works it holds: [`Shard::ALL`], or one shard's.
+    shard: Shard,
     full_loads: std::sync::atomic::AtomicUsize,
     changes_applied: std::sync::atomic::AtomicUsize,
 }
@@ -181,26 +207,27 @@ impl LiveIndex {
         Self::load_from(store, settings, fingerprinter, None).await
     }
 
-    /// Loads the newest snapshot at `snapshots` and replays the change log from its
-    /// position; without a place, or when it holds no snapshot, or when the newest is
-    /// refused (damaged, truncated, another format or normaliser version, other index
-    /// settings) or cannot be read, loads every stored chapter as [`LiveIndex::load`] does.
-    /// A refusal is logged with its reason and kept in [`LiveIndex::origin`].
+    /// [`LiveIndex::load_from`] holding only the works of `shard` ([`Shard::holds`]): the
+    /// load and a snapshot keep only them, and refreshes ignore the change log's entries of
+    /// other works. [`Shard::ALL`] holds everything, as [`LiveIndex::load_from`].
     ///
     /// # Errors
-    /// Invalid settings or a database failure (a snapshot's failure is not one: the store
-    /// is loaded instead).
-    pub async fn load_from(
+    /// As [`LiveIndex::load_from`].
+    pub async fn load_shard(
         store: &(impl IndexLoads + WorkChanges),
         settings: MatcherSettings,
         fingerprinter: Arc<Fingerprinter>,
         snapshots: Option<&SnapshotPlace>,
+        shard: Shard,
     ) -> Result<Self> {
         let mut refused = None;
         if let Some(place) = snapshots {
             match crate::snapshot::read_newest(place, &settings.index).await {
-                Ok(Some(found)) => {
+                Ok(Some(mut found)) => {
                     let position = found.header.position;
+                    if !shard.is_all() {
+                        found.index.retain_works(|w| shard.holds(w.0));
+                    }
                     let matcher = Matcher::new(settings, fingerprinter, found.index)
                         .map_err(matcher_err("setting up the matcher"))?;
                     let mut live = LiveIndex::new(
@@ -211,6 +238,7 @@ impl LiveIndex {
                             position,
                             replayed: 0,
                         },
+                        shard,
                     );
                     let replayed = live.refresh(store).await?;
                     let chapters = live.matcher().index().len();
@@ -224,6 +252,7 @@ impl LiveIndex {
                         snapshot = %place.describe(),
                         position,
                         replayed,
+                        shard = %shard,
                         "matcher index read from a snapshot"
                     );
                     return Ok(live);
@@ -243,13 +272,31 @@ impl LiveIndex {
             .last_change()
             .await
             .map_err(store_err("reading the work change log"))?;
-        let (matcher, loaded) = load_matcher(store, settings, fingerprinter).await?;
-        let mut live = LiveIndex::new(matcher, applied, IndexOrigin::Store { refused });
+        let (matcher, loaded) = load_shard(store, settings, fingerprinter, shard).await?;
+        let mut live = LiveIndex::new(matcher, applied, IndexOrigin::Store { refused }, shard);
         live.loaded = loaded;
         Ok(live)
     }
 
-    fn new(matcher: Matcher, applied: i64, origin: IndexOrigin) -> Self {
+    /// Loads the newest snapshot at `snapshots` and replays the change log from its
+    /// position; without a place, or when it holds no snapshot, or when the newest is
+    /// refused (damaged, truncated, another format or normaliser version, other index
+    /// settings) or cannot be read, loads every stored chapter as [`LiveIndex::load`] does.
+    /// A refusal is logged with its reason and kept in [`LiveIndex::origin`].
+    ///
+    /// # Errors
+    /// Invalid settings or a database failure (a snapshot's failure is not one: the store
+    /// is loaded instead).
+    pub async fn load_from(
+        store: &(impl IndexLoads + WorkChanges),
+        settings: MatcherSettings,
+        fingerprinter: Arc<Fingerprinter>,
+        snapshots: Option<&SnapshotPlace>,
+    ) -> Result<Self> {
+        Self::load_shard(store, settings, fingerprinter, snapshots, Shard::ALL).await
+    }
+
+    fn new(matcher: Matcher, applied: i64, origin: IndexOrigin, shard: Shard) -> Self {
         LiveIndex {
             loaded: LoadReport {
                 chapters: matcher.index().len(),
@@ -258,6 +305,7 @@ impl LiveIndex {
             matcher: std::sync::RwLock::new(matcher),
             applied: tokio::sync::Mutex::new(applied),
             origin,
+            shard,
             full_loads: std::sync::atomic::AtomicUsize::new(1),
             changes_applied: std::sync::atomic::AtomicUsize::new(0),
         }
@@ -268,6 +316,11 @@ impl LiveIndex {
         self.matcher
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The works it holds: [`Shard::ALL`] or one shard's.
+    pub fn shard(&self) -> Shard {
+        self.shard
     }
 
     /// Full loads done (1: the start-up one; refreshes never reload).
@@ -295,6 +348,11 @@ impl LiveIndex {
                 .await
                 .map_err(store_err("reading the work change log"))?;
             for change in &changes {
+                if !self.shard.holds(change.work_id.0) {
+                    // Another shard's work: that shard follows it.
+                    *applied = change.seq;
+                    continue;
+                }
                 let work = matcher::WorkId(change.work_id.0);
                 let entries = match change.kind {
                     WorkChangeKind::Added => store

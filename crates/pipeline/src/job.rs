@@ -12,6 +12,28 @@ use store::{CrawlId, SnapshotId};
 /// network; and `copyhound crawl` serves it alone while it crawls.
 pub const MATCH_QUEUE: &str = "match";
 
+/// The queue of shard `shard`'s match jobs ([`Job::MatchShard`]): `match-K-of-N`, served by
+/// the workers started with `--shard K/N` alone.
+#[must_use]
+pub fn shard_queue(shard: bounds::Shard) -> String {
+    format!("match-{}-of-{}", shard.index(), shard.count())
+}
+
+/// The [`Job::MatchShard`] of `snapshot` for `shard`, on [`shard_queue`], queued once while
+/// it waits (its key de-duplicates it).
+///
+/// # Errors
+/// Never in practice ([`Job`] always serialises).
+pub fn match_shard_job(snapshot: SnapshotId, shard: bounds::Shard) -> store::Result<store::NewJob> {
+    Ok(store::NewJob::new(&Job::MatchShard {
+        snapshot,
+        shard: shard.index(),
+        shards: shard.count(),
+    })?
+    .queue(shard_queue(shard))
+    .dedupe_key(format!("match:{snapshot}:{shard}")))
+}
+
 /// The jobs copyhound runs, named by what they do (the variant name is the job's `kind` in
 /// the queue). Every handler is idempotent: a job whose worker died runs again.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -54,6 +76,18 @@ pub enum Job {
     MatchSnapshot {
         /// The fetched page.
         snapshot: SnapshotId,
+    },
+    /// Match a stored page against the works of one shard of the index (`shard` of `shards`,
+    /// [`bounds::Shard`]) and replace the snapshot's matches of those works only. With
+    /// `[index] shards = N` above 1, a [`Job::MatchSnapshot`] queues one per shard instead
+    /// of matching, each on its shard's queue ([`shard_queue`]).
+    MatchShard {
+        /// The fetched page.
+        snapshot: SnapshotId,
+        /// K, 0-based.
+        shard: u32,
+        /// N.
+        shards: u32,
     },
     /// Queue a [`Job::Recheck`] for every case whose re-check is due (the `rechecks`
     /// schedule's job).
@@ -192,6 +226,7 @@ mod tests {
             Job::Crawl { .. } => "Crawl",
             Job::CrawlSite { .. } => "CrawlSite",
             Job::MatchSnapshot { .. } => "MatchSnapshot",
+            Job::MatchShard { .. } => "MatchShard",
             Job::RechecksDue => "RechecksDue",
             Job::Recheck { .. } => "Recheck",
             Job::StampSnapshot { .. } => "StampSnapshot",
@@ -237,6 +272,14 @@ mod tests {
                     snapshot: SnapshotId(11),
                 },
                 r#"{"MatchSnapshot":{"snapshot":11}}"#,
+            ),
+            (
+                Job::MatchShard {
+                    snapshot: SnapshotId(11),
+                    shard: 1,
+                    shards: 4,
+                },
+                r#"{"MatchShard":{"snapshot":11,"shard":1,"shards":4}}"#,
             ),
             (Job::RechecksDue, r#""RechecksDue""#),
             (
@@ -319,7 +362,7 @@ mod tests {
             assert_eq!(store::NewJob::new(job).unwrap().kind(), kind(job));
         }
         let kinds: BTreeSet<_> = pinned.iter().map(|(job, _)| kind(job)).collect();
-        assert_eq!(kinds.len(), 19, "every variant is pinned once: {kinds:?}");
+        assert_eq!(kinds.len(), 20, "every variant is pinned once: {kinds:?}");
     }
 
     #[test]

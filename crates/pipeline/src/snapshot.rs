@@ -40,22 +40,29 @@ pub struct LiveIndexSettings {
     /// newest under its `snapshots/`), or a local path (a snapshot file, or a folder: the
     /// newest snapshot in it).
     pub snapshot: String,
+    /// Shards the index is split into (default 1: one index holds every work). Above 1, each
+    /// stored page's match job queues one job per shard, on queue `match-K-of-N`, served by
+    /// `copyhound worker --shard K/N`, which holds only the works that hash to shard K
+    /// ([`bounds::Shard`]).
+    pub shards: u32,
 }
 
 impl Default for LiveIndexSettings {
     fn default() -> Self {
         LiveIndexSettings {
             snapshot: "auto".to_owned(),
+            shards: 1,
         }
     }
 }
 
 impl LiveIndexSettings {
-    /// Checks that `snapshot` names something.
+    /// Checks that `snapshot` names something and `shards` is 1 to 4096.
     ///
     /// # Errors
-    /// An empty `snapshot`.
+    /// An empty `snapshot`, a `shards` out of range.
     pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
+        bounds::between("shards", self.shards, 1, 4096)?;
         if self.snapshot.trim().is_empty() {
             return Err(bounds::OutOfRange::new(
                 "snapshot",
@@ -384,10 +391,19 @@ mod tests {
         assert!(err.to_string().contains("needs a bucket"), "{err}");
         assert!(
             LiveIndexSettings {
-                snapshot: " ".into()
+                snapshot: " ".into(),
+                ..LiveIndexSettings::default()
             }
             .validate()
             .is_err()
         );
+        let shards = |shards| LiveIndexSettings {
+            shards,
+            ..LiveIndexSettings::default()
+        };
+        assert!(shards(0).validate().is_err());
+        shards(1).validate().unwrap();
+        shards(4096).validate().unwrap();
+        assert!(shards(4097).validate().is_err());
     }
 }

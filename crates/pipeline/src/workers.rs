@@ -174,10 +174,13 @@ pub fn all_queues() -> Vec<String> {
     ]
 }
 
-/// Whether `queues` include the match queue, so that this process needs the index.
+/// Whether `queues` include the match queue or a shard's (`match-K-of-N`), so that this
+/// process needs the index.
 #[must_use]
 pub fn serves_matches(queues: &[String]) -> bool {
-    queues.iter().any(|q| q == MATCH_QUEUE)
+    queues
+        .iter()
+        .any(|q| q == MATCH_QUEUE || q.starts_with("match-"))
 }
 
 /// Which signal asked a process to stop.

@@ -241,6 +241,28 @@ impl Settings {
     /// # Errors
     /// The importer or the time-stamping authority cannot be set up with these settings.
     pub fn handler(&self, store: &store::Store) -> Result<pipeline::Handler> {
+        self.shard_handler(store, bounds::Shard::ALL)
+    }
+
+    /// [`Settings::handler`] of a shard worker (`copyhound worker --shard K/N`): its index
+    /// holds the works of `shard` alone. [`bounds::Shard::ALL`] holds everything.
+    ///
+    /// # Errors
+    /// As [`Settings::handler`]; a shard of another count than `[index] shards`.
+    pub fn shard_handler(
+        &self,
+        store: &store::Store,
+        shard: bounds::Shard,
+    ) -> Result<pipeline::Handler> {
+        if !shard.is_all() && shard.count() != self.index.shards {
+            anyhow::bail!(
+                "shard {shard} is one of {} but [index] shards = {}: start the shard workers \
+                 with --shard K/{} (COPYHOUND_INDEX__SHARDS sets the count)",
+                shard.count(),
+                self.index.shards,
+                self.index.shards
+            );
+        }
         let importer = self.importer(0, Vec::new())?;
         let tsa = timestamp::Tsa::from_settings(&self.evidence.timestamp)
             .context("while setting up the time-stamping authority")?;
@@ -250,6 +272,7 @@ impl Settings {
             self.matcher.clone(),
         )
         .with_snapshots(self.index_snapshots()?)
+        .with_shard(shard)
         .with_stamping(tsa.is_some())
         // Always: who listens (webhooks stored in the UI, users' alerts) changes while the
         // workers run, and an event nobody takes ends at its fan-out.
@@ -260,7 +283,8 @@ impl Settings {
                 .with_rechecks(self.rechecks.clone())
                 .with_mail(self.notices.clone(), self.notify.clone())
                 .with_discovery(self.discovery.clone())
-                .with_retention(self.retention.clone());
+                .with_retention(self.retention.clone())
+                .with_shards(self.index.shards);
         Ok(match tsa {
             Some(tsa) => handler.with_tsa(tsa),
             None => handler,

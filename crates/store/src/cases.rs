@@ -515,11 +515,13 @@ impl CaseWrites for Store {
 /// The case writes that run inside a caller's transaction, on either backend's connection.
 pub(crate) trait CaseTx {
     /// Stores a snapshot's matches and opens, widens, reopens and counts their cases; see
-    /// [`crate::MatchWrites::record_matches`].
+    /// [`crate::MatchWrites::record_matches`]; only the existing matches of works in
+    /// `scope` are replaced ([`crate::MatchWrites::record_matches_scoped`]).
     fn record(
         &mut self,
         snapshot: SnapshotId,
         matches: &[NewMatch],
+        scope: bounds::Shard,
         actor: &str,
     ) -> impl Future<Output = Result<Recorded>> + Send;
 
@@ -565,6 +567,7 @@ macro_rules! case_tx {
                 &mut self,
                 snapshot: SnapshotId,
                 matches: &[NewMatch],
+                scope: bounds::Shard,
                 actor: &str,
             ) -> Result<Recorded> {
                 let place: Option<SnapshotPlace> = sqlx::query_as(
@@ -617,6 +620,12 @@ macro_rules! case_tx {
                 .bind(snapshot)
                 .fetch_all(&mut *self)
                 .await?;
+                // A shard's result replaces its own works' rows only: another shard's rows
+                // are neither deleted nor counted here (their cases are other works').
+                let existing: Vec<(i64, i64, Option<i64>, bool)> = existing
+                    .into_iter()
+                    .filter(|e| scope.holds(e.1))
+                    .collect();
 
                 // Chapters by work, of the matches that belong in a case.
                 let mut by_work: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();

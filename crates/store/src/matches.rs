@@ -87,6 +87,25 @@ pub trait MatchWrites {
         matches: &[NewMatch],
         actor: &str,
     ) -> impl Future<Output = Result<Recorded>> + Send;
+
+    /// [`MatchWrites::record_matches`] for one shard's result: `matches` (all of works in
+    /// `shard`, [`bounds::Shard::holds`]) replace the snapshot's matches of the shard's
+    /// works only; the rows of other shards' works, and their cases, are left as they are.
+    /// Each shard touches only its own works' cases (a case is a site and a work) and their
+    /// counters, so the shards of one page, recorded in any order, leave the same matches,
+    /// cases and counters as one unsharded [`MatchWrites::record_matches`] of them all.
+    /// With [`bounds::Shard::ALL`] this is [`MatchWrites::record_matches`].
+    ///
+    /// # Errors
+    /// As [`MatchWrites::record_matches`]; [`crate::Error::InvalidInput`] for a match of a work
+    /// outside `shard` (nothing is written then).
+    fn record_matches_scoped(
+        &self,
+        snapshot: SnapshotId,
+        matches: &[NewMatch],
+        shard: bounds::Shard,
+        actor: &str,
+    ) -> impl Future<Output = Result<Recorded>> + Send;
 }
 
 /// Reads of matches.
@@ -126,8 +145,26 @@ impl MatchWrites for Store {
         matches: &[NewMatch],
         actor: &str,
     ) -> Result<Recorded> {
+        self.record_matches_scoped(snapshot, matches, bounds::Shard::ALL, actor)
+            .await
+    }
+
+    #[instrument(skip(self, matches), fields(matches = matches.len(), shard = %shard))]
+    async fn record_matches_scoped(
+        &self,
+        snapshot: SnapshotId,
+        matches: &[NewMatch],
+        shard: bounds::Shard,
+        actor: &str,
+    ) -> Result<Recorded> {
+        if let Some(m) = matches.iter().find(|m| !shard.holds(m.work_id.0)) {
+            return Err(crate::Error::InvalidInput(format!(
+                "work {} is not in shard {shard}",
+                m.work_id
+            )));
+        }
         Ok(write_tx!(self, |tx| tx
-            .record(snapshot, matches, actor)
+            .record(snapshot, matches, shard, actor)
             .await?))
     }
 }

@@ -114,8 +114,8 @@ pub struct CommoncrawlArgs {
     segment_list: Option<String>,
     /// This worker's share of the segment list, `I/N` (0-based): line k is scanned by the
     /// worker with I = k mod N, so N machines split a crawl.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard, default_value = "0/1")]
-    shard: (usize, usize),
+    #[arg(long, value_name = "I/N", default_value = "0/1")]
+    shard: bounds::Shard,
     /// Skip records longer than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_record_bytes: usize,
@@ -131,20 +131,6 @@ pub struct CommoncrawlArgs {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
-}
-
-fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let (i, n) = s
-        .split_once('/')
-        .ok_or_else(|| format!("{s:?}: give I/N, e.g. 0/4"))?;
-    let (i, n): (usize, usize) = (
-        i.parse().map_err(|_| format!("{s:?}: I is not a number"))?,
-        n.parse().map_err(|_| format!("{s:?}: N is not a number"))?,
-    );
-    if n == 0 || i >= n {
-        return Err(format!("{s:?}: give 0 <= I < N"));
-    }
-    Ok((i, n))
 }
 
 fn parse_status(s: &str) -> Result<CandidateStatus, String> {
@@ -184,8 +170,13 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
             let mut inputs = a.wet;
             if let Some(list) = &a.segment_list {
                 inputs.extend(
-                    discovery::segment_list(list, &settings.crawler, a.shard, a.allow_private)
-                        .await?,
+                    discovery::segment_list(
+                        list,
+                        &settings.crawler,
+                        (a.shard.index() as usize, a.shard.count() as usize),
+                        a.allow_private,
+                    )
+                    .await?,
                 );
             }
             if a.queue {

@@ -15,6 +15,12 @@ pub struct WorkerArgs {
     /// pages to analyse. Default: both.
     #[arg(long = "queue", value_name = "QUEUE")]
     pub queues: Vec<String>,
+    /// Hold shard K of N of the index (`[index] shards` = N): the works whose id hashes to K.
+    /// The worker then serves that shard's match queue, `match-K-of-N`, alone (unless
+    /// --queue says otherwise): its memory is sized for its shard, and the default queue's
+    /// jobs (re-checks, discovery) match with the whole index.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<bounds::Shard>,
     /// Jobs run at once, per queue.
     #[arg(long, default_value_t = 4, value_parser = bounds::parse_count)]
     pub concurrency: usize,
@@ -37,11 +43,12 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     // stops the worker cleanly instead of killing it.
     let shutdown = shutdown_signal();
     let store = super::open_store(database).await?;
-    let handler = settings.handler(&store)?;
-    let queues = if args.queues.is_empty() {
-        pipeline::all_queues()
-    } else {
-        args.queues.clone()
+    let shard = args.shard.unwrap_or(bounds::Shard::ALL);
+    let handler = settings.shard_handler(&store, shard)?;
+    let queues = match (args.queues.is_empty(), args.shard) {
+        (false, _) => args.queues.clone(),
+        (true, Some(shard)) => vec![pipeline::shard_queue(shard)],
+        (true, None) => pipeline::all_queues(),
     };
     pipeline::workers::ensure_schedules(&store, &handler, &settings.rechecks, &settings.discovery)
         .await
@@ -50,8 +57,10 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     for line in workers.serving_notes(&super::masked(database)) {
         eprintln!("{line}");
     }
-    let analyser =
-        pipeline::workers::serves_matches(&queues).then(|| pipeline::load_index_now(&handler));
+    // A sharded deployment's unsharded worker only fans its match jobs out: no index.
+    let matches_here = args.shard.is_some() || handler.shards() == 1;
+    let analyser = (matches_here && pipeline::workers::serves_matches(&queues))
+        .then(|| pipeline::load_index_now(&handler));
     let ops = match args.metrics_listen {
         Some(address) => {
             let listener = tokio::net::TcpListener::bind(address)
