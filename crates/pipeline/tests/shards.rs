@@ -1,7 +1,7 @@
 //! Index shards on both backends (#31): two shard workers, fed by the match queue's fan-out,
 //! leave the same (page, chapter) pairs and cases as one unsharded index; one shard's record
 //! never removes another's rows; a work added or removed while the shards run reaches only
-//! the shard that holds it.
+//! the shard that holds it; a shard worker that dies holding its jobs loses none of them.
 
 mod common;
 
@@ -266,7 +266,82 @@ async fn a_shard_record_keeps_the_other_shards_rows(db: &TestDb) {
     assert_eq!(store.matches_of(page).await.unwrap().len(), all.len());
 }
 
+/// A shard worker that dies with its jobs claimed (it claimed them, then never heartbeat nor
+/// settled them, as a worker killed with SIGKILL leaves them): once their lease runs out the
+/// shard's next worker runs them, and the pages' matches and cases are what one unsharded
+/// index gives.
+async fn a_dead_shard_workers_jobs_run_again(db: &TestDb) {
+    let store = &db.store;
+    let work = import(store, "封神演义.txt", WORK).await;
+    let other = import(store, "老残游记.txt", OTHER).await;
+    assert_ne!(Shard::of(work.0, 2), Shard::of(other.0, 2));
+    let other_page = format!("【免费阅读】\n{OTHER}");
+    let pages = vec![
+        stored_page(store, "http://pirate.example/fs/2", &pirate_chapter(2)).await,
+        stored_page(
+            store,
+            "http://pirate.example/mixed",
+            &format!("{}\n{other_page}", pirate_chapter(3)),
+        )
+        .await,
+    ];
+    let options = pipeline::WorkerOptions::default();
+    let fan = handler(store, Shard::ALL, 2);
+    let fanning =
+        pipeline::Workers::start(store, &fan, &[pipeline::MATCH_QUEUE.to_owned()], &options);
+    queue_matches(store, &pages).await;
+    let (q0, q1) = (
+        pipeline::shard_queue(shard(0)),
+        pipeline::shard_queue(shard(1)),
+    );
+    wait_for(
+        "both shards' jobs queued",
+        Duration::from_secs(60),
+        async || {
+            let counts = store.counts().await.unwrap();
+            let queued = |q: &str| counts.iter().find(|c| c.queue == q).map_or(0, |c| c.queued);
+            queued(&q0) == pages.len() as u64 && queued(&q1) == pages.len() as u64
+        },
+    )
+    .await;
+    fanning.stop().await.unwrap();
+    // Shard 0's worker claims every job of its queue and dies.
+    let claimed = store
+        .claim(&q0, "shard-0-killed", 100, Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), pages.len());
+
+    let (h0, h1) = (handler(store, shard(0), 2), handler(store, shard(1), 2));
+    let workers = [
+        pipeline::Workers::start(store, &h0, &[q0], &options),
+        pipeline::Workers::start(store, &h1, &[q1], &options),
+    ];
+    drained(store).await;
+    let sharded = (pairs(store, &pages).await, cases(store).await);
+    let works: std::collections::BTreeSet<i64> = sharded.0.iter().map(|r| r.2).collect();
+    assert_eq!(works, [work.0, other.0].into(), "{sharded:?}");
+    for w in workers {
+        let report = w.stop().await.unwrap();
+        assert_eq!(report.dead, 0, "{report:?}");
+    }
+
+    let single = handler(store, Shard::ALL, 1);
+    let one = pipeline::Workers::start(
+        store,
+        &single,
+        &[pipeline::MATCH_QUEUE.to_owned()],
+        &options,
+    );
+    queue_matches(store, &pages).await;
+    drained(store).await;
+    one.stop().await.unwrap();
+    assert_eq!(pairs(store, &pages).await, sharded.0);
+    assert_eq!(cases(store).await, sharded.1);
+}
+
 store::on_both_backends!(
     two_shards_find_what_one_index_finds,
     a_shard_record_keeps_the_other_shards_rows,
+    a_dead_shard_workers_jobs_run_again,
 );
