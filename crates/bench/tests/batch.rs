@@ -33,8 +33,8 @@ struct Registered {
 }
 
 /// Checks batch == page-at-a-time under `settings`; returns (pages with a candidate, pages
-/// with several matches, matches).
-fn compare(settings: MatcherSettings) -> (usize, usize, usize) {
+/// with several matches, matches, candidates).
+fn compare(settings: MatcherSettings) -> (usize, usize, usize, usize) {
     let corpus = corpus();
     let fps = fingerprint_all(&corpus.registered, &fingerprinter(), 2);
     let mut registered: Vec<Registered> = corpus
@@ -76,6 +76,8 @@ fn compare(settings: MatcherSettings) -> (usize, usize, usize) {
         .into_iter()
         .map(|p| p.text)
         .collect();
+    // The twin chapter copied verbatim: two chapters near its SimHash.
+    texts.push(registered[3].text.clone());
     texts.push(String::new());
     texts.push("今天天气很好，我们一起去公园散步吧，然后去吃饭。".to_string());
     let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
@@ -92,7 +94,7 @@ fn compare(settings: MatcherSettings) -> (usize, usize, usize) {
     let batched = batch.finish();
     assert_eq!(batched.len(), pages.len());
 
-    let (mut with_candidates, mut several, mut matches) = (0, 0, 0);
+    let (mut with_candidates, mut several, mut matches, mut candidates) = (0, 0, 0, 0);
     for (i, (page, batch_candidates)) in pages.iter().zip(batched).enumerate() {
         let single = matcher.candidates(page).unwrap();
         assert_eq!(
@@ -104,6 +106,7 @@ fn compare(settings: MatcherSettings) -> (usize, usize, usize) {
             assert!(c.chapter != removed_chapter && c.work != removed_work);
         }
         with_candidates += usize::from(!single.is_empty());
+        candidates += single.len();
         let one = matcher.verify_candidates(page, single, &source).unwrap();
         let other = matcher
             .verify_candidates(page, batch_candidates, &source)
@@ -113,12 +116,12 @@ fn compare(settings: MatcherSettings) -> (usize, usize, usize) {
         several += usize::from(one.len() > 1);
         matches += one.len();
     }
-    (with_candidates, several, matches)
+    (with_candidates, several, matches, candidates)
 }
 
 #[test]
 fn batch_mode_finds_what_page_at_a_time_finds() {
-    let (with_candidates, several, matches) = compare(MatcherSettings::default());
+    let (with_candidates, several, matches, _) = compare(MatcherSettings::default());
     println!(
         "{with_candidates} pages with candidates, {several} with several matches, {matches} matches"
     );
@@ -129,14 +132,19 @@ fn batch_mode_finds_what_page_at_a_time_finds() {
 
 #[test]
 fn batch_mode_applies_the_key_cap_as_the_index_does() {
-    // A cap of 2 chapters a key: the twin chapter's keys (held by two chapters) still count,
-    // a novel's recurring names and common grams (held by more) are skipped.
+    // A cap of 1 chapter a key: the twin chapter's keys (held by two chapters), a novel's
+    // recurring names and common grams are all skipped, and the candidates change.
+    let (.., all) = compare(MatcherSettings::default());
     let mut settings = MatcherSettings::default();
-    settings.candidates.max_key_postings = 2;
-    let (with_candidates, _, matches) = compare(settings);
+    settings.candidates.max_key_postings = 1;
+    let (with_candidates, _, matches, capped) = compare(settings);
     assert!(
         with_candidates > 10 && matches > 10,
         "{with_candidates} {matches}"
+    );
+    assert_ne!(
+        capped, all,
+        "the cap changed no candidate: the test cannot see it"
     );
 }
 
