@@ -244,7 +244,7 @@ impl Mode {
 
 /// The CPU cost of matching B pages against C chapters each way, up to candidates
 /// (verification costs the same both ways and is left out), in nanoseconds per unit.
-/// Measured by `cargo bench -p bench --bench batch` (see `ARCHITECTURE.md`); reading the
+/// Measured by `crates/bench/benches/batch.rs` (see `ARCHITECTURE.md`); reading the
 /// chapters' fingerprints from the store costs the same for a build and for a stream and is
 /// left out too.
 ///
@@ -263,14 +263,15 @@ pub struct CostModel {
 }
 
 impl Default for CostModel {
-    /// The figures measured on the reference machine (2 cores; synthetic 2,600-character
-    /// chapters and pirate pages of them).
+    /// The figures `cargo bench --workspace --bench batch --profile dev` measured on the
+    /// reference machine (2 shared cores; 40,000 synthetic chapters of about 2,700 characters,
+    /// pirate pages of every kind); what matters is their ratios.
     fn default() -> Self {
         CostModel {
-            page_query_ns: 9_000.0,
-            chapter_build_ns: 6_500.0,
-            batch_page_ns: 3_000.0,
-            chapter_stream_ns: 4_500.0,
+            page_query_ns: 57_700.0,
+            chapter_build_ns: 21_700.0,
+            batch_page_ns: 13_800.0,
+            chapter_stream_ns: 10_500.0,
         }
     }
 }

@@ -89,7 +89,7 @@ pub use crawl::{
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, package_zip, write_package};
 pub use handler::Handler;
-pub use index::{IndexOrigin, LiveIndex, LoadReport, load_matcher};
+pub use index::{IndexOrigin, LiveIndex, LoadReport, load_matcher, stream_chapters};
 pub use job::{Job, MATCH_QUEUE, chain};
 pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
 pub use mail::{Mailer, NotifySettings, SmtpSettings, SmtpTls};
