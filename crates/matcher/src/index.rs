@@ -899,12 +899,11 @@ impl Index {
         count(&self.pinyin, &probe.pinyin, |e| e.pinyin_hits += 1);
         let chapters = &self.chapters;
         rank(
-            found.into_iter().filter_map(|(key, evidence)| {
+            found
+                .into_iter()
                 // Found by SimHash (its entries are filtered here).
-                chapters
-                    .alive(key)
-                    .then(|| (key, &chapters.meta[key as usize], evidence))
-            }),
+                .filter(|&(key, _)| chapters.alive(key))
+                .map(|(key, evidence)| (key, &chapters.meta[key as usize], evidence)),
             settings,
         )
     }

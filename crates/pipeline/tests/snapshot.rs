@@ -356,12 +356,14 @@ async fn batch_streams_the_stored_chapters(db: &TestDb) {
         let live = LiveIndex::load(store, settings.clone(), fingerprinter())
             .await
             .unwrap();
-        let matcher = live.matcher();
         let texts = pages();
-        let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
-        let mut batch = matcher.batch(&pages).unwrap();
+        let (mut batch, chapters) = {
+            let matcher = live.matcher();
+            let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
+            (matcher.batch(&pages).unwrap(), matcher.index().len())
+        };
         let report = pipeline::stream_chapters(store, &mut batch).await.unwrap();
-        assert_eq!(report.chapters, matcher.index().len());
+        assert_eq!(report.chapters, chapters);
         assert_eq!(report.skipped, 0);
         let mut found = 0;
         for (text, batched) in texts.iter().zip(batch.finish()) {
