@@ -97,7 +97,7 @@ impl<'a> ChapterEntry<'a> {
 
 /// What the index keeps about each chapter key.
 #[derive(Debug, Clone, Copy)]
-struct ChapterMeta {
+pub(crate) struct ChapterMeta {
     id: ChapterId,
     work: WorkId,
     /// Normalised characters.
@@ -214,7 +214,7 @@ impl Probe {
         })
     }
 
-    fn of_entry(settings: &IndexSettings, entry: &ChapterEntry<'_>) -> Result<Self> {
+    pub(crate) fn of_entry(settings: &IndexSettings, entry: &ChapterEntry<'_>) -> Result<Self> {
         Probe::new(
             settings,
             entry.summary,
@@ -332,16 +332,23 @@ struct Chapters {
     retired: Vec<u32>,
 }
 
-impl Chapters {
-    fn allocate(&mut self, entry: &ChapterEntry<'_>, probe: &Probe) -> Result<u32> {
-        let meta = ChapterMeta {
+impl ChapterMeta {
+    /// The metadata of `entry`, whose keys are `probe`.
+    pub(crate) fn new(entry: &ChapterEntry<'_>, probe: &Probe) -> Self {
+        ChapterMeta {
             id: entry.id,
             work: entry.work,
             chars: entry.summary.chars,
             text_postings: probe.text.len().min(u16::MAX as usize) as u16,
             pinyin_postings: probe.pinyin.len().min(u16::MAX as usize) as u16,
             sentences: probe.sentences.len().min(u8::MAX as usize) as u8,
-        };
+        }
+    }
+}
+
+impl Chapters {
+    fn allocate(&mut self, entry: &ChapterEntry<'_>, probe: &Probe) -> Result<u32> {
+        let meta = ChapterMeta::new(entry, probe);
         let key = match self.free.pop() {
             Some(k) => {
                 self.meta[k as usize] = meta;
@@ -610,7 +617,7 @@ fn next_epoch() -> u64 {
 
 /// The SimHash of a text without words; such chapters are left out of the SimHash tables
 /// (thousands of empty or image-only chapters would all be each other's neighbours).
-const NO_SIMHASH: u64 = 0;
+pub(crate) const NO_SIMHASH: u64 = 0;
 
 /// A posting delta is merged when it exceeds this many postings or a 32nd of its table. A
 /// delta posting costs about 20 bytes (hash map and chain) against 6 packed, so this keeps the
@@ -907,49 +914,64 @@ impl Index {
         count(&self.sentences, &probe.sentences, |e| e.sentences += 1);
         count(&self.text, &probe.text, |e| e.text_hits += 1);
         count(&self.pinyin, &probe.pinyin, |e| e.pinyin_hits += 1);
-        let mut out: Vec<Candidate> = found
-            .into_iter()
-            .filter_map(|(key, mut evidence)| {
-                if !self.chapters.alive(key) {
-                    return None; // found by SimHash (its entries are filtered here)
-                }
-                let meta = &self.chapters.meta[key as usize];
-                let whole =
-                    evidence.whole_chapter() || (meta.sentences == 1 && evidence.sentences == 1);
-                if !whole && evidence.text_hits + evidence.pinyin_hits < settings.min_posting_hits {
-                    return None;
-                }
-                let share = |hits: u32, postings: u16| {
-                    if postings == 0 {
-                        0.0
-                    } else {
-                        (hits as f64 / postings as f64).min(1.0)
-                    }
-                };
-                let contained = share(evidence.text_hits, meta.text_postings)
-                    .max(share(evidence.pinyin_hits, meta.pinyin_postings));
-                evidence.estimated_coverage = if whole { 1.0 } else { contained as f32 };
-                Some(Candidate {
-                    chapter: meta.id,
-                    work: meta.work,
-                    key: ChapterKey(key),
-                    chapter_chars: meta.chars as usize,
-                    evidence,
-                })
-            })
-            .collect();
-        // Containment first (length-neutral, so a long chapter with a few chance hits does not
-        // push out a short one copied whole), then length, then id for a stable order.
-        out.sort_unstable_by(|a, b| {
-            b.evidence
-                .estimated_coverage
-                .total_cmp(&a.evidence.estimated_coverage)
-                .then(b.chapter_chars.cmp(&a.chapter_chars))
-                .then(a.chapter.cmp(&b.chapter))
-        });
-        out.truncate(settings.max_candidates);
-        out
+        let chapters = &self.chapters;
+        rank(
+            found
+                .into_iter()
+                // Found by SimHash (its entries are filtered here).
+                .filter(|&(key, _)| chapters.alive(key))
+                .map(|(key, evidence)| (key, &chapters.meta[key as usize], evidence)),
+            settings,
+        )
     }
+}
+
+/// The candidate rules applied to the evidence collected for one page: which chapters qualify
+/// (a whole-chapter index found them, or `min_posting_hits` winnowing fingerprints), their
+/// estimated coverage, and the strongest `max_candidates` of them. Shared by
+/// [`Index::candidates`] and the batch query ([`crate::BatchQuery`]), so both give the same
+/// candidates for the same evidence.
+pub(crate) fn rank<'m>(
+    found: impl Iterator<Item = (u32, &'m ChapterMeta, Evidence)>,
+    settings: &CandidateSettings,
+) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = found
+        .filter_map(|(key, meta, mut evidence)| {
+            let whole =
+                evidence.whole_chapter() || (meta.sentences == 1 && evidence.sentences == 1);
+            if !whole && evidence.text_hits + evidence.pinyin_hits < settings.min_posting_hits {
+                return None;
+            }
+            let share = |hits: u32, postings: u16| {
+                if postings == 0 {
+                    0.0
+                } else {
+                    (hits as f64 / postings as f64).min(1.0)
+                }
+            };
+            let contained = share(evidence.text_hits, meta.text_postings)
+                .max(share(evidence.pinyin_hits, meta.pinyin_postings));
+            evidence.estimated_coverage = if whole { 1.0 } else { contained as f32 };
+            Some(Candidate {
+                chapter: meta.id,
+                work: meta.work,
+                key: ChapterKey(key),
+                chapter_chars: meta.chars as usize,
+                evidence,
+            })
+        })
+        .collect();
+    // Containment first (length-neutral, so a long chapter with a few chance hits does not
+    // push out a short one copied whole), then length, then id for a stable order.
+    out.sort_unstable_by(|a, b| {
+        b.evidence
+            .estimated_coverage
+            .total_cmp(&a.evidence.estimated_coverage)
+            .then(b.chapter_chars.cmp(&a.chapter_chars))
+            .then(a.chapter.cmp(&b.chapter))
+    });
+    out.truncate(settings.max_candidates);
+    out
 }
 
 #[cfg(test)]

@@ -85,6 +85,7 @@
 //! ```
 
 pub mod align;
+pub mod batch;
 mod first_look;
 mod ids;
 pub mod index;
@@ -97,9 +98,12 @@ mod source;
 mod packed;
 mod postings;
 
+pub use batch::{BatchQuery, CostModel, Mode, ModeChoice};
 pub use first_look::FirstLook;
 pub use ids::{ChapterId, ChapterKey, WorkId};
-pub use index::{Candidate, ChapterEntry, Evidence, Index, IndexBuilder, IndexStats, MemoryUsage};
+pub use index::{
+    Candidate, ChapterEntry, Evidence, Index, IndexBuilder, IndexStats, MemoryUsage, Probe,
+};
 pub use matching::{AlignedSpan, Match, Matcher, Page, Verification, WILDCARD, is_private_use};
 pub use settings::{
     AlignSettings, CandidateSettings, IndexSettings, MatcherSettings, ReportSettings,

@@ -10,6 +10,7 @@ use fingerprint::{ChapterFingerprint, Fingerprinter, Normalized, normalize};
 use serde::Serialize;
 
 use crate::align::{Alignment, align};
+use crate::batch::BatchQuery;
 use crate::index::{Candidate, Evidence, Index, Probe};
 use crate::settings::MatcherSettings;
 use crate::source::ChapterSource;
@@ -366,15 +367,39 @@ impl Matcher {
     /// [`Page::with_fingerprint`]) comes from another normaliser version or has too short a
     /// MinHash for the LSH bands.
     pub fn candidates(&self, page: &Page<'_>) -> Result<Vec<Candidate>> {
+        Ok(self
+            .index
+            .candidates(&self.probe(page)?, &self.settings.candidates))
+    }
+
+    /// The keys `page` is looked up by: what [`Matcher::candidates`] asks the index, and what
+    /// a [`BatchQuery`] indexes the page by.
+    ///
+    /// # Errors
+    /// As [`Matcher::candidates`].
+    pub fn probe(&self, page: &Page<'_>) -> Result<Probe> {
         let fp = &page.fingerprint;
-        let probe = Probe::new(
-            self.index.settings(),
+        Probe::new(
+            &self.settings.index,
             &fp.summary,
             &page.sentence_hashes,
             &fp.winnow,
             &fp.pinyin_winnow,
-        )?;
-        Ok(self.index.candidates(&probe, &self.settings.candidates))
+        )
+    }
+
+    /// A [`BatchQuery`] over `pages`, to stream the registered chapters past (batch mode:
+    /// see [`crate::batch`]). The matcher's own index is not read: a matcher for batch mode
+    /// can hold an empty one.
+    ///
+    /// # Errors
+    /// As [`Matcher::candidates`], for any of the pages.
+    pub fn batch(&self, pages: &[Page<'_>]) -> Result<BatchQuery> {
+        let probes = pages
+            .iter()
+            .map(|p| self.probe(p))
+            .collect::<Result<Vec<_>>>()?;
+        BatchQuery::new(&self.settings, &probes)
     }
 
     /// Aligns `page` with the candidate's chapter text and measures the match. Pure
@@ -509,8 +534,22 @@ impl Matcher {
         page: &Page<'_>,
         source: &(impl ChapterSource + ?Sized),
     ) -> Result<Vec<Match>> {
+        self.verify_candidates(page, self.candidates(page)?, source)
+    }
+
+    /// Verifies `candidates` of `page` (from [`Matcher::candidates`] or a [`BatchQuery`]),
+    /// reading their texts from `source`, and selects the matches to report.
+    ///
+    /// # Errors
+    /// [`Error::Source`] if `source` fails to read a candidate's text.
+    pub fn verify_candidates(
+        &self,
+        page: &Page<'_>,
+        candidates: Vec<Candidate>,
+        source: &(impl ChapterSource + ?Sized),
+    ) -> Result<Vec<Match>> {
         let mut verified = Vec::new();
-        for candidate in self.candidates(page)? {
+        for candidate in candidates {
             let text = source
                 .chapter_text(candidate.chapter)
                 .map_err(|source| Error::Source {

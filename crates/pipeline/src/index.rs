@@ -75,7 +75,7 @@ impl Decoded {
 fn add_entries(
     entries: &[IndexEntry],
     report: &mut LoadReport,
-    mut add: impl FnMut(&ChapterEntry<'_>) -> matcher::Result<matcher::ChapterKey>,
+    mut add: impl FnMut(&ChapterEntry<'_>) -> matcher::Result<()>,
 ) {
     for stored in entries {
         let Some(decoded) = Decoded::new(stored) else {
@@ -132,13 +132,13 @@ pub async fn load_shard(
         after = page.last().map(|e| e.chapter_id);
         let short = page.len() < LOAD_PAGE as usize;
         if shard.is_all() {
-            add_entries(&page, &mut report, |e| builder.add(e));
+            add_entries(&page, &mut report, |e| builder.add(e).map(drop));
         } else {
             let mine: Vec<IndexEntry> = page
                 .into_iter()
                 .filter(|e| shard.holds(e.work_id.0))
                 .collect();
-            add_entries(&mine, &mut report, |e| builder.add(e));
+            add_entries(&mine, &mut report, |e| builder.add(e).map(drop));
         }
         if short {
             break;
@@ -147,6 +147,36 @@ pub async fn load_shard(
     let matcher = Matcher::new(settings, fingerprinter, builder.build())
         .map_err(matcher_err("setting up the matcher"))?;
     Ok((matcher, report))
+}
+
+/// Streams every chapter fingerprint in the store past a batch of pages (batch mode, see
+/// [`matcher::batch`]), a page of chapters at a time, as [`load_matcher`] reads them into an
+/// index: the same chapters are skipped, so the batch's candidates are those of a matcher
+/// loaded now.
+///
+/// # Errors
+/// A database failure.
+pub async fn stream_chapters(
+    store: &impl IndexLoads,
+    query: &mut matcher::BatchQuery,
+) -> Result<LoadReport> {
+    let mut report = LoadReport::default();
+    let mut after = None;
+    loop {
+        let page = store
+            .index_entries(Page {
+                after,
+                limit: Some(LOAD_PAGE),
+            })
+            .await
+            .map_err(store_err("loading fingerprints from the database"))?;
+        after = page.last().map(|e| e.chapter_id);
+        let short = page.len() < LOAD_PAGE as usize;
+        add_entries(&page, &mut report, |e| query.add(e));
+        if short {
+            return Ok(report);
+        }
+    }
 }
 
 /// Changes read from the log per query while refreshing.

@@ -89,7 +89,7 @@ pub use crawl::{
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, package_zip, write_package};
 pub use handler::Handler;
-pub use index::{IndexOrigin, LiveIndex, LoadReport, load_matcher, load_shard};
+pub use index::{IndexOrigin, LiveIndex, LoadReport, load_matcher, load_shard, stream_chapters};
 pub use job::{Job, MATCH_QUEUE, chain, match_shard_job, shard_queue};
 pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
 pub use mail::{Mailer, NotifySettings, SmtpSettings, SmtpTls};

@@ -340,3 +340,62 @@ async fn snapshots_on_s3_on_postgres() {
     let spool = tempfile::tempdir().unwrap();
     on_an_object_store(&db, s3.storage("copyhound", spool.path())).await;
 }
+
+/// Batch mode over the store (issue #31 point 4): streaming every stored chapter past a
+/// batch of the pages gives each page the candidates of an index loaded from the store, and
+/// a deleted work is no longer streamed.
+async fn batch_streams_the_stored_chapters(db: &TestDb) {
+    let store = &db.store;
+    let settings = MatcherSettings::default();
+    import(store, "老残游记.txt", FIRST).await;
+    let later = import(store, "封神演义.txt", LATER).await;
+    for deleted in [false, true] {
+        if deleted {
+            store.delete_work(later).await.unwrap();
+        }
+        let live = LiveIndex::load(store, settings.clone(), fingerprinter())
+            .await
+            .unwrap();
+        let texts = pages();
+        let (mut batch, chapters) = {
+            let matcher = live.matcher();
+            let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
+            (matcher.batch(&pages).unwrap(), matcher.index().len())
+        };
+        let report = pipeline::stream_chapters(store, &mut batch).await.unwrap();
+        assert_eq!(report.chapters, chapters);
+        assert_eq!(report.skipped, 0);
+        let mut found = 0;
+        for (text, batched) in texts.iter().zip(batch.finish()) {
+            let batched: Vec<_> = batched
+                .into_iter()
+                .map(|c| (c.chapter.0, c.work.0, c.chapter_chars, c.evidence))
+                .collect();
+            assert_eq!(
+                batched,
+                candidates(&live, text),
+                "{}",
+                &text[..60.min(text.len())]
+            );
+            assert!(batched.iter().all(|c| !deleted || c.1 != later.0));
+            found += usize::from(!batched.is_empty());
+        }
+        assert_eq!(found, if deleted { 3 } else { 6 }, "deleted: {deleted}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_streams_the_stored_chapters_on_sqlite() {
+    let Some(db) = store::testing::sqlite("snapshot_batch_sqlite").await else {
+        return;
+    };
+    batch_streams_the_stored_chapters(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_streams_the_stored_chapters_on_postgres() {
+    let Some(db) = store::testing::postgres("snapshot_batch_postgres").await else {
+        return;
+    };
+    batch_streams_the_stored_chapters(&db).await;
+}
