@@ -616,12 +616,12 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("job.DeliverWebhook", "deliver a webhook", "投递 Webhook"),
     ("job.Event", "announce an event", "通知事件"),
     ("job.ImportWork", "import a work", "导入作品"),
-    ("job.MatchSnapshot", "match a page", "匹配网页"),
     (
         "job.MatchShard",
         "match a page in one index shard",
         "在一个索引分片中匹配网页",
     ),
+    ("job.MatchSnapshot", "match a page", "匹配网页"),
     ("job.Recheck", "re-check a case", "复查案件"),
     ("job.RechecksDue", "find due re-checks", "查找待复查"),
     ("job.SendNotice", "mail a notice", "发送通知书"),

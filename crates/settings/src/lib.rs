@@ -521,7 +521,12 @@ pub async fn diagnose(
     if let Some(settings) = &settings {
         findings.push(doctor::body_storage(&settings.storage, store.as_ref()).await);
     }
-    if let (Some(settings), Some(store)) = (&settings, &store) {
+    // What retention will free, read from a schema that is this build's (a database with
+    // migrations pending has the `migrations` finding already).
+    let migrated = findings
+        .iter()
+        .any(|f| f.check == "migrations" && f.level == Level::Ok);
+    if let (Some(settings), Some(store), true) = (&settings, &store, migrated) {
         findings.push(doctor::retention(&settings.retention, store).await);
     }
     if let Some(store) = store {
