@@ -120,30 +120,10 @@ pub async fn load_shard(
     let mut builder =
         IndexBuilder::new(settings.index.clone()).map_err(matcher_err("setting up the index"))?;
     let mut report = LoadReport::default();
-    let mut after = None;
-    loop {
-        let page = store
-            .index_entries(Page {
-                after,
-                limit: Some(LOAD_PAGE),
-            })
-            .await
-            .map_err(store_err("loading fingerprints from the database"))?;
-        after = page.last().map(|e| e.chapter_id);
-        let short = page.len() < LOAD_PAGE as usize;
-        if shard.is_all() {
-            add_entries(&page, &mut report, |e| builder.add(e).map(drop));
-        } else {
-            let mine: Vec<IndexEntry> = page
-                .into_iter()
-                .filter(|e| shard.holds(e.work_id.0))
-                .collect();
-            add_entries(&mine, &mut report, |e| builder.add(e).map(drop));
-        }
-        if short {
-            break;
-        }
-    }
+    for_each_stored_page(store, shard, |page| {
+        add_entries(page, &mut report, |e| builder.add(e).map(drop));
+    })
+    .await?;
     let matcher = Matcher::new(settings, fingerprinter, builder.build())
         .map_err(matcher_err("setting up the matcher"))?;
     Ok((matcher, report))
@@ -161,6 +141,20 @@ pub async fn stream_chapters(
     query: &mut matcher::BatchQuery,
 ) -> Result<LoadReport> {
     let mut report = LoadReport::default();
+    for_each_stored_page(store, Shard::ALL, |page| {
+        add_entries(page, &mut report, |e| query.add(e));
+    })
+    .await?;
+    Ok(report)
+}
+
+/// Hands `each` the store's chapter fingerprints of `shard`'s works, a page of
+/// [`LOAD_PAGE`] stored entries at a time (the others' dropped before they are decoded).
+async fn for_each_stored_page(
+    store: &impl IndexLoads,
+    shard: Shard,
+    mut each: impl FnMut(&[IndexEntry]),
+) -> Result<()> {
     let mut after = None;
     loop {
         let page = store
@@ -172,9 +166,17 @@ pub async fn stream_chapters(
             .map_err(store_err("loading fingerprints from the database"))?;
         after = page.last().map(|e| e.chapter_id);
         let short = page.len() < LOAD_PAGE as usize;
-        add_entries(&page, &mut report, |e| query.add(e));
+        if shard.is_all() {
+            each(&page);
+        } else {
+            let mine: Vec<IndexEntry> = page
+                .into_iter()
+                .filter(|e| shard.holds(e.work_id.0))
+                .collect();
+            each(&mine);
+        }
         if short {
-            return Ok(report);
+            return Ok(());
         }
     }
 }
