@@ -101,6 +101,29 @@ async fn queue_matches(store: &Store, pages: &[SnapshotId]) {
     }
 }
 
+/// Matches `pages` again with one unsharded index and asserts the pairs and cases are
+/// `sharded`'s.
+async fn one_index_agrees(store: &Store, pages: &[SnapshotId], sharded: &Outcome) {
+    let single = handler(store, Shard::ALL, 1);
+    let one = pipeline::Workers::start(
+        store,
+        &single,
+        &[pipeline::MATCH_QUEUE.to_owned()],
+        &pipeline::WorkerOptions::default(),
+    );
+    queue_matches(store, pages).await;
+    drained(store).await;
+    one.stop().await.unwrap();
+    assert_eq!(pairs(store, pages).await, sharded.0);
+    assert_eq!(cases(store).await, sharded.1);
+}
+
+/// The (page, chapter) pairs and the cases a run left.
+type Outcome = (
+    Vec<(i64, i64, i64, Option<i64>)>,
+    Vec<(i64, i64, String, u32, u32)>,
+);
+
 async fn two_shards_find_what_one_index_finds(db: &TestDb) {
     let store = &db.store;
     let work = import(store, "封神演义.txt", WORK).await;
@@ -162,18 +185,7 @@ async fn two_shards_find_what_one_index_finds(db: &TestDb) {
     );
 
     // One unsharded index matching the same pages again changes nothing.
-    let single = handler(store, Shard::ALL, 1);
-    let one = pipeline::Workers::start(
-        store,
-        &single,
-        &[pipeline::MATCH_QUEUE.to_owned()],
-        &options,
-    );
-    queue_matches(store, &pages).await;
-    drained(store).await;
-    assert_eq!(pairs(store, &pages).await, sharded.0);
-    assert_eq!(cases(store).await, sharded.1);
-    one.stop().await.unwrap();
+    one_index_agrees(store, &pages, &sharded).await;
 
     // A work added while the shards run reaches its shard only; a removed one leaves its
     // shard only.
@@ -326,18 +338,7 @@ async fn a_dead_shard_workers_jobs_run_again(db: &TestDb) {
         assert_eq!(report.dead, 0, "{report:?}");
     }
 
-    let single = handler(store, Shard::ALL, 1);
-    let one = pipeline::Workers::start(
-        store,
-        &single,
-        &[pipeline::MATCH_QUEUE.to_owned()],
-        &options,
-    );
-    queue_matches(store, &pages).await;
-    drained(store).await;
-    one.stop().await.unwrap();
-    assert_eq!(pairs(store, &pages).await, sharded.0);
-    assert_eq!(cases(store).await, sharded.1);
+    one_index_agrees(store, &pages, &sharded).await;
 }
 
 store::on_both_backends!(
