@@ -174,6 +174,23 @@ pub fn all_queues() -> Vec<String> {
     ]
 }
 
+/// The queues a worker serves: those asked for; else its shard's match queue
+/// (`match-K-of-N`) when it holds a shard; else [`all_queues`].
+pub fn worker_queues(asked: &[String], shard: Option<bounds::Shard>) -> Vec<String> {
+    match (asked.is_empty(), shard) {
+        (false, _) => asked.to_vec(),
+        (true, Some(shard)) => vec![crate::shard_queue(shard)],
+        (true, None) => all_queues(),
+    }
+}
+
+/// Whether a worker serving `queues` loads the index: it serves match jobs, and it holds a
+/// shard or the deployment is not sharded (a sharded deployment's unsharded worker only fans
+/// its match jobs out).
+pub fn loads_index(queues: &[String], shard: Option<bounds::Shard>, handler: &Handler) -> bool {
+    (shard.is_some() || handler.shards() == 1) && serves_matches(queues)
+}
+
 /// Whether `queues` include the match queue or a shard's (`match-K-of-N`), so that this
 /// process needs the index.
 #[must_use]
@@ -226,5 +243,21 @@ pub fn stop_signal() -> impl Future<Output = Stop> + Send + 'static {
             Ok(()) => Stop::Interrupt,
             Err(_) => std::future::pending().await,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_serves_what_it_asks_else_its_shard_else_everything() {
+        let shard = bounds::Shard::new(1, 4).unwrap();
+        let asked = vec!["default".to_owned()];
+        assert_eq!(worker_queues(&asked, Some(shard)), asked);
+        assert_eq!(worker_queues(&[], Some(shard)), vec!["match-1-of-4"]);
+        assert_eq!(worker_queues(&[], None), all_queues());
+        assert!(serves_matches(&worker_queues(&[], Some(shard))));
+        assert!(!serves_matches(&asked));
     }
 }

@@ -170,13 +170,8 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
             let mut inputs = a.wet;
             if let Some(list) = &a.segment_list {
                 inputs.extend(
-                    discovery::segment_list(
-                        list,
-                        &settings.crawler,
-                        (a.shard.index() as usize, a.shard.count() as usize),
-                        a.allow_private,
-                    )
-                    .await?,
+                    discovery::segment_list(list, &settings.crawler, a.shard, a.allow_private)
+                        .await?,
                 );
             }
             if a.queue {

@@ -45,11 +45,7 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     let store = super::open_store(database).await?;
     let shard = args.shard.unwrap_or(bounds::Shard::ALL);
     let handler = settings.shard_handler(&store, shard)?;
-    let queues = match (args.queues.is_empty(), args.shard) {
-        (false, _) => args.queues.clone(),
-        (true, Some(shard)) => vec![pipeline::shard_queue(shard)],
-        (true, None) => pipeline::all_queues(),
-    };
+    let queues = pipeline::workers::worker_queues(&args.queues, args.shard);
     pipeline::workers::ensure_schedules(&store, &handler, &settings.rechecks, &settings.discovery)
         .await
         .context("while creating the re-check, digest and discovery schedules")?;
@@ -57,9 +53,7 @@ pub async fn run(args: WorkerArgs, database: &str, settings: &Settings) -> Resul
     for line in workers.serving_notes(&super::masked(database)) {
         eprintln!("{line}");
     }
-    // A sharded deployment's unsharded worker only fans its match jobs out: no index.
-    let matches_here = args.shard.is_some() || handler.shards() == 1;
-    let analyser = (matches_here && pipeline::workers::serves_matches(&queues))
+    let analyser = pipeline::workers::loads_index(&queues, args.shard, &handler)
         .then(|| pipeline::load_index_now(&handler));
     let ops = match args.metrics_listen {
         Some(address) => {

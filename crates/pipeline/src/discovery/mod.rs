@@ -1112,7 +1112,7 @@ fn add_counts(sum: &mut wet::WetCounts, c: &wet::WetCounts) {
 
 /// The WET files of a crawl's `wet.paths.gz` (a gzip list of paths under
 /// `https://data.commoncrawl.org/`, or absolute URLs), this shard's share: line `i` belongs
-/// to shard `i % shards`, so `shards` workers on as many machines split a crawl's segment
+/// to shard `i mod N` of `K/N`, so N workers on as many machines split a crawl's segment
 /// list without talking to each other.
 ///
 /// # Errors
@@ -1120,7 +1120,7 @@ fn add_counts(sum: &mut wet::WetCounts, c: &wet::WetCounts) {
 pub async fn segment_list(
     source: &str,
     crawl: &CrawlSettings,
-    shard: (usize, usize),
+    shard: bounds::Shard,
     allow_private: bool,
 ) -> Result<Vec<String>> {
     let mut crawl = crawl.clone();
@@ -1148,7 +1148,7 @@ pub async fn segment_list(
     })
     .await
     .map_err(|e| Error::task("reading a segment list", e))??;
-    let (index, shards) = (shard.0, shard.1.max(1));
+    let (index, shards) = (shard.index() as usize, shard.count() as usize);
     Ok(text
         .lines()
         .map(str::trim)
