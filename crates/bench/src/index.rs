@@ -363,6 +363,10 @@ impl IndexLoads for SyntheticChapters {
                 .collect()
         }))
     }
+
+    async fn index_size(&self) -> store::Result<u64> {
+        Ok(self.chapters as u64)
+    }
 }
 
 #[cfg(test)]

@@ -293,9 +293,30 @@ impl CostModel {
         pages as f64 * self.batch_page_ns + chapters as f64 * self.chapter_stream_ns
     }
 
+    /// Nanoseconds to match `pages` in batches of at most `batch_pages` (what memory
+    /// allows), streaming `chapters` past each batch: at least one stream.
+    pub fn batches_cost(&self, pages: usize, chapters: usize, batch_pages: usize) -> f64 {
+        let batches = pages.div_ceil(batch_pages.max(1)).max(1);
+        pages as f64 * self.batch_page_ns
+            + (batches as f64) * chapters as f64 * self.chapter_stream_ns
+    }
+
     /// The cheaper mode; page-at-a-time when they cost the same (nothing to stream).
     pub fn choose(&self, pages: usize, chapters: usize, loaded: bool) -> Mode {
-        if self.batch_cost(pages, chapters) < self.page_cost(pages, chapters, loaded) {
+        self.choose_batched(pages, chapters, loaded, usize::MAX)
+    }
+
+    /// [`CostModel::choose`] when a batch holds at most `batch_pages` pages: the chapters are
+    /// streamed once per batch ([`CostModel::batches_cost`]).
+    pub fn choose_batched(
+        &self,
+        pages: usize,
+        chapters: usize,
+        loaded: bool,
+        batch_pages: usize,
+    ) -> Mode {
+        if self.batches_cost(pages, chapters, batch_pages) < self.page_cost(pages, chapters, loaded)
+        {
             Mode::Batch
         } else {
             Mode::Page
@@ -336,10 +357,17 @@ pub enum ModeChoice {
 }
 
 impl ModeChoice {
-    /// The mode for `pages` against `chapters`.
-    pub fn resolve(self, model: &CostModel, pages: usize, chapters: usize, loaded: bool) -> Mode {
+    /// The mode for `pages` against `chapters`, in batches of at most `batch_pages`.
+    pub fn resolve(
+        self,
+        model: &CostModel,
+        pages: usize,
+        chapters: usize,
+        loaded: bool,
+        batch_pages: usize,
+    ) -> Mode {
         match self {
-            ModeChoice::Auto => model.choose(pages, chapters, loaded),
+            ModeChoice::Auto => model.choose_batched(pages, chapters, loaded, batch_pages),
             ModeChoice::Page => Mode::Page,
             ModeChoice::Batch => Mode::Batch,
         }
@@ -390,9 +418,31 @@ mod tests {
         assert_eq!(dear.crossover(1000, true), None);
         assert_eq!(dear.choose(1_000_000, 1000, true), Mode::Page);
         // Forced modes ignore the model.
-        assert_eq!(ModeChoice::Page.resolve(&m, 10_000, 1, true), Mode::Page);
-        assert_eq!(ModeChoice::Batch.resolve(&m, 1, 10_000, true), Mode::Batch);
-        assert_eq!(ModeChoice::Auto.resolve(&m, 1, 10_000, true), Mode::Page);
+        let all = usize::MAX;
+        assert_eq!(
+            ModeChoice::Page.resolve(&m, 10_000, 1, true, all),
+            Mode::Page
+        );
+        assert_eq!(
+            ModeChoice::Batch.resolve(&m, 1, 10_000, true, all),
+            Mode::Batch
+        );
+        assert_eq!(
+            ModeChoice::Auto.resolve(&m, 1, 10_000, true, all),
+            Mode::Page
+        );
+        // Batches of at most 100 pages stream the chapters once each: 1,000 pages against
+        // 1,000 chapters cost 2 × 1,000 + 10 × 4 × 1,000 = 42,000 in batches, 18,000 built.
+        assert_eq!(m.batches_cost(1000, 1000, 100), 42_000.0);
+        assert_eq!(m.batches_cost(0, 1000, 100), m.batch_cost(0, 1000));
+        assert_eq!(
+            ModeChoice::Auto.resolve(&m, 1000, 1000, false, all),
+            Mode::Batch
+        );
+        assert_eq!(
+            ModeChoice::Auto.resolve(&m, 1000, 1000, false, 100),
+            Mode::Page
+        );
         assert_eq!("batch".parse::<ModeChoice>(), Ok(ModeChoice::Batch));
         assert!("fast".parse::<ModeChoice>().is_err());
     }

@@ -303,6 +303,20 @@ impl Matcher {
         })
     }
 
+    /// A matcher over no chapters: it prepares and verifies pages, and its
+    /// [`Matcher::batch`] indexes them for the chapters to be streamed past (batch mode),
+    /// without an index of the chapters in memory.
+    ///
+    /// # Errors
+    /// As [`Matcher::new`].
+    pub fn without_chapters(
+        settings: MatcherSettings,
+        fingerprinter: Arc<Fingerprinter>,
+    ) -> Result<Self> {
+        let index = crate::IndexBuilder::new(settings.index.clone())?.build();
+        Matcher::new(settings, fingerprinter, index)
+    }
+
     /// The settings in use.
     pub fn settings(&self) -> &MatcherSettings {
         &self.settings

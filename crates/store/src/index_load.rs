@@ -58,6 +58,13 @@ pub trait IndexLoads {
         &self,
         work: WorkId,
     ) -> impl Future<Output = Result<Vec<IndexEntry>>> + Send;
+
+    /// How many entries [`IndexLoads::index_entries`] would hand over now: the chapters an
+    /// index loaded now holds (before any is refused), one count query.
+    ///
+    /// # Errors
+    /// A database failure.
+    fn index_size(&self) -> impl Future<Output = Result<u64>> + Send;
 }
 
 /// Which entries to read.
@@ -88,28 +95,39 @@ impl IndexLoads for Store {
     async fn work_index_entries(&self, work: WorkId) -> Result<Vec<IndexEntry>> {
         self.entries(Entries::Work(work)).await
     }
+
+    #[instrument(skip(self))]
+    async fn index_size(&self) -> Result<u64> {
+        let n: i64 = read_pool!(self, |pool| {
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) {FROM_ENTRIES}")))
+                .fetch_one(pool)
+                .await?
+        });
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
 }
+
+/// The rows that are index entries: chapters with a fingerprint, of works whose import has
+/// finished (chapters of a work still being imported are not entries yet).
+const FROM_ENTRIES: &str = "FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id \
+     JOIN works w ON w.id = c.work_id AND w.importing_since IS NULL";
 
 impl Store {
     async fn entries(&self, which: Entries) -> Result<Vec<IndexEntry>> {
-        // Chapters of a work still being imported are not entries yet.
         const SELECT: &str = "SELECT f.chapter_id, c.work_id, f.normalizer_version, f.summary, \
-             f.postings FROM fingerprints f JOIN chapters c ON c.id = f.chapter_id \
-             JOIN works w ON w.id = c.work_id AND w.importing_since IS NULL";
+             f.postings";
         let rows: Vec<EntryRow> = read_pool!(self, |pool| {
             match which {
-                Entries::Page { after, limit } => {
-                    sqlx::query_as(AssertSqlSafe(format!(
-                        "{SELECT} WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2"
-                    )))
-                    .bind(after)
-                    .bind(limit)
-                    .fetch_all(pool)
-                    .await?
-                }
+                Entries::Page { after, limit } => sqlx::query_as(AssertSqlSafe(format!(
+                    "{SELECT} {FROM_ENTRIES} WHERE f.chapter_id > $1 ORDER BY f.chapter_id LIMIT $2"
+                )))
+                .bind(after)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?,
                 Entries::Work(work) => {
                     sqlx::query_as(AssertSqlSafe(format!(
-                        "{SELECT} WHERE c.work_id = $1 ORDER BY f.chapter_id"
+                        "{SELECT} {FROM_ENTRIES} WHERE c.work_id = $1 ORDER BY f.chapter_id"
                     )))
                     .bind(work)
                     .fetch_all(pool)
