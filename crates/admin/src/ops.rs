@@ -450,6 +450,16 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
             Unit::Bytes,
             memory,
         );
+        // Which works the index holds: `K/N` for `worker --shard K/N`, `0/1` for all.
+        let shard = Family::<One, Gauge>::default();
+        shard
+            .get_or_create(&[("shard", analyser.shard().to_string())])
+            .set(1);
+        registry.register(
+            "copyhound_index_shard",
+            "The shard of the works this process's matcher index holds (K/N; 0/1: all)",
+            shard,
+        );
     }
 
     let mut text = String::new();

@@ -326,6 +326,7 @@ async fn metrics_count_what_was_stored(db: TestDb) {
         chapters as f64
     );
     assert!(value(&scrape, "copyhound_index_memory_bytes", "") > 0.0);
+    assert_eq!(value(&scrape, "copyhound_index_shard", "shard=0/1"), 1.0);
     assert_eq!(
         value(
             &scrape,

@@ -584,6 +584,62 @@ pub async fn retention(settings: &store::RetentionSettings, store: &Store) -> Fi
     }
 }
 
+/// The index's shards (`[index] shards`): each shard's match queue and what waits there,
+/// and a warning for match jobs waiting on the queue of a shard count no longer configured
+/// (after `shards` was changed, no worker serves them).
+pub async fn shards(shards: u32, store: &Store) -> Finding {
+    const CHECK: &str = "shards";
+    let depth = match store.job_depth().await {
+        Ok(depth) => depth,
+        Err(e) => {
+            return Finding::warn(
+                CHECK,
+                format!("cannot count the shards' jobs: {e}"),
+                "see the database finding",
+            );
+        }
+    };
+    let mut waiting: std::collections::BTreeMap<String, u64> = Default::default();
+    for row in depth.iter().filter(|d| d.status != "dead") {
+        if row.queue.starts_with("match-") {
+            *waiting.entry(row.queue.clone()).or_default() += row.jobs;
+        }
+    }
+    let current: Vec<String> = (0..shards)
+        .filter_map(|k| bounds::Shard::new(k, shards))
+        .map(crate::job::shard_queue)
+        .collect();
+    let stale: Vec<String> = waiting
+        .iter()
+        .filter(|(queue, n)| **n > 0 && !current.contains(queue))
+        .map(|(queue, n)| format!("{queue}: {n}"))
+        .collect();
+    if !stale.is_empty() {
+        return Finding::warn(
+            CHECK,
+            format!(
+                "match jobs wait on the queues of another shard count than [index] shards =                  {shards}, which no worker of this deployment serves: {}",
+                stale.join(", ")
+            ),
+            "run `copyhound worker --shard K/N` of that count until those queues are empty              (or `rematch` the pages)",
+        );
+    }
+    if shards <= 1 {
+        return Finding::ok(CHECK, "one index holds every work ([index] shards = 1)");
+    }
+    let each: Vec<String> = current
+        .iter()
+        .map(|queue| format!("{queue}: {}", waiting.get(queue).copied().unwrap_or(0)))
+        .collect();
+    Finding::ok(
+        CHECK,
+        format!(
+            "{shards} shards, each served by `copyhound worker --shard K/{shards}`; match jobs              waiting or running: {}",
+            each.join(", ")
+        ),
+    )
+}
+
 /// A dry run's report in words: what `gc` would remove and free now.
 fn retention_words(settings: &store::RetentionSettings, r: &store::GcReport) -> String {
     format!(

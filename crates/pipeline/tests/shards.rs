@@ -1,7 +1,8 @@
 //! Index shards on both backends (#31): two shard workers, fed by the match queue's fan-out,
 //! leave the same (page, chapter) pairs and cases as one unsharded index; one shard's record
 //! never removes another's rows; a work added or removed while the shards run reaches only
-//! the shard that holds it; a shard worker that dies holding its jobs loses none of them.
+//! the shard that holds it; a shard worker that dies holding its jobs loses none of them;
+//! `doctor` counts each shard's queue.
 
 mod common;
 
@@ -341,8 +342,39 @@ async fn a_dead_shard_workers_jobs_run_again(db: &TestDb) {
     one_index_agrees(store, &pages, &sharded).await;
 }
 
+/// `doctor`'s shards finding: each shard's queue counted; jobs left on the queue of a former
+/// shard count (nobody serves it) are a warning.
+async fn doctor_counts_each_shards_queue(db: &TestDb) {
+    use pipeline::doctor::{Level, shards};
+    let store = &db.store;
+    import(store, "封神演义.txt", WORK).await;
+    let page = stored_page(store, "http://pirate.example/fs/2", &pirate_chapter(2)).await;
+    let one = shards(1, store).await;
+    assert_eq!(one.level, Level::Ok, "{one:?}");
+    for k in 0..2 {
+        store
+            .enqueue(&pipeline::match_shard_job(page, shard(k)).unwrap())
+            .await
+            .unwrap();
+    }
+    let two = shards(2, store).await;
+    assert_eq!(two.level, Level::Ok, "{two:?}");
+    assert!(
+        two.detail.contains("match-0-of-2: 1, match-1-of-2: 1"),
+        "{two:?}"
+    );
+    // The deployment went from 2 shards to 3: the jobs of 2 wait for nobody.
+    let three = shards(3, store).await;
+    assert_eq!(three.level, Level::Warn, "{three:?}");
+    assert!(
+        three.detail.contains("match-0-of-2: 1, match-1-of-2: 1"),
+        "{three:?}"
+    );
+}
+
 store::on_both_backends!(
     two_shards_find_what_one_index_finds,
     a_shard_record_keeps_the_other_shards_rows,
     a_dead_shard_workers_jobs_run_again,
+    doctor_counts_each_shards_queue,
 );

@@ -528,6 +528,7 @@ pub async fn diagnose(
         .any(|f| f.check == "migrations" && f.level == Level::Ok);
     if let (Some(settings), Some(store), true) = (&settings, &store, migrated) {
         findings.push(doctor::retention(&settings.retention, store).await);
+        findings.push(doctor::shards(settings.index.shards, store).await);
     }
     if let Some(store) = store {
         if let Some(file) = &mut notices
