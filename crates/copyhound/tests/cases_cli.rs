@@ -149,7 +149,7 @@ async fn from_crawl_to_case(db: &str, dir: &std::path::Path) {
     assert_eq!(confirmed.as_array().unwrap().len(), 1);
 
     // Matching again changes nothing: same case, same records.
-    ok(db, &["rematch"]).await;
+    ok(db, &["rematch", "--mode", "page"]).await;
     assert_eq!(
         json(db, &["cases", "list", "--json"])
             .await
@@ -166,10 +166,19 @@ async fn from_crawl_to_case(db: &str, dir: &std::path::Path) {
     ok(db, &["works", "import", xiyou.to_str().unwrap()]).await;
     let out = ok(
         db,
-        &["rematch", "--site", &format!("127.0.0.1:{}", addr.port())],
+        &[
+            "rematch",
+            "--site",
+            &format!("127.0.0.1:{}", addr.port()),
+            "--mode",
+            "batch",
+            "--batch-pages",
+            "2",
+        ],
     )
     .await;
-    assert!(out.contains("pages matched"), "{out}");
+    assert!(out.contains("pages matched on 127.0.0.1"), "{out}");
+    assert!(out.contains("in batch mode"), "{out}");
     let cases = json(db, &["cases", "list", "--status", "new", "--json"]).await;
     let cases = cases.as_array().unwrap();
     assert_eq!(cases.len(), 1, "{cases:?}");

@@ -39,6 +39,8 @@ pub struct Analyser {
     fingerprint: FingerprintSettings,
     matcher: MatcherSettings,
     live: tokio::sync::OnceCell<Arc<LiveIndex>>,
+    /// The pages' fingerprinter (its dictionaries loaded once), shared with the index.
+    fingerprinter: tokio::sync::OnceCell<Arc<Fingerprinter>>,
     /// Where the index's snapshots are looked for (`[index] snapshot`); none: the store.
     snapshots: Option<SnapshotPlace>,
     texts: Arc<TextCache>,
@@ -62,6 +64,7 @@ impl Analyser {
             fingerprint,
             matcher,
             live: tokio::sync::OnceCell::new(),
+            fingerprinter: tokio::sync::OnceCell::new(),
             snapshots: None,
             texts: Arc::default(),
             stamp: false,
@@ -127,9 +130,7 @@ impl Analyser {
     pub async fn index(&self) -> Result<&Arc<LiveIndex>> {
         self.live
             .get_or_try_init(|| async {
-                let fingerprinter = Arc::new(
-                    Fingerprinter::new(self.fingerprint.clone()).map_err(Error::Fingerprint)?,
-                );
+                let fingerprinter = Arc::clone(self.fingerprinter().await?);
                 let live = LiveIndex::load_shard(
                     &self.store,
                     self.matcher.clone(),
@@ -142,6 +143,31 @@ impl Analyser {
                 Ok(Arc::new(live))
             })
             .await
+    }
+
+    /// The fingerprinter of pages and works, made on first use.
+    ///
+    /// # Errors
+    /// Invalid fingerprint settings.
+    async fn fingerprinter(&self) -> Result<&Arc<Fingerprinter>> {
+        self.fingerprinter
+            .get_or_try_init(|| async {
+                Fingerprinter::new(self.fingerprint.clone())
+                    .map(Arc::new)
+                    .map_err(Error::Fingerprint)
+            })
+            .await
+    }
+
+    /// A matcher with the analyser's settings over no chapters, for batch mode
+    /// ([`matcher::Matcher::without_chapters`]): nothing is loaded.
+    ///
+    /// # Errors
+    /// Invalid settings.
+    pub async fn page_matcher(&self) -> Result<matcher::Matcher> {
+        let fingerprinter = Arc::clone(self.fingerprinter().await?);
+        matcher::Matcher::without_chapters(self.matcher.clone(), fingerprinter)
+            .map_err(crate::error::matcher_err("setting up the matcher"))
     }
 
     /// The index if it was loaded (for a refresh between pages).
@@ -176,6 +202,79 @@ impl Analyser {
         })
         .await
         .map_err(|e| Error::task("matching a page", e))??;
+        self.record(snapshot, &matches).await
+    }
+
+    /// Matches the stored main texts of `snapshots` together in batch mode
+    /// ([`crate::texts::find_batch`]): the stored fingerprints of the shard's works are
+    /// streamed past the pages once, and the loaded index (if any) is neither used nor
+    /// loaded. Each page's result is recorded as [`Analyser::analyse`] records it, and equals
+    /// it. A snapshot without a stored text is left out (not an error); the count of
+    /// chapters streamed is returned beside the results.
+    ///
+    /// # Errors
+    /// A database failure; the pages recorded before it stay recorded.
+    pub async fn analyse_batch(
+        &self,
+        snapshots: &[SnapshotId],
+    ) -> Result<(Vec<(SnapshotId, Analysed)>, crate::LoadReport)> {
+        let (mut ids, mut bodies) = (Vec::new(), Vec::new());
+        for &snapshot in snapshots {
+            match self.store.page_text(snapshot).await {
+                Ok(page) => {
+                    ids.push(snapshot);
+                    bodies.push(page.body);
+                }
+                Err(store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(store_err("reading the page text")(e)),
+            }
+        }
+        let matcher = self.page_matcher().await?;
+        let (store, texts, shard) = (self.store.clone(), Arc::clone(&self.texts), self.shard);
+        let runtime = tokio::runtime::Handle::current();
+        let (found, streamed) = tokio::task::spawn_blocking(move || {
+            let bodies: Vec<&str> = bodies.iter().map(String::as_str).collect();
+            crate::texts::find_batch(&matcher, &store, shard, &bodies, &runtime, &texts)
+        })
+        .await
+        .map_err(|e| Error::task("matching a batch of pages", e))??;
+        let mut out = Vec::with_capacity(found.len());
+        for (snapshot, matches) in ids.into_iter().zip(found) {
+            out.push((snapshot, self.record(snapshot, &matches).await?));
+        }
+        Ok((out, streamed))
+    }
+
+    /// Whether the stored main text of `snapshot` copies `work`, judged against that work's
+    /// chapters alone (streamed past the page, [`crate::texts::find_in_work`]); nothing is
+    /// recorded and no index is loaded. What a re-check asks in a deployment of index shards,
+    /// where the worker that runs it holds no index.
+    ///
+    /// # Errors
+    /// A database failure; [`Error::is_not_found`] when the snapshot has no stored text.
+    pub async fn copies_work(&self, snapshot: SnapshotId, work: store::WorkId) -> Result<bool> {
+        let page = self
+            .store
+            .page_text(snapshot)
+            .await
+            .map_err(store_err("reading the page text"))?;
+        let matcher = self.page_matcher().await?;
+        let (store, texts) = (self.store.clone(), Arc::clone(&self.texts));
+        let runtime = tokio::runtime::Handle::current();
+        let found = tokio::task::spawn_blocking(move || {
+            crate::texts::find_in_work(&matcher, &store, work, &[&page.body], &runtime, &texts)
+        })
+        .await
+        .map_err(|e| Error::task("matching a page against a work", e))??;
+        Ok(found
+            .iter()
+            .flatten()
+            .any(|m| m.work == matcher::WorkId(work.0)))
+    }
+
+    /// Makes `matches` the stored matches of `snapshot` (of the shard's works), with the
+    /// cases they open or reopen, then queues the stamps and events those ask for.
+    async fn record(&self, snapshot: SnapshotId, matches: &[matcher::Match]) -> Result<Analysed> {
         let rows = matches
             .iter()
             .map(|m| {

@@ -8,10 +8,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crawler::{CrawlReport, CrawlSettings, PageFollowUp, StoreCrawl};
-use store::{
-    CrawlFrontier, CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, EvidenceReads, NewJob,
-    Store,
-};
+use store::{CrawlFrontier, CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, NewJob, Store};
 
 use crate::error::{Error, Result, store_err};
 use crate::job::{Job, MATCH_QUEUE};
@@ -189,106 +186,5 @@ impl CrawlRunner {
         } else {
             CrawlStatus::Queued
         })
-    }
-}
-
-/// What [`queue_rematch`] queued.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Requeued {
-    /// Pages whose match job was queued now.
-    pub queued: u64,
-    /// Pages whose match job was already waiting.
-    pub waiting: u64,
-}
-
-/// Stored page texts read per query while queueing a re-match.
-const REMATCH_PAGE: u32 = 1000;
-
-/// Queues the match job of every stored page text `filter` selects: pages fetched before a
-/// work was registered are matched against it (and a licensed domain added since is applied).
-///
-/// # Errors
-/// A database failure; the jobs queued before it stay queued.
-pub async fn queue_rematch(store: &Store, filter: &store::TextFilter) -> Result<Requeued> {
-    use store::JobQueue;
-    let mut out = Requeued::default();
-    let mut after = None;
-    loop {
-        let ids = store
-            .snapshots_with_text(
-                filter,
-                store::Page {
-                    after,
-                    limit: Some(REMATCH_PAGE),
-                },
-            )
-            .await
-            .map_err(store_err("listing the stored pages"))?;
-        for id in &ids {
-            let job = match_job(*id).map_err(store_err("making a match job"))?;
-            match store
-                .enqueue(&job)
-                .await
-                .map_err(store_err("queueing a match job"))?
-            {
-                store::Enqueued::New(_) => out.queued += 1,
-                store::Enqueued::Duplicate(_) => out.waiting += 1,
-            }
-        }
-        after = ids.last().copied();
-        if ids.len() < REMATCH_PAGE as usize {
-            return Ok(out);
-        }
-    }
-}
-
-/// A re-match (`rematch`): the match jobs queued, and what was matched here before the
-/// command ended; serialised as `rematch --json` prints it.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Rematched {
-    /// Match jobs queued now.
-    pub queued: u64,
-    /// Match jobs that were already waiting.
-    pub waiting: u64,
-    /// Pages matched here.
-    pub matched: u64,
-    /// Match jobs left queued (for `copyhound worker`).
-    pub left: u64,
-}
-
-impl Rematched {
-    /// Nothing matched yet: every job queued or waiting is left.
-    pub fn queued(requeued: &Requeued) -> Self {
-        Rematched {
-            queued: requeued.queued,
-            waiting: requeued.waiting,
-            matched: 0,
-            left: requeued.queued + requeued.waiting,
-        }
-    }
-
-    /// What `rematch` prints: the pages queued (of `scope`, e.g. ` on HOST`), then either
-    /// that a worker will match them (`queued_only`) or how many were matched here.
-    pub fn text(&self, scope: &str, queued_only: bool) -> String {
-        let all = self.queued + self.waiting;
-        if all == 0 {
-            return format!("no stored pages to match{scope}\n");
-        }
-        let mut text = format!(
-            "{all} pages queued for matching ({} were already waiting){scope}\n",
-            self.waiting
-        );
-        if queued_only {
-            text.push_str("run `copyhound worker` to match them\n");
-        } else {
-            text.push_str(&format!("{} pages matched\n", self.matched));
-            if self.left > 0 {
-                text.push_str(&format!(
-                    "{} match jobs left queued for `copyhound worker`\n",
-                    self.left
-                ));
-            }
-        }
-        text
     }
 }

@@ -334,6 +334,8 @@ impl Handler {
             Job::ScanWet { url_or_path } => {
                 let options = discovery::WetOptions {
                     inputs: vec![url_or_path.clone()],
+                    mode: settings.wet_mode,
+                    batch_records: settings.wet_batch_records,
                     ..discovery::WetOptions::default()
                 };
                 match discovery::scan_commoncrawl(
@@ -546,7 +548,8 @@ impl Handler {
                     crawl,
                     self.rechecks.clone(),
                 )
-                .map_err(|e| JobError::permanent(chain(&e)))?;
+                .map_err(|e| JobError::permanent(chain(&e)))?
+                .with_shards(self.shards);
                 self.rechecker.get_or_init(|| built)
             }
         };

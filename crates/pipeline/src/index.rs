@@ -129,22 +129,41 @@ pub async fn load_shard(
     Ok((matcher, report))
 }
 
-/// Streams every chapter fingerprint in the store past a batch of pages (batch mode, see
-/// [`matcher::batch`]), a page of chapters at a time, as [`load_matcher`] reads them into an
-/// index: the same chapters are skipped, so the batch's candidates are those of a matcher
-/// loaded now.
+/// Streams the chapter fingerprints of `shard`'s works in the store past a batch of pages
+/// (batch mode, see [`matcher::batch`]), a page of chapters at a time, as [`load_shard`]
+/// reads them into an index: the same chapters are skipped, so the batch's candidates are
+/// those of a matcher of the shard loaded now.
 ///
 /// # Errors
 /// A database failure.
 pub async fn stream_chapters(
     store: &impl IndexLoads,
+    shard: Shard,
     query: &mut matcher::BatchQuery,
 ) -> Result<LoadReport> {
     let mut report = LoadReport::default();
-    for_each_stored_page(store, Shard::ALL, |page| {
+    for_each_stored_page(store, shard, |page| {
         add_entries(page, &mut report, |e| query.add(e));
     })
     .await?;
+    Ok(report)
+}
+
+/// Streams the chapter fingerprints of one work past a batch of pages (one query).
+///
+/// # Errors
+/// A database failure.
+pub async fn stream_work(
+    store: &impl IndexLoads,
+    work: store::WorkId,
+    query: &mut matcher::BatchQuery,
+) -> Result<LoadReport> {
+    let entries = store
+        .work_index_entries(work)
+        .await
+        .map_err(store_err("loading a work's fingerprints"))?;
+    let mut report = LoadReport::default();
+    add_entries(&entries, &mut report, |e| query.add(e));
     Ok(report)
 }
 

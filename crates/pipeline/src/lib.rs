@@ -64,6 +64,7 @@ pub mod metrics;
 pub mod notices;
 pub mod overrides;
 pub mod rechecks;
+mod rematch;
 pub mod removals;
 pub mod reports;
 pub mod review;
@@ -83,9 +84,7 @@ pub use analyse::{Analysed, Analyser};
 pub use capture::{CaptureSummary, capture_case, queue_capture};
 pub use cases::{CaseChapter, CaseDossier, CasePage, CaseView, case_dossier, case_view};
 pub use check::{Checked, Checker};
-pub use crawl::{
-    CrawlFinish, CrawlRunner, Rematched, Requeued, match_follow_up, match_job, queue_rematch,
-};
+pub use crawl::{CrawlFinish, CrawlRunner, match_follow_up, match_job};
 pub use error::{Error, Result};
 pub use evidence::{Package, TimestampToken, package_zip, write_package};
 pub use handler::Handler;
@@ -95,6 +94,9 @@ pub use launch::{CrawlOverrides, CrawlSummary, LocalCrawl};
 pub use mail::{Mailer, NotifySettings, SmtpSettings, SmtpTls};
 pub use notices::{NoticeSettings, NoticeTemplate, RightsHolder};
 pub use rechecks::{RecheckReport, RecheckSettings, Rechecker};
+pub use rematch::{
+    DEFAULT_BATCH_PAGES, RematchOptions, Rematched, Requeued, queue_rematch, rematch,
+};
 pub use reports::{ReportFormat, export_reports};
 pub use serve::{MatchDrain, MatchWorkers, keep_index_current, serve};
 pub use setup::{BlockedSite, SetupStatus, SetupStep, setup_status};

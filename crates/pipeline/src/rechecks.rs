@@ -258,6 +258,8 @@ pub struct Rechecker {
     extractor: Arc<Extractor>,
     extract: ExtractSettings,
     settings: RecheckSettings,
+    /// The deployment's index shards ([`Rechecker::with_shards`]).
+    shards: u32,
 }
 
 impl Rechecker {
@@ -279,7 +281,19 @@ impl Rechecker {
             extractor: Arc::new(Extractor::new(&crawl.extract)?),
             extract: crawl.extract.clone(),
             settings,
+            shards: 1,
         })
+    }
+
+    /// The re-checker of a deployment whose index is split into `shards` shards (`[index]
+    /// shards`). Above 1, and with an analyser that holds every work (a worker without
+    /// `--shard`, which loads no index), a copy is judged against the case's work alone
+    /// ([`Analyser::copies_work`]) and the page's match job is queued, so that the shard
+    /// workers record its matches: no worker loads the whole catalogue to re-check a case.
+    #[must_use]
+    pub fn with_shards(mut self, shards: u32) -> Self {
+        self.shards = shards.max(1);
+        self
     }
 
     /// Re-checks `case` at `now`: fetches each copy once, stores what answered, matches it,
@@ -302,12 +316,12 @@ impl Rechecker {
                     key: case.to_string(),
                 },
             })?;
-        let status = self
+        let row = self
             .store
             .case(case)
             .await
-            .map_err(store_err("reading the case"))?
-            .status;
+            .map_err(store_err("reading the case"))?;
+        let (status, work) = (row.status, row.work_id);
         let mut checks = Vec::new();
         if status == store::CaseStatus::NoticeSent {
             let previous: BTreeMap<PageId, u32> = before
@@ -317,7 +331,7 @@ impl Rechecker {
                 .collect();
             for (page, url) in self.copies(case).await? {
                 let failures = previous.get(&page).copied().unwrap_or(0);
-                checks.push(self.check(case, page, url, failures).await?);
+                checks.push(self.check((case, work), page, url, failures).await?);
             }
         }
         let next = now + self.settings.interval_after(before.sent_at, now);
@@ -393,7 +407,7 @@ impl Rechecker {
     /// One copy: fetched, stored, matched, judged.
     async fn check(
         &self,
-        case: CaseId,
+        (case, work): (CaseId, store::WorkId),
         page: PageId,
         url: String,
         dns_failures: u32,
@@ -528,8 +542,20 @@ impl Rechecker {
             declared_encoding: read.decoded.overridden.map(|e| e.name()),
         })
         .await?;
-        let analysed = self.analyser.analyse(id).await?;
-        Ok(if analysed.cases.contains(&case) {
+        let up = if self.shards > 1 && self.analyser.shard().is_all() {
+            // The shard workers record the page's matches (its job fans out to them); this
+            // worker holds no index and judges the copy by the case's work alone.
+            let up = self.analyser.copies_work(id, work).await?;
+            let job = crate::crawl::match_job(id).map_err(store_err("making a match job"))?;
+            self.store
+                .enqueue(&job)
+                .await
+                .map_err(store_err("queueing the re-checked page's match job"))?;
+            up
+        } else {
+            self.analyser.analyse(id).await?.cases.contains(&case)
+        };
+        Ok(if up {
             judged(
                 CopyState::Up,
                 "the page still holds the copied text".to_owned(),

@@ -5,10 +5,12 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use bounds::Shard;
 use matcher::{ChapterSource, Matcher, SourceError};
-use store::{Chapter, WorkReads};
+use store::{Chapter, IndexLoads, WorkReads};
 
 use crate::error::{Error, Result, matcher_err};
+use crate::index::LoadReport;
 
 /// Chapter texts shared by the pages of one run (`check` over a directory: pages of one
 /// novel name the same candidates again and again), so each is read from the store once.
@@ -156,4 +158,85 @@ pub fn find(
         .filter_map(|c| Some(matcher.verify(&page, c, &texts.chapter(c.chapter)?.body)))
         .collect();
     Ok((matcher.select(&page, verified), texts))
+}
+
+/// Pages verified together in [`find_batch`]: the candidate chapters' texts of this many
+/// pages are read and held at once.
+const VERIFY_PAGES: usize = 256;
+
+/// Batch mode's [`find`]: the registered chapters each of `texts` copies, best first, found by
+/// streaming the stored fingerprints of `shard`'s works past an index of the pages' keys
+/// ([`matcher::batch`]) instead of asking `matcher`'s index, which is not read (a matcher
+/// over no chapters serves, [`Matcher::without_chapters`]). The matches equal [`find`]'s
+/// against an index of the same chapters. Returns them with what the stream read. Runs on a
+/// blocking thread, as [`find`]; the pages are held, prepared, until they are verified.
+///
+/// # Errors
+/// A database failure.
+pub fn find_batch(
+    matcher: &Matcher,
+    store: &(impl WorkReads + IndexLoads + Sync),
+    shard: Shard,
+    texts: &[&str],
+    runtime: &tokio::runtime::Handle,
+    cache: &TextCache,
+) -> Result<(Vec<Vec<matcher::Match>>, LoadReport)> {
+    find_streamed(matcher, store, texts, runtime, cache, |query| {
+        runtime.block_on(crate::index::stream_chapters(store, shard, query))
+    })
+}
+
+/// [`find_batch`] against the chapters of one work only: whether the pages copy `work`,
+/// judged without the rest of the catalogue (a re-check in a deployment of index shards,
+/// whose worker holds no index).
+///
+/// # Errors
+/// A database failure.
+pub fn find_in_work(
+    matcher: &Matcher,
+    store: &(impl WorkReads + IndexLoads + Sync),
+    work: store::WorkId,
+    texts: &[&str],
+    runtime: &tokio::runtime::Handle,
+    cache: &TextCache,
+) -> Result<Vec<Vec<matcher::Match>>> {
+    find_streamed(matcher, store, texts, runtime, cache, |query| {
+        runtime.block_on(crate::index::stream_work(store, work, query))
+    })
+    .map(|(found, _)| found)
+}
+
+/// The pages of `texts` prepared and indexed as a batch, `stream` streaming chapters past
+/// it, and each page's candidates verified.
+fn find_streamed(
+    matcher: &Matcher,
+    store: &(impl WorkReads + Sync),
+    texts: &[&str],
+    runtime: &tokio::runtime::Handle,
+    cache: &TextCache,
+    stream: impl FnOnce(&mut matcher::BatchQuery) -> Result<LoadReport>,
+) -> Result<(Vec<Vec<matcher::Match>>, LoadReport)> {
+    let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
+    let mut query = matcher
+        .batch(&pages)
+        .map_err(matcher_err("indexing a batch of pages"))?;
+    let streamed = stream(&mut query)?;
+    let mut candidates = query.finish().into_iter();
+    let mut found = Vec::with_capacity(pages.len());
+    for chunk in pages.chunks(VERIFY_PAGES) {
+        let chunk_candidates: Vec<_> = candidates.by_ref().take(chunk.len()).collect();
+        let texts = runtime.block_on(StoreTexts::load(
+            store,
+            chunk_candidates.iter().flatten().map(|c| c.chapter),
+            cache,
+        ))?;
+        for (page, candidates) in chunk.iter().zip(chunk_candidates) {
+            found.push(
+                matcher
+                    .verify_candidates(page, candidates, &texts)
+                    .map_err(matcher_err("verifying a batch's candidates"))?,
+            );
+        }
+    }
+    Ok((found, streamed))
 }

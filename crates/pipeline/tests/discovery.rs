@@ -493,6 +493,7 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
         max_record_bytes: 1 << 20,
         file_timeout: std::time::Duration::from_secs(2),
         read_timeout: std::time::Duration::from_secs(1),
+        ..discovery::WetOptions::default()
     };
     let report = discovery::scan_commoncrawl(
         store,
@@ -518,6 +519,43 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
     assert_eq!(report.candidates[0].domain, pirate.to_string());
     assert_eq!(report.candidates[0].found_by, "commoncrawl");
     assert_eq!(report.candidates[0].pages, 1);
+
+    // Every mode finds the same copies in the two whole files (22 conversions each): page
+    // mode behind the first look; batch mode, in one batch a file or in batches of 5; auto
+    // (above). (The probe of the hits then matches the fetched pages as a crawl's.)
+    let found = |r: &discovery::WetReport| -> Vec<(String, String, Vec<i64>)> {
+        r.hits
+            .iter()
+            .map(|h| (h.url.clone(), h.date.clone(), h.works.clone()))
+            .collect()
+    };
+    for (mode, batch_records, batches) in [
+        (matcher::ModeChoice::Page, 2000, 0),
+        (matcher::ModeChoice::Batch, 2000, 2),
+        (matcher::ModeChoice::Batch, 5, 10),
+    ] {
+        let moded = discovery::WetOptions {
+            inputs: options.inputs[..2].to_vec(),
+            mode,
+            batch_records,
+            ..options.clone()
+        };
+        let again = discovery::scan_commoncrawl(
+            store,
+            &DiscoverySettings::default(),
+            &crawl_settings(),
+            handler(store),
+            &moded,
+        )
+        .await
+        .unwrap();
+        assert_eq!(found(&again), found(&report), "{mode:?}");
+        assert_eq!(again.counts.conversions, 2 * 22, "{mode:?}");
+        assert_eq!(
+            again.batches, batches,
+            "{mode:?} in batches of {batch_records}"
+        );
+    }
 }
 
 /// A WET file whose one conversion record copies chapter 2 at `url`, among innocent ones.

@@ -511,6 +511,118 @@ async fn host_gone(db: &TestDb) {
     assert_eq!(recheck.copies[0].removed_snapshot, None, "nothing answered");
 }
 
+/// A re-check in a deployment of two index shards, on a worker that holds no index: each
+/// copy is judged against the case's work alone, nothing loads the catalogue, and the
+/// re-checked pages' match jobs are queued for the shard workers to record.
+async fn sharded_recheck(db: &TestDb) {
+    let store = &db.store;
+    let pages: Pages = Arc::default();
+    let addr = site(Arc::clone(&pages)).await;
+    let url = format!("http://{addr}/book/2.html");
+    pages.lock().unwrap().insert(
+        "/book/2.html".into(),
+        (200, "text/html; charset=utf-8", html(&pirate_chapter(2))),
+    );
+    let case = common::confirmed_case(store, &url).await;
+    let n = notices::create_notice(
+        store,
+        &profile(),
+        None,
+        case,
+        NoticeTemplate::Dmca,
+        Some("dmca@hoster.example"),
+        "alice",
+    )
+    .await
+    .unwrap();
+    let settings = RecheckSettings::default();
+    let t0 = Utc::now();
+    notices::mark_sent(store, &settings, n.id, "alice", t0)
+        .await
+        .unwrap();
+    let analyser = Arc::new(Analyser::new(
+        store.clone(),
+        Default::default(),
+        MatcherSettings::default(),
+    ));
+    let rechecker = Rechecker::new(
+        store.clone(),
+        Arc::clone(&analyser),
+        &crawl_settings(),
+        settings,
+    )
+    .unwrap()
+    .with_shards(2);
+    let match_jobs = async || -> Vec<String> {
+        store
+            .jobs(&JobFilter::Kind("MatchSnapshot".into()), Page::all())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|j| j.payload)
+            .collect()
+    };
+    let before = match_jobs().await.len();
+
+    // Day 1: still up.
+    let first = rechecker
+        .recheck(case, t0 + TimeDelta::days(1))
+        .await
+        .unwrap();
+    let copy = &first.written.recheck.copies[0];
+    assert_eq!(copy.state, CopyState::Up, "{copy:?}");
+    assert!(analyser.loaded().is_none(), "no index was loaded");
+    let queued = match_jobs().await;
+    assert_eq!(queued.len(), before + 1, "{queued:?}");
+    let snapshot = copy.snapshot.unwrap().0;
+    assert!(
+        queued
+            .iter()
+            .any(|p| p.contains(&format!("\"snapshot\":{snapshot}}}"))),
+        "{queued:?}"
+    );
+
+    // Day 2: the page holds other text.
+    pages.lock().unwrap().insert(
+        "/book/2.html".into(),
+        (
+            200,
+            "text/html; charset=utf-8",
+            html(&"本站已根据权利人的通知删除该章节，敬请谅解。欢迎阅读其他作品。\n".repeat(20)),
+        ),
+    );
+    let second = rechecker
+        .recheck(case, t0 + TimeDelta::days(2))
+        .await
+        .unwrap();
+    let copy = &second.written.recheck.copies[0];
+    assert_eq!(
+        (&copy.state, copy.reason.as_str()),
+        (
+            &CopyState::Removed,
+            "the page no longer holds the copied chapters"
+        )
+    );
+    assert!(second.written.case_removed);
+    assert!(analyser.loaded().is_none(), "no index was loaded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_recheck_loads_no_index_on_sqlite() {
+    let Some(db) = store::testing::sqlite("sharded_recheck_sqlite").await else {
+        return;
+    };
+    sharded_recheck(&db).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_recheck_loads_no_index_on_postgres() {
+    let Some(db) = store::testing::postgres("sharded_recheck_postgres").await else {
+        return;
+    };
+    sharded_recheck(&db).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notices_and_rechecks_on_sqlite() {
     let Some(db) = store::testing::sqlite("notices_sqlite").await else {

@@ -362,7 +362,9 @@ async fn batch_streams_the_stored_chapters(db: &TestDb) {
             let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
             (matcher.batch(&pages).unwrap(), matcher.index().len())
         };
-        let report = pipeline::stream_chapters(store, &mut batch).await.unwrap();
+        let report = pipeline::stream_chapters(store, bounds::Shard::ALL, &mut batch)
+            .await
+            .unwrap();
         assert_eq!(report.chapters, chapters);
         assert_eq!(report.skipped, 0);
         let mut found = 0;

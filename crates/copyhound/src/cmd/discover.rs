@@ -122,6 +122,15 @@ pub struct CommoncrawlArgs {
     /// Cut a file (one that never ends, a stalled download) after this many seconds.
     #[arg(long, value_name = "SECS", default_value_t = 4 * 3600)]
     file_timeout: u64,
+    /// How records are matched: `page` (each record that passes the first look, against the
+    /// loaded index), `batch` (no index loaded: records held in batches and the registered
+    /// chapters streamed past each) or `auto` (the first look, then the cheaper way for the
+    /// records that pass). Default: `[discovery] wet_mode`.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<matcher::ModeChoice>,
+    /// Records a batch holds at most. Default: `[discovery] wet_batch_records`.
+    #[arg(long, value_name = "N", value_parser = bounds::parse_count)]
+    batch_records: Option<usize>,
     /// Let downloads and fetches reach loopback and private addresses.
     #[arg(long)]
     allow_private: bool,
@@ -187,6 +196,10 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
                 allow_private: a.allow_private,
                 max_record_bytes: a.max_record_bytes,
                 file_timeout: std::time::Duration::from_secs(a.file_timeout.max(1)),
+                mode: a.mode.unwrap_or(settings.discovery.wet_mode),
+                batch_records: a
+                    .batch_records
+                    .unwrap_or(settings.discovery.wet_batch_records),
                 ..discovery::WetOptions::default()
             };
             let report = discovery::scan_commoncrawl(

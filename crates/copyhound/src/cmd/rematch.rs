@@ -1,12 +1,11 @@
-//! `copyhound rematch [--site HOST] [--since DATE]`: match stored pages again, so pages
-//! fetched before a work was registered are checked against it.
-
-use std::time::Duration;
+//! `copyhound rematch [--site HOST] [--since DATE] [--mode auto|page|batch]`: match stored
+//! pages again, so pages fetched before a work was registered are checked against it.
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, NaiveDate, Utc};
 use clap::Args;
-use pipeline::{MatchWorkers, Rematched};
+use matcher::ModeChoice;
+use pipeline::RematchOptions;
 use store::TextFilter;
 
 use super::outln;
@@ -24,6 +23,15 @@ pub struct RematchArgs {
     /// Queue the pages for `copyhound worker` instead of matching them now.
     #[arg(long)]
     enqueue: bool,
+    /// `page`: each page against the index of every chapter; `batch`: the registered
+    /// chapters streamed past a batch of pages, no index loaded; `auto`: whichever the sizes
+    /// make cheaper.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    mode: ModeChoice,
+    /// Pages a batch holds at most (batch mode).
+    #[arg(long, value_name = "N", default_value_t = pipeline::DEFAULT_BATCH_PAGES,
+          value_parser = bounds::parse_count)]
+    batch_pages: usize,
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
@@ -55,25 +63,23 @@ pub async fn run(store: &store::Store, args: RematchArgs, settings: &Settings) -
         site: args.site.clone(),
         since: args.since,
     };
-    let requeued = pipeline::queue_rematch(store, &filter)
-        .await
-        .context("while queueing the pages to match")?;
-    let mut summary = Rematched::queued(&requeued);
-    if !args.enqueue && summary.left > 0 {
-        if !args.json {
-            eprintln!("matching {} pages…", summary.left);
-        }
-        let handler = settings.handler(store)?;
-        let drain = MatchWorkers::start(store, handler, MatchWorkers::default_concurrency())
-            .finish(Duration::from_secs(30))
-            .await?;
-        summary.matched = drain.matched;
-        summary.left = drain.left;
+    let options = RematchOptions {
+        mode: args.mode,
+        batch_pages: args.batch_pages,
+        enqueue: args.enqueue,
+        ..RematchOptions::default()
+    };
+    if !args.enqueue && !args.json {
+        eprintln!("matching the stored pages{}…", describe(&args));
     }
+    let handler = settings.handler(store)?;
+    let summary = pipeline::rematch(store, handler, &filter, &options)
+        .await
+        .context("while matching the stored pages again")?;
     if args.json {
         outln!("{}", serde_json::to_string(&summary)?);
     } else {
-        super::write_stdout(&summary.text(&describe(&args), args.enqueue))?;
+        super::write_stdout(&summary.text(&describe(&args)))?;
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ pub mod cdx;
 pub mod phrases;
 mod probe;
 pub mod providers;
+mod records;
 mod schedule;
 pub mod wet;
 
@@ -70,6 +71,10 @@ pub struct DiscoverySettings {
     pub schedule: String,
     /// Common Crawl's CDX index, which lists a probed domain's URLs (`[discovery.cdx]`).
     pub cdx: CdxSettings,
+    /// How a WET scan matches its records ([`WetOptions::mode`]): `auto`, `page` or `batch`.
+    pub wet_mode: matcher::ModeChoice,
+    /// Records a WET scan's batch holds at most ([`WetOptions::batch_records`]).
+    pub wet_batch_records: usize,
 }
 
 impl Default for DiscoverySettings {
@@ -85,6 +90,8 @@ impl Default for DiscoverySettings {
             // an hourly look spreads them over the day as works are added.
             schedule: "17 * * * *".to_owned(),
             cdx: CdxSettings::default(),
+            wet_mode: matcher::ModeChoice::Auto,
+            wet_batch_records: crate::DEFAULT_BATCH_PAGES,
         }
     }
 }
@@ -98,6 +105,7 @@ impl DiscoverySettings {
         self.phrases
             .validate()
             .map_err(|e| e.in_section("phrases"))?;
+        bounds::between("wet_batch_records", self.wet_batch_records, 1, 1_000_000)?;
         bounds::between(
             "queries_per_work_per_day",
             self.queries_per_work_per_day,
@@ -854,6 +862,13 @@ pub struct WetOptions {
     pub file_timeout: Duration,
     /// Longest silence while downloading a file.
     pub read_timeout: Duration,
+    /// How records are matched: against the loaded index one at a time (`page`), held in
+    /// batches with the stored fingerprints streamed past each and no index loaded (`batch`),
+    /// or past the first look, each batch of the records that pass as the sizes make cheaper
+    /// (`auto`); see [`records`].
+    pub mode: matcher::ModeChoice,
+    /// Records a batch holds at most.
+    pub batch_records: usize,
 }
 
 impl Default for WetOptions {
@@ -864,6 +879,8 @@ impl Default for WetOptions {
             max_record_bytes: wet::WetLimits::default().max_record_bytes,
             file_timeout: Duration::from_secs(4 * 3600),
             read_timeout: Duration::from_secs(60),
+            mode: matcher::ModeChoice::Auto,
+            batch_records: crate::DEFAULT_BATCH_PAGES,
         }
     }
 }
@@ -901,6 +918,8 @@ pub struct WetReport {
     pub cut: usize,
     /// Records whose text copies a work.
     pub hits: Vec<WetHit>,
+    /// Batches of records matched in batch mode (the stored fingerprints streamed past each).
+    pub batches: usize,
     /// Distinct URLs of those records.
     pub urls: usize,
     /// URLs left out (licensed, ignored, watched, refused addresses).
@@ -1020,8 +1039,17 @@ pub async fn scan_commoncrawl(
     if options.allow_private {
         crawl_settings.fetch.safety.allow_private = true;
     }
-    let live = Arc::clone(handler.analyser().index().await?);
-    live.refresh(store).await?;
+    let analyser = handler.analyser();
+    // Batch mode reads the records without an index: the stored fingerprints are streamed
+    // past each batch.
+    let live = if options.mode == matcher::ModeChoice::Batch {
+        None
+    } else {
+        let live = Arc::clone(analyser.index().await?);
+        live.refresh(store).await?;
+        Some(live)
+    };
+    let pages = Arc::new(analyser.page_matcher().await?);
     let texts = Arc::new(crate::TextCache::default());
     let mut report = WetReport::default();
     for input in &options.inputs {
@@ -1039,38 +1067,26 @@ pub async fn scan_commoncrawl(
             max_record_bytes: options.max_record_bytes,
             deadline: Some(std::time::Instant::now() + options.file_timeout),
         };
-        let (live, store_c, texts) = (Arc::clone(&live), store.clone(), Arc::clone(&texts));
-        let runtime = tokio::runtime::Handle::current();
-        let (counts, hits) = tokio::task::spawn_blocking(move || {
-            let mut hits = Vec::new();
-            let mut look: Option<matcher::FirstLook> = None;
-            let counts = wet::read_wet(reader, limits, |record| {
-                let matcher = live.matcher();
-                // Nearly every record is innocent: a first look without word segmentation
-                // turns most away before the full fingerprint is taken.
-                let may = look
-                    .get_or_insert_with(|| matcher::FirstLook::new(&matcher))
-                    .may_match(&matcher, &record.text)
-                    .map_err(crate::error::matcher_err("looking a WET record up"))?;
-                if !may {
-                    return Ok(());
-                }
-                let (matches, _) =
-                    crate::texts::find(&matcher, &store_c, &record.text, &runtime, &texts)?;
-                if !matches.is_empty() {
-                    let works: BTreeSet<i64> = matches.iter().map(|m| m.work.0).collect();
-                    hits.push(WetHit {
-                        url: record.uri,
-                        date: record.date,
-                        works: works.into_iter().collect(),
-                    });
-                }
-                Ok::<_, Error>(())
-            })?;
-            Ok::<_, Error>((counts, hits))
+        let mut records = records::RecordMatcher::new(
+            options.mode,
+            live.clone(),
+            Arc::clone(&pages),
+            options.batch_records,
+            store.clone(),
+            analyser.shard(),
+            tokio::runtime::Handle::current(),
+            Arc::clone(&texts),
+        );
+        let (counts, records) = tokio::task::spawn_blocking(move || {
+            let counts = wet::read_wet(reader, limits, |record| records.take(record))?;
+            // What was read before a cut is matched too.
+            records.flush()?;
+            Ok::<_, Error>((counts, records))
         })
         .await
         .map_err(|e| Error::task("scanning a WET file", e))??;
+        report.batches += records.batches;
+        let hits = records.hits;
         report.files += 1;
         report.cut += usize::from(counts.cut);
         add_counts(&mut report.counts, &counts);
@@ -1183,6 +1199,13 @@ impl std::fmt::Display for WetReport {
                 f,
                 "skipped: {} corrupt members, {} oversized, {} malformed records",
                 c.corrupt, c.oversized, c.malformed
+            )?;
+        }
+        if self.batches > 0 {
+            writeln!(
+                f,
+                "{} batches of records matched in batch mode (the registered chapters streamed past each)",
+                self.batches
             )?;
         }
         for failure in &self.failed {
