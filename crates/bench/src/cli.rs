@@ -408,6 +408,10 @@ pub struct PipelineArgs {
     /// Match jobs at once; default: twice the number of cores.
     #[arg(long, value_parser = bounds::parse_count)]
     matchers: Option<usize>,
+    /// Where page bodies go, as `[storage] bodies`: `db` (default), `file:///PATH` or
+    /// `s3://…` (then moved into segments before the clock stops).
+    #[arg(long, value_name = "URL")]
+    bodies: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -422,6 +426,7 @@ async fn whole_pipeline(args: PipelineArgs, sections: &Sections<'_>, out: Out<'_
         matchers: args
             .matchers
             .unwrap_or_else(MatchWorkers::default_concurrency),
+        bodies: args.bodies,
     };
     let progress = if args.json { quiet } else { to_stderr };
     let run = crate::whole_pipeline::run(&options, sections, &progress).await?;
@@ -440,6 +445,20 @@ async fn whole_pipeline(args: PipelineArgs, sections: &Sections<'_>, out: Out<'_
         figures.seconds,
         figures.pages_per_second,
         figures.backend
+    );
+    outln!(
+        out,
+        "bodies in {}{}; the database holds {:.0} bytes a page crawled",
+        figures.bodies,
+        if figures.bodies == "db" {
+            String::new()
+        } else {
+            format!(
+                " ({:.2} s of it moving them into segments)",
+                figures.segment_seconds
+            )
+        },
+        figures.database_bytes_per_page
     );
     if figures.missed_targets.is_empty() {
         outln!(out, "detection targets met");

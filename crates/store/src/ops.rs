@@ -267,3 +267,26 @@ impl Store {
         Ok(bytes)
     }
 }
+
+impl Store {
+    /// The bytes the database holds in use: on SQLite its pages less the free ones (what a
+    /// `VACUUM` would leave), on Postgres `pg_database_size` (dead rows included until
+    /// autovacuum reclaims them). For sizing and for `bench pipeline`'s bytes a page.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the database cannot be read.
+    #[instrument(skip_all)]
+    pub async fn database_bytes(&self) -> Result<u64> {
+        let sql = match self.kind() {
+            BackendKind::Postgres => "SELECT pg_database_size(current_database())::BIGINT",
+            BackendKind::Sqlite => {
+                "SELECT (c.page_count - f.freelist_count) * s.page_size \
+                 FROM pragma_page_count() c, pragma_freelist_count() f, pragma_page_size() s"
+            }
+        };
+        let n: i64 = read_pool!(self, |pool| {
+            sqlx::query_scalar(sql).fetch_one(pool).await?
+        });
+        Ok(count(n))
+    }
+}
