@@ -361,6 +361,8 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         for (what, n) in [
             ("bodies", r.bodies),
             ("body_bytes", r.bytes),
+            ("screenshots", r.screenshots),
+            ("screenshot_bytes", r.screenshot_bytes),
             ("segments", r.segments_deleted + r.orphan_segments),
             ("segments_compacted", r.segments_compacted),
             ("segment_bytes", r.segment_bytes),
@@ -373,8 +375,8 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         registry.register(
             "copyhound_retention_removable",
             "What gc would remove under [retention] at its last dry run (run in the background, \
-             again when 10 minutes old): bodies and their bytes, segments deleted or compacted \
-             and their object bytes, page texts",
+             again when 10 minutes old): bodies, screenshots and their bytes, segments deleted \
+             or compacted and their object bytes, page texts",
             frees,
         );
     }
