@@ -590,7 +590,7 @@ pub async fn retention(settings: &store::RetentionSettings, store: &Store) -> Fi
 /// A dry run's report in words: what `gc` would remove and free now.
 fn retention_words(settings: &store::RetentionSettings, r: &store::GcReport) -> String {
     format!(
-        "gc would remove {} bodies ({}) of {} snapshots{}{}, delete {} segments and compact {} \
+        "gc would remove {} bodies ({}) of {} snapshots{}{}, delete {} segments{} and compact {} \
          ({} of objects); unmatched pages keep their bodies {}, evidence {} after its case was \
          last seen",
         r.bodies,
@@ -611,6 +611,15 @@ fn retention_words(settings: &store::RetentionSettings, r: &store::GcReport) -> 
             String::new()
         },
         r.segments_deleted + r.orphan_segments,
+        if r.orphan_objects > 0 {
+            format!(
+                " and {} orphan objects ({})",
+                r.orphan_objects,
+                human_bytes(r.orphan_object_bytes)
+            )
+        } else {
+            String::new()
+        },
         r.segments_compacted,
         human_bytes(r.segment_bytes),
         bounds::duration_serde::short(settings.unmatched),

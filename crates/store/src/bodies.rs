@@ -442,6 +442,42 @@ impl BodyStore {
     }
 }
 
+/// A segment object as the store lists it.
+#[derive(Debug, Clone)]
+pub(crate) struct SegmentObject {
+    /// Its key, with our prefix (as `body_segments.key` holds it).
+    pub key: String,
+    pub size: u64,
+    /// When it was last written.
+    pub modified: DateTime<Utc>,
+}
+
+impl BodyStore {
+    /// Every object under our `segments/` folder, at any depth (a listing per folder:
+    /// segments are filed by day).
+    ///
+    /// # Errors
+    /// [`Error::ObjectStore`] when a listing fails.
+    pub(crate) async fn list_segments(&self) -> Result<Vec<SegmentObject>> {
+        let mut out = Vec::new();
+        let mut folders = vec![self.path(&self.key("segments"))];
+        while let Some(folder) = folders.pop() {
+            let listed = match self.objects.list_with_delimiter(Some(&folder)).await {
+                Ok(listed) => listed,
+                Err(object_store::Error::NotFound { .. }) => continue,
+                Err(e) => return Err(self.failed(&format!("listing {folder}/"))(e)),
+            };
+            folders.extend(listed.common_prefixes);
+            out.extend(listed.objects.into_iter().map(|meta| SegmentObject {
+                key: meta.location.as_ref().to_owned(),
+                size: meta.size,
+                modified: meta.last_modified,
+            }));
+        }
+        Ok(out)
+    }
+}
+
 /// Other whole objects beside the body segments, under our prefix (the matcher index's
 /// snapshots under `snapshots/`): named relative to the prefix, written whole, read whole.
 impl BodyStore {

@@ -25,8 +25,8 @@
 //! ([`COMPACT_BELOW`]) is compacted: its live bodies are read back into the database, each
 //! checked against its SHA-256, the segment deleted, and the bodies written to a new segment
 //! by the usual writer ([`Store::move_bodies_to_store`]). gc also deletes what interrupted
-//! writers left: `uploading` segments and `segment-*.warc.gz.part` spool files older than
-//! `orphan_grace`.
+//! writers left: `uploading` segments, segment objects no row names (listed from the store)
+//! and `segment-*.warc.gz.part` spool files older than `orphan_grace`.
 //!
 //! A dry run ([`Store::gc`] with `dry_run`) reads the same predicate as one set instead of in
 //! batches and writes nothing; on an unchanged database it reports the same numbers.
@@ -167,6 +167,11 @@ pub struct GcReport {
     pub orphan_segments: u64,
     /// Spool files past `orphan_grace` deleted.
     pub spool_files: u64,
+    /// Segment objects no `body_segments` row names, last written before `orphan_grace`,
+    /// deleted (left by a delete of an emptied segment that failed after its row went).
+    pub orphan_objects: u64,
+    /// Their bytes.
+    pub orphan_object_bytes: u64,
 }
 
 /// The SQL condition that snapshot `s` still holds its bodies and they have expired; `$1`
@@ -698,7 +703,8 @@ impl Store {
         Ok(gone > 0)
     }
 
-    /// Deletes `uploading` segments (object, then row) and spool files older than `grace`.
+    /// Deletes `uploading` segments (object, then row), segment objects no row names and
+    /// spool files older than `grace`.
     async fn gc_orphans(
         &self,
         grace: Duration,
@@ -733,6 +739,28 @@ impl Store {
                 });
             }
             report.orphan_segments += 1;
+        }
+        // Objects under `segments/` that no row names. Listed before the rows are read: a
+        // writer inserts its `uploading` row before its upload starts, so an object listed
+        // has its row by then, unless the row went since (an emptied segment, whose object
+        // is an orphan indeed). The age spares an object whose row is being written anyway.
+        let listed = bodies.list_segments().await?;
+        let keys: Vec<String> = read_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT key FROM body_segments")
+                .fetch_all(pool)
+                .await?
+        });
+        let keys: std::collections::HashSet<String> = keys.into_iter().collect();
+        for object in listed {
+            if keys.contains(&object.key) || object.modified >= before {
+                continue;
+            }
+            if !dry_run {
+                bodies.delete(&object.key).await?;
+            }
+            warn!(key = %object.key, bytes = object.size, dry_run, "an orphan segment object");
+            report.orphan_objects += 1;
+            report.orphan_object_bytes += object.size;
         }
         let spool = bodies.spool_dir();
         let entries = match std::fs::read_dir(spool) {

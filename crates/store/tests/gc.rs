@@ -539,3 +539,100 @@ async fn screenshots_go_with_their_snapshots_bodies_and_evidence_keeps_them() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn segment_objects_no_row_names_go_once_old_and_fresh_ones_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = S3Server::start().await;
+    for db in databases("segment_objects_no_row_names").await {
+        for storage in storages(dir.path(), s3.as_ref(), &format!("orphans-{}", db.kind()))
+            .into_iter()
+            .flatten()
+        {
+            for table in [
+                "page_texts",
+                "snapshots",
+                "snapshot_bodies",
+                "body_segments",
+            ] {
+                db.execute(&format!("DELETE FROM {table}")).await;
+            }
+            let s = db.store.clone().with_storage(&storage).unwrap();
+            let bodies: Vec<Vec<u8>> = (0..3).map(|n| page(n, 2000)).collect();
+            for (n, body) in bodies.iter().enumerate() {
+                store_page(&s, n, body, Utc::now()).await;
+            }
+            s.move_bodies_to_store(None).await.unwrap();
+            // An old segment object made whole and left without a row, and a fresh one (a
+            // writer's whose row is not there yet, as far as gc can tell).
+            let put = |name: &'static str| {
+                let s = s.clone();
+                async move {
+                    let mut file = tempfile::tempfile().unwrap();
+                    std::io::Write::write_all(&mut file, b"a record nobody points at").unwrap();
+                    s.body_store()
+                        .unwrap()
+                        .put_file(name, &mut file, 25)
+                        .await
+                        .unwrap();
+                }
+            };
+            put("segments/2020/01/02/stray.warc.gz").await;
+            put("segments/2099/01/01/fresh.warc.gz").await;
+            let local = storage
+                .bodies
+                .strip_prefix("file://")
+                .map(std::path::PathBuf::from);
+            if let Some(root) = &local {
+                // Every object old but the fresh one, the segment rows point at too.
+                for file in objects(root) {
+                    if file.ends_with("fresh.warc.gz") {
+                        continue;
+                    }
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&file)
+                        .unwrap()
+                        .set_modified(
+                            std::time::SystemTime::now()
+                                - std::time::Duration::from_secs(2 * 86_400),
+                        )
+                        .unwrap();
+                }
+            }
+            // S3 keeps its own times: there both are fresh, and both stay.
+            let old = u64::from(local.is_some());
+            let report = dry_then_real(&s, &retention(true)).await;
+            assert_eq!(
+                (report.orphan_objects, report.orphan_object_bytes),
+                (old, old * 25),
+                "{}: {report:?}",
+                storage.bodies
+            );
+            let again = s.gc(&retention(true), true).await.unwrap();
+            assert_eq!(again.orphan_objects, 0, "{again:?}");
+            let names = s
+                .body_store()
+                .unwrap()
+                .list_names("segments/2099/01/01")
+                .await
+                .unwrap();
+            assert_eq!(names, vec!["segments/2099/01/01/fresh.warc.gz".to_owned()]);
+            if let Some(root) = &local {
+                assert!(!root.join("segments/2020/01/02/stray.warc.gz").exists());
+            } else {
+                let stray = s
+                    .body_store()
+                    .unwrap()
+                    .list_names("segments/2020/01/02")
+                    .await;
+                assert_eq!(stray.unwrap().len(), 1);
+            }
+            // Everything the database points to reads back.
+            for body in &bodies {
+                assert!(readable(&s, body).await);
+            }
+            assert_eq!(s.body_totals().await.unwrap().store_bodies, 3);
+        }
+    }
+}

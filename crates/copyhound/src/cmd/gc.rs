@@ -66,5 +66,10 @@ fn print(r: &GcReport) -> Result<()> {
         r.orphan_segments,
         r.spool_files
     );
+    outln!(
+        "{verb} {} orphan segments, {} bytes (objects no row names, older than orphan_grace)",
+        r.orphan_objects,
+        r.orphan_object_bytes
+    );
     Ok(())
 }
