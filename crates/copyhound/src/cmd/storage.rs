@@ -80,23 +80,23 @@ async fn migrate(store: &Store, args: &MigrateArgs) -> Result<()> {
 fn print_report(report: &MoveReport, to: Destination, place: &str) -> Result<()> {
     match to {
         Destination::Store => outln!(
-            "moved {} bodies, {} bytes, and {} screenshots, {} bytes, to {place} in {} segments",
+            "moved {} bodies, {} bytes, to {place} in {} segments",
             report.bodies,
             report.bytes,
-            report.screenshots,
-            report.screenshot_bytes,
             report.segments
         ),
         Destination::Db => outln!(
-            "moved {} bodies, {} bytes, and {} screenshots, {} bytes, into the database; {} \
-             emptied segments deleted",
+            "moved {} bodies, {} bytes, into the database; {} emptied segments deleted",
             report.bodies,
             report.bytes,
-            report.screenshots,
-            report.screenshot_bytes,
             report.segments
         ),
     }
+    outln!(
+        "moved {} screenshots, {} bytes, with them",
+        report.screenshots,
+        report.screenshot_bytes
+    );
     if !report.refused.is_empty() {
         outln!(
             "left {} bodies or screenshots where they were (they do not match their SHA-256):",
