@@ -21,6 +21,10 @@
 //! snapshot's URL and media type. `copyhound storage migrate` moves bodies either way
 //! ([`Store::move_bodies_to_store`], [`Store::move_bodies_to_db`]); the `body-segments`
 //! schedule moves them in the background ([`Store::segment_due`]).
+//!
+//! Screenshots (`screenshots`, the PNGs of rendered fetches) go the same way, in the same
+//! segments: the writer takes them after the waiting bodies, each a `resource` record
+//! (`Content-Type: image/png`), and the same commit points their rows at their records.
 
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
