@@ -361,9 +361,13 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         for (what, n) in [
             ("bodies", r.bodies),
             ("body_bytes", r.bytes),
+            ("screenshots", r.screenshots),
+            ("screenshot_bytes", r.screenshot_bytes),
             ("segments", r.segments_deleted + r.orphan_segments),
             ("segments_compacted", r.segments_compacted),
             ("segment_bytes", r.segment_bytes),
+            ("orphan_objects", r.orphan_objects),
+            ("orphan_object_bytes", r.orphan_object_bytes),
             ("texts", r.texts),
         ] {
             frees
@@ -373,8 +377,9 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         registry.register(
             "copyhound_retention_removable",
             "What gc would remove under [retention] at its last dry run (run in the background, \
-             again when 10 minutes old): bodies and their bytes, segments deleted or compacted \
-             and their object bytes, page texts",
+             again when 10 minutes old): bodies, screenshots and their bytes, segments deleted \
+             or compacted and their object bytes, orphan segment objects and their bytes, page \
+             texts",
             frees,
         );
     }

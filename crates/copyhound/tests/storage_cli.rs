@@ -14,7 +14,7 @@ fn sha(bytes: &[u8]) -> [u8; 32] {
 }
 
 /// A stored response at `url` with `body`.
-async fn store_page(store: &Store, url: &str, body: &[u8]) {
+async fn store_page(store: &Store, url: &str, body: &[u8]) -> store::SnapshotId {
     let row = NewSnapshot {
         crawl: None,
         url: url.into(),
@@ -37,7 +37,32 @@ async fn store_page(store: &Store, url: &str, body: &[u8]) {
         wire: None,
     };
     let zstd = zstd::encode_all(body, 3).unwrap();
-    store.insert_snapshot(&row, Some(&zstd)).await.unwrap();
+    store.insert_snapshot(&row, Some(&zstd)).await.unwrap().0
+}
+
+/// A render of `snapshot` with `png` as its screenshot.
+async fn render(store: &Store, snapshot: store::SnapshotId, png: &[u8]) {
+    use store::Renders;
+    store
+        .insert_render(&store::NewRender {
+            snapshot,
+            final_url: "http://盗版.example/0".into(),
+            html_zstd: zstd::encode_all(&b"<p></p>"[..], 3).unwrap(),
+            html_len: 7,
+            text: "正文".into(),
+            screenshot: Some(store::NewScreenshot {
+                sha256: sha(png),
+                png: png.to_vec(),
+                width: 800,
+                height: 600,
+            }),
+            rendered_at: chrono::Utc::now(),
+            timed_out: false,
+            requests: 1,
+            refused: 0,
+        })
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,9 +79,12 @@ async fn storage_migrate_moves_bodies_to_a_folder_and_back() {
                 .into_bytes()
         })
         .collect();
+    let mut snapshots = Vec::new();
     for (n, body) in pages.iter().enumerate() {
-        store_page(&store, &format!("http://盗版.example/{n}"), body).await;
+        snapshots.push(store_page(&store, &format!("http://盗版.example/{n}"), body).await);
     }
+    let png: Vec<u8> = (0..2000u32).map(|i| (i * 7 % 256) as u8).collect();
+    render(&store, snapshots[0], &png).await;
     let total: usize = pages.iter().map(Vec::len).sum();
     let bodies = format!("file://{}", bodies_dir.display());
     let env = [
@@ -94,6 +122,11 @@ async fn storage_migrate_moves_bodies_to_a_folder_and_back() {
         out.contains("in the database: 0 bodies, 0 bytes; in segments: 3 bodies"),
         "{out}"
     );
+    assert!(out.contains("moved 1 screenshots, 2000 bytes"), "{out}");
+    assert!(
+        out.contains("screenshots in the database: 0, 0 bytes; in segments: 1, 2000 bytes"),
+        "{out}"
+    );
     // Read back through the store with the same settings: from the segment, whole.
     let on_store = store
         .clone()
@@ -106,6 +139,13 @@ async fn storage_migrate_moves_bodies_to_a_folder_and_back() {
     for body in &pages {
         let stored = on_store.body(&sha(body)).await.unwrap().unwrap();
         assert_eq!(stored.bytes, BodyBytes::Plain(body.clone()));
+    }
+    {
+        use store::Renders;
+        assert_eq!(
+            on_store.screenshot_png(&sha(&png)).await.unwrap(),
+            Some(png.clone())
+        );
     }
 
     // doctor: the store answers a probe, and the bodies are counted on each side.
@@ -144,7 +184,9 @@ async fn storage_migrate_moves_bodies_to_a_folder_and_back() {
     assert!(out.contains("moved 1 bodies"), "{out}");
     let out = common::ok_with(&db, &env, &["storage", "migrate", "--to", "db"]).await;
     assert!(
-        out.contains("moved 2 bodies") && out.contains("1 emptied segments deleted"),
+        out.contains("moved 2 bodies")
+            && out.contains("1 emptied segments deleted")
+            && out.contains("moved 1 screenshots, 2000 bytes"),
         "{out}"
     );
     let out = common::ok(&db, &["storage", "status"]).await;
@@ -157,6 +199,10 @@ async fn storage_migrate_moves_bodies_to_a_folder_and_back() {
     for body in &pages {
         let stored = store.body(&sha(body)).await.unwrap().unwrap();
         assert!(matches!(stored.bytes, BodyBytes::Zstd(_)));
+    }
+    {
+        use store::Renders;
+        assert_eq!(store.screenshot_png(&sha(&png)).await.unwrap(), Some(png));
     }
     store.close().await;
 }

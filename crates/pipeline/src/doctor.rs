@@ -520,14 +520,17 @@ pub async fn body_storage(settings: &store::StorageSettings, store: Option<&Stor
     let totals = match store {
         Some(store) => match store.body_totals().await {
             Ok(t) => format!(
-                "; {} bodies ({}) and {} screenshots ({}) in the database, {} bodies ({}) in \
-                 {} segments ({}, of which {} dead until gc deletes or compacts them)",
+                "; {} bodies ({}) and {} screenshots ({}) in the database, {} bodies ({}) and \
+                 {} screenshots ({}) in {} segments ({}, of which {} dead until gc deletes or \
+                 compacts them)",
                 t.db_bodies,
                 human_bytes(t.db_bytes),
                 t.screenshots,
                 human_bytes(t.screenshot_bytes),
                 t.store_bodies,
                 human_bytes(t.store_bytes),
+                t.store_screenshots,
+                human_bytes(t.store_screenshot_bytes),
                 t.segments,
                 human_bytes(t.segment_bytes),
                 human_bytes(t.segment_bytes.saturating_sub(t.segment_live_bytes)),
@@ -643,18 +646,36 @@ pub async fn shards(shards: u32, store: &Store) -> Finding {
 /// A dry run's report in words: what `gc` would remove and free now.
 fn retention_words(settings: &store::RetentionSettings, r: &store::GcReport) -> String {
     format!(
-        "gc would remove {} bodies ({}) of {} snapshots{}, delete {} segments and compact {} \
+        "gc would remove {} bodies ({}) of {} snapshots{}{}, delete {} segments{} and compact {} \
          ({} of objects); unmatched pages keep their bodies {}, evidence {} after its case was \
          last seen",
         r.bodies,
         human_bytes(r.bytes),
         r.snapshots,
+        if r.screenshots > 0 {
+            format!(
+                ", {} screenshots ({})",
+                r.screenshots,
+                human_bytes(r.screenshot_bytes)
+            )
+        } else {
+            String::new()
+        },
         if r.texts > 0 {
             format!(" and {} page texts", r.texts)
         } else {
             String::new()
         },
         r.segments_deleted + r.orphan_segments,
+        if r.orphan_objects > 0 {
+            format!(
+                " and {} orphan objects ({})",
+                r.orphan_objects,
+                human_bytes(r.orphan_object_bytes)
+            )
+        } else {
+            String::new()
+        },
         r.segments_compacted,
         human_bytes(r.segment_bytes),
         bounds::duration_serde::short(settings.unmatched),

@@ -21,6 +21,10 @@
 //! snapshot's URL and media type. `copyhound storage migrate` moves bodies either way
 //! ([`Store::move_bodies_to_store`], [`Store::move_bodies_to_db`]); the `body-segments`
 //! schedule moves them in the background ([`Store::segment_due`]).
+//!
+//! Screenshots (`screenshots`, the PNGs of rendered fetches) go the same way, in the same
+//! segments: the writer takes them after the waiting bodies, each a `resource` record
+//! (`Content-Type: image/png`), and the same commit points their rows at their records.
 
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
@@ -442,6 +446,42 @@ impl BodyStore {
     }
 }
 
+/// A segment object as the store lists it.
+#[derive(Debug, Clone)]
+pub(crate) struct SegmentObject {
+    /// Its key, with our prefix (as `body_segments.key` holds it).
+    pub key: String,
+    pub size: u64,
+    /// When it was last written.
+    pub modified: DateTime<Utc>,
+}
+
+impl BodyStore {
+    /// Every object under our `segments/` folder, at any depth (a listing per folder:
+    /// segments are filed by day).
+    ///
+    /// # Errors
+    /// [`Error::ObjectStore`] when a listing fails.
+    pub(crate) async fn list_segments(&self) -> Result<Vec<SegmentObject>> {
+        let mut out = Vec::new();
+        let mut folders = vec![self.path(&self.key("segments"))];
+        while let Some(folder) = folders.pop() {
+            let listed = match self.objects.list_with_delimiter(Some(&folder)).await {
+                Ok(listed) => listed,
+                Err(object_store::Error::NotFound { .. }) => continue,
+                Err(e) => return Err(self.failed(&format!("listing {folder}/"))(e)),
+            };
+            folders.extend(listed.common_prefixes);
+            out.extend(listed.objects.into_iter().map(|meta| SegmentObject {
+                key: meta.location.as_ref().to_owned(),
+                size: meta.size,
+                modified: meta.last_modified,
+            }));
+        }
+        Ok(out)
+    }
+}
+
 /// Other whole objects beside the body segments, under our prefix (the matcher index's
 /// snapshots under `snapshots/`): named relative to the prefix, written whole, read whole.
 impl BodyStore {
@@ -525,6 +565,10 @@ pub struct BodyTotals {
     pub screenshots: u64,
     /// Their bytes.
     pub screenshot_bytes: u64,
+    /// Screenshots in segments on the object store.
+    pub store_screenshots: u64,
+    /// Their bytes.
+    pub store_screenshot_bytes: u64,
 }
 
 /// What a move of bodies did.
@@ -534,10 +578,14 @@ pub struct MoveReport {
     pub bodies: u64,
     /// Their uncompressed bytes.
     pub bytes: u64,
+    /// Screenshots moved (they go with the bodies, in the same segments).
+    pub screenshots: u64,
+    /// Their bytes (PNG).
+    pub screenshot_bytes: u64,
     /// Segments written (to the store) or emptied and deleted (to the database).
     pub segments: u64,
-    /// Bodies left where they were because they did not check out against their SHA-256
-    /// (a damaged row): `hex sha256: why`.
+    /// Bodies and screenshots left where they were because they did not check out against
+    /// their SHA-256 (a damaged row): `hex sha256: why`.
     pub refused: Vec<String>,
 }
 
@@ -545,8 +593,15 @@ impl MoveReport {
     fn add(&mut self, other: MoveReport) {
         self.bodies += other.bodies;
         self.bytes += other.bytes;
+        self.screenshots += other.screenshots;
+        self.screenshot_bytes += other.screenshot_bytes;
         self.segments += other.segments;
         self.refused.extend(other.refused);
+    }
+
+    /// Records moved or refused: what a `limit` counts.
+    fn records(&self) -> u64 {
+        self.bodies + self.screenshots + self.refused.len() as u64
     }
 }
 
@@ -568,13 +623,104 @@ type ContextRow = (
     Option<String>,
 );
 
-/// One record appended to a spool file: the body's hash, offset, length and bytes.
+/// What a record in a segment holds: a page body (`snapshot_bodies`) or a screenshot
+/// (`screenshots`, a PNG).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecordKind {
+    Body,
+    Screenshot,
+}
+
+impl RecordKind {
+    /// The rows still in the database after a hash, in hash order: hash, bytes as stored
+    /// (zstd for a body, the PNG for a screenshot), length.
+    fn pending_sql(self) -> &'static str {
+        match self {
+            RecordKind::Body => {
+                "SELECT sha256, body_zstd, body_len FROM snapshot_bodies \
+                 WHERE segment_id IS NULL AND sha256 > $1 ORDER BY sha256 LIMIT $2"
+            }
+            RecordKind::Screenshot => {
+                "SELECT sha256, png, bytes FROM screenshots \
+                 WHERE segment_id IS NULL AND sha256 > $1 ORDER BY sha256 LIMIT $2"
+            }
+        }
+    }
+
+    /// Points a row at its record and empties its database copy (`$1` empty bytes).
+    fn commit_sql(self) -> &'static str {
+        match self {
+            RecordKind::Body => {
+                "UPDATE snapshot_bodies SET body_zstd = $1, segment_id = $2, \
+                 segment_offset = $3, segment_length = $4 \
+                 WHERE sha256 = $5 AND segment_id IS NULL"
+            }
+            RecordKind::Screenshot => {
+                "UPDATE screenshots SET png = $1, segment_id = $2, \
+                 segment_offset = $3, segment_length = $4 \
+                 WHERE sha256 = $5 AND segment_id IS NULL"
+            }
+        }
+    }
+
+    /// The rows in segment `$2` (any when NULL), `$1` of them, in the order of their
+    /// records: hash, length, segment, its key, offset, record length.
+    fn in_segments_sql(self) -> &'static str {
+        match self {
+            RecordKind::Body => {
+                "SELECT b.sha256, b.body_len, b.segment_id, s.key, b.segment_offset, \
+                 b.segment_length FROM snapshot_bodies b JOIN body_segments s \
+                 ON s.id = b.segment_id WHERE ($2 IS NULL OR b.segment_id = $2) \
+                 ORDER BY b.segment_id, b.segment_offset LIMIT $1"
+            }
+            RecordKind::Screenshot => {
+                "SELECT c.sha256, c.bytes, c.segment_id, s.key, c.segment_offset, \
+                 c.segment_length FROM screenshots c JOIN body_segments s \
+                 ON s.id = c.segment_id WHERE ($2 IS NULL OR c.segment_id = $2) \
+                 ORDER BY c.segment_id, c.segment_offset LIMIT $1"
+            }
+        }
+    }
+
+    /// Puts a row's bytes back into the database (`$1`), off segment `$3`.
+    fn back_to_db_sql(self) -> &'static str {
+        match self {
+            RecordKind::Body => {
+                "UPDATE snapshot_bodies SET body_zstd = $1, segment_id = NULL, \
+                 segment_offset = NULL, segment_length = NULL \
+                 WHERE sha256 = $2 AND segment_id = $3"
+            }
+            RecordKind::Screenshot => {
+                "UPDATE screenshots SET png = $1, segment_id = NULL, \
+                 segment_offset = NULL, segment_length = NULL \
+                 WHERE sha256 = $2 AND segment_id = $3"
+            }
+        }
+    }
+}
+
+/// The SQL condition that no row points into segment `$1`: neither a body nor a screenshot.
+pub(crate) const SEGMENT_UNUSED: &str = "NOT EXISTS (SELECT 1 FROM snapshot_bodies \
+     WHERE segment_id = $1) AND NOT EXISTS (SELECT 1 FROM screenshots WHERE segment_id = $1)";
+
+/// One record appended to a spool file: the row's kind and hash, the record's offset and
+/// length, and the bytes' length.
 #[derive(Debug, Clone)]
 struct Placed {
+    kind: RecordKind,
     sha256: Vec<u8>,
     offset: u64,
     length: u64,
     body_len: u64,
+}
+
+/// Where a run of segment writers goes on reading the rows still in the database: bodies
+/// in hash order, then screenshots.
+#[derive(Debug, Clone, Default)]
+struct Cursor {
+    bodies: Vec<u8>,
+    bodies_done: bool,
+    screenshots: Vec<u8>,
 }
 
 /// A segment being written: a spool file in `spool_dir` (deleted when this is dropped)
@@ -585,8 +731,8 @@ pub struct SegmentWriter {
     name: String,
     bytes: u64,
     placed: Vec<Placed>,
-    /// The last hash taken, where the next read of the database goes on from.
-    after: Vec<u8>,
+    /// Where the next read of the database goes on from.
+    cursor: Cursor,
     refused: Vec<String>,
     done: bool,
 }
@@ -654,9 +800,21 @@ impl Store {
                 .fetch_one(pool)
                 .await?
             });
-        let (screenshots, screenshot_bytes): (i64, i64) = read_pool!(self, |pool| {
+        let (screenshots, screenshot_bytes, store_screenshots, store_screenshot_bytes, shot_live): (
+            i64,
+            i64,
+            i64,
+            i64,
+            i64,
+        ) = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT COUNT(*), CAST(COALESCE(SUM(bytes), 0) AS BIGINT) FROM screenshots",
+                "SELECT \
+                 COUNT(*) FILTER (WHERE segment_id IS NULL), \
+                 CAST(COALESCE(SUM(bytes) FILTER (WHERE segment_id IS NULL), 0) AS BIGINT), \
+                 COUNT(*) FILTER (WHERE segment_id IS NOT NULL), \
+                 CAST(COALESCE(SUM(bytes) FILTER (WHERE segment_id IS NOT NULL), 0) AS BIGINT), \
+                 CAST(COALESCE(SUM(segment_length) FILTER (WHERE segment_id IS NOT NULL), 0) \
+                 AS BIGINT) FROM screenshots",
             )
             .fetch_one(pool)
             .await?
@@ -677,14 +835,17 @@ impl Store {
             store_bytes: n(store_bytes),
             segments: n(segments),
             segment_bytes: n(segment_bytes),
-            segment_live_bytes: n(live),
+            segment_live_bytes: n(live) + n(shot_live),
             screenshots: n(screenshots),
             screenshot_bytes: n(screenshot_bytes),
+            store_screenshots: n(store_screenshots),
+            store_screenshot_bytes: n(store_screenshot_bytes),
         })
     }
 
-    /// Whether a segment is due: an object store is set, and the bodies waiting in the
-    /// database fill a segment, or some wait and no segment was written for `segment_age`.
+    /// Whether a segment is due: an object store is set, and the bodies and screenshots
+    /// waiting in the database fill a segment, or some wait and no segment was written for
+    /// `segment_age`.
     ///
     /// # Errors
     /// A database failure.
@@ -694,8 +855,11 @@ impl Store {
         };
         let (waiting, bytes): (i64, i64) = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT COUNT(*), CAST(COALESCE(SUM(body_len), 0) AS BIGINT) \
-                 FROM snapshot_bodies WHERE segment_id IS NULL",
+                "SELECT CAST(SUM(n) AS BIGINT), CAST(COALESCE(SUM(b), 0) AS BIGINT) FROM \
+                 (SELECT COUNT(*) AS n, SUM(body_len) AS b FROM snapshot_bodies \
+                  WHERE segment_id IS NULL \
+                  UNION ALL SELECT COUNT(*), SUM(bytes) FROM screenshots \
+                  WHERE segment_id IS NULL) w",
             )
             .fetch_one(pool)
             .await?
@@ -751,7 +915,7 @@ impl Store {
             name,
             bytes: 0,
             placed: Vec::new(),
-            after: Vec::new(),
+            cursor: Cursor::default(),
             refused: Vec::new(),
             done: false,
         };
@@ -793,9 +957,9 @@ impl Store {
     pub async fn move_bodies_to_store(&self, limit: Option<u64>) -> Result<MoveReport> {
         let mut report = MoveReport::default();
         // Where the last segment stopped reading: a body refused there is not read again.
-        let mut after = Vec::new();
+        let mut after = Cursor::default();
         loop {
-            let left = limit.map(|l| l.saturating_sub(report.bodies + report.refused.len() as u64));
+            let left = limit.map(|l| l.saturating_sub(report.records()));
             if left == Some(0) {
                 break;
             }
@@ -815,13 +979,13 @@ impl Store {
     async fn write_one_segment(
         &self,
         limit: Option<u64>,
-        after: &mut Vec<u8>,
+        after: &mut Cursor,
         report: &mut MoveReport,
     ) -> Result<bool> {
         let mut writer = self.segment_writer()?;
-        writer.after = std::mem::take(after);
+        writer.cursor = std::mem::take(after);
         writer.fill(limit).await?;
-        after.clone_from(&writer.after);
+        after.clone_from(&writer.cursor);
         let finished = writer.done;
         match writer.upload().await? {
             Some(uploaded) => report.add(uploaded.commit().await?),
@@ -839,7 +1003,7 @@ impl Store {
     /// stay in the database); a database failure.
     pub async fn write_due_segments(&self) -> Result<MoveReport> {
         let mut report = MoveReport::default();
-        let mut after = Vec::new();
+        let mut after = Cursor::default();
         while self.segment_due().await? {
             if !self
                 .write_one_segment(None, &mut after, &mut report)
@@ -877,79 +1041,105 @@ impl Store {
     ) -> Result<MoveReport> {
         const BATCH: i64 = 64;
         let mut report = MoveReport::default();
-        loop {
-            let left = limit.map_or(BATCH, |l| (l - report.bodies).min(BATCH as u64) as i64);
-            if left == 0 {
-                break;
-            }
-            let rows: Vec<(Vec<u8>, i64, i64, String, i64, i64)> = read_pool!(self, |pool| {
-                sqlx::query_as(
-                    "SELECT b.sha256, b.body_len, b.segment_id, s.key, b.segment_offset, \
-                     b.segment_length FROM snapshot_bodies b JOIN body_segments s \
-                     ON s.id = b.segment_id WHERE ($2 IS NULL OR b.segment_id = $2) \
-                     ORDER BY b.segment_id, b.segment_offset LIMIT $1",
-                )
-                .bind(left)
-                .bind(segment)
-                .fetch_all(pool)
-                .await?
-            });
-            if rows.is_empty() {
-                break;
-            }
-            let mut moved = Vec::with_capacity(rows.len());
-            for (sha, len, segment, key, offset, length) in rows {
-                let digest: [u8; 32] = sha
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| Error::CorruptBody("a body hash is not 32 bytes".into()))?;
-                let bytes = self
-                    .segment_body(&digest, len as u64, (key, offset, length))
-                    .await?;
-                let zstd = zstd::bulk::compress(&bytes, 3).map_err(|e| {
-                    Error::CorruptBody(format!("compressing body {}: {e}", hex(&sha)))
-                })?;
-                moved.push((sha, len, segment, zstd));
-            }
-            let segments: std::collections::BTreeSet<i64> = moved.iter().map(|m| m.2).collect();
-            let emptied: Vec<(i64, String)> = write_tx!(self, |tx| {
-                for (sha, _, segment, zstd) in &moved {
-                    sqlx::query(
-                        "UPDATE snapshot_bodies SET body_zstd = $1, segment_id = NULL, \
-                         segment_offset = NULL, segment_length = NULL \
-                         WHERE sha256 = $2 AND segment_id = $3",
-                    )
-                    .bind(zstd)
-                    .bind(sha)
-                    .bind(segment)
-                    .execute(&mut *tx)
-                    .await?;
+        for kind in [RecordKind::Body, RecordKind::Screenshot] {
+            loop {
+                let left = limit.map_or(BATCH, |l| {
+                    l.saturating_sub(report.bodies + report.screenshots)
+                        .min(BATCH as u64) as i64
+                });
+                if left == 0 {
+                    break;
                 }
-                let mut emptied = Vec::new();
-                for segment in &segments {
-                    let key: Option<String> = sqlx::query_scalar(
-                        "DELETE FROM body_segments WHERE id = $1 AND NOT EXISTS \
-                         (SELECT 1 FROM snapshot_bodies WHERE segment_id = $1) RETURNING key",
-                    )
-                    .bind(segment)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-                    emptied.extend(key.map(|k| (*segment, k)));
-                }
-                emptied
-            });
-            report.bodies += moved.len() as u64;
-            report.bytes += moved.iter().map(|m| m.1.max(0) as u64).sum::<u64>();
-            for (_, key) in emptied {
-                report.segments += 1;
-                // The row is gone: nothing points at the object any more, so a failed
-                // delete leaves only an object to collect later.
-                if let Err(e) = self.require_body_store()?.delete(&key).await {
-                    warn!(error = %e, key = %key, "an emptied segment could not be deleted");
+                if !self
+                    .move_batch_to_db(kind, left, segment, &mut report)
+                    .await?
+                {
+                    break;
                 }
             }
         }
         Ok(report)
+    }
+
+    /// Moves up to `limit` rows of `kind` (of `segment`, or any) back into the database,
+    /// deleting each segment it empties; whether there were any.
+    async fn move_batch_to_db(
+        &self,
+        kind: RecordKind,
+        limit: i64,
+        segment: Option<i64>,
+        report: &mut MoveReport,
+    ) -> Result<bool> {
+        let rows: Vec<(Vec<u8>, i64, i64, String, i64, i64)> = read_pool!(self, |pool| {
+            sqlx::query_as(kind.in_segments_sql())
+                .bind(limit)
+                .bind(segment)
+                .fetch_all(pool)
+                .await?
+        });
+        if rows.is_empty() {
+            return Ok(false);
+        }
+        let mut moved = Vec::with_capacity(rows.len());
+        for (sha, len, segment, key, offset, length) in rows {
+            let digest: [u8; 32] = sha
+                .as_slice()
+                .try_into()
+                .map_err(|_| Error::CorruptBody("a body hash is not 32 bytes".into()))?;
+            let bytes = self
+                .segment_body(&digest, len as u64, (key, offset, length))
+                .await?;
+            let stored = match kind {
+                RecordKind::Body => zstd::bulk::compress(&bytes, 3).map_err(|e| {
+                    Error::CorruptBody(format!("compressing body {}: {e}", hex(&sha)))
+                })?,
+                RecordKind::Screenshot => bytes,
+            };
+            moved.push((sha, len, segment, stored));
+        }
+        let segments: std::collections::BTreeSet<i64> = moved.iter().map(|m| m.2).collect();
+        let delete_emptied =
+            format!("DELETE FROM body_segments WHERE id = $1 AND {SEGMENT_UNUSED} RETURNING key");
+        let emptied: Vec<(i64, String)> = write_tx!(self, |tx| {
+            for (sha, _, segment, stored) in &moved {
+                sqlx::query(kind.back_to_db_sql())
+                    .bind(stored)
+                    .bind(sha)
+                    .bind(segment)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            let mut emptied = Vec::new();
+            for segment in &segments {
+                let key: Option<String> =
+                    sqlx::query_scalar(sqlx::AssertSqlSafe(delete_emptied.clone()))
+                        .bind(segment)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                emptied.extend(key.map(|k| (*segment, k)));
+            }
+            emptied
+        });
+        let bytes = moved.iter().map(|m| m.1.max(0) as u64).sum::<u64>();
+        match kind {
+            RecordKind::Body => {
+                report.bodies += moved.len() as u64;
+                report.bytes += bytes;
+            }
+            RecordKind::Screenshot => {
+                report.screenshots += moved.len() as u64;
+                report.screenshot_bytes += bytes;
+            }
+        }
+        for (_, key) in emptied {
+            report.segments += 1;
+            // The row is gone: nothing points at the object any more, so a failed
+            // delete leaves only an object to collect later.
+            if let Err(e) = self.require_body_store()?.delete(&key).await {
+                warn!(error = %e, key = %key, "an emptied segment could not be deleted");
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -966,14 +1156,15 @@ impl SegmentWriter {
         Ok(offset)
     }
 
-    /// Records written so far (bodies).
+    /// Records written so far (bodies and screenshots).
     pub fn records(&self) -> usize {
         self.placed.len()
     }
 
-    /// Appends bodies still in the database, each checked against its SHA-256, until the
-    /// segment is full, `limit` bodies are in it, or none is left; returns how many it
-    /// added. A body that does not check out is left in the database and reported.
+    /// Appends the bodies still in the database, then the screenshots, each checked against
+    /// its SHA-256, until the segment is full, `limit` records are in it, or none is left;
+    /// returns how many it added. A row that does not check out is left in the database
+    /// and reported.
     ///
     /// # Errors
     /// A database failure or a spool file that cannot be written.
@@ -982,28 +1173,46 @@ impl SegmentWriter {
         let segment_bytes = self.store.require_body_store()?.segment_bytes;
         let mut added = 0;
         while self.bytes < segment_bytes && limit.is_none_or(|l| added < l) {
-            let after = self.after.clone();
+            let kind = if self.cursor.bodies_done {
+                RecordKind::Screenshot
+            } else {
+                RecordKind::Body
+            };
+            let after = match kind {
+                RecordKind::Body => self.cursor.bodies.clone(),
+                RecordKind::Screenshot => self.cursor.screenshots.clone(),
+            };
             let rows: Vec<PendingRow> = read_pool!(self.store, |pool| {
-                sqlx::query_as(
-                    "SELECT sha256, body_zstd, body_len FROM snapshot_bodies \
-                     WHERE segment_id IS NULL AND sha256 > $1 ORDER BY sha256 LIMIT $2",
-                )
-                .bind(&after)
-                .bind(BATCH)
-                .fetch_all(pool)
-                .await?
+                sqlx::query_as(kind.pending_sql())
+                    .bind(&after)
+                    .bind(BATCH)
+                    .fetch_all(pool)
+                    .await?
             });
             if rows.is_empty() {
-                self.done = true;
-                break;
+                match kind {
+                    RecordKind::Body => self.cursor.bodies_done = true,
+                    RecordKind::Screenshot => {
+                        self.done = true;
+                        break;
+                    }
+                }
+                continue;
             }
-            for (sha, zstd, len) in rows {
+            for (sha, stored, len) in rows {
                 if self.bytes >= segment_bytes || limit.is_some_and(|l| added >= l) {
                     return Ok(added);
                 }
-                self.after.clone_from(&sha);
-                let body = match zstd::bulk::decompress(&zstd, len.max(0) as usize) {
-                    Ok(body) if sha2::Sha256::digest(&body).as_slice() == sha.as_slice() => body,
+                match kind {
+                    RecordKind::Body => self.cursor.bodies.clone_from(&sha),
+                    RecordKind::Screenshot => self.cursor.screenshots.clone_from(&sha),
+                }
+                let bytes = match kind {
+                    RecordKind::Body => zstd::bulk::decompress(&stored, len.max(0) as usize),
+                    RecordKind::Screenshot => Ok(stored),
+                };
+                let bytes = match bytes {
+                    Ok(b) if sha2::Sha256::digest(&b).as_slice() == sha.as_slice() => b,
                     Ok(_) => {
                         self.refuse(&sha, "its bytes do not hash to it");
                         continue;
@@ -1013,18 +1222,51 @@ impl SegmentWriter {
                         continue;
                     }
                 };
-                let member = self.record(&sha, &body).await?;
+                let member = match kind {
+                    RecordKind::Body => self.record(&sha, &bytes).await?,
+                    RecordKind::Screenshot => self.screenshot_record(&sha, &bytes).await?,
+                };
                 let offset = self.write(&member)?;
                 self.placed.push(Placed {
+                    kind,
                     sha256: sha,
                     offset,
                     length: member.len() as u64,
-                    body_len: body.len() as u64,
+                    body_len: bytes.len() as u64,
                 });
                 added += 1;
             }
         }
         Ok(added)
+    }
+
+    /// The gzip member of one screenshot's record: a `resource` of the page the first render
+    /// naming it showed, `image/png`.
+    async fn screenshot_record(&self, sha: &[u8], png: &[u8]) -> Result<Vec<u8>> {
+        let render: Option<(String, DateTime<Utc>)> = read_pool!(self.store, |pool| {
+            sqlx::query_as(
+                "SELECT final_url, rendered_at FROM renders WHERE screenshot_sha256 = $1 \
+                 ORDER BY id LIMIT 1",
+            )
+            .bind(sha)
+            .fetch_optional(pool)
+            .await?
+        });
+        let hex_sha = hex(sha);
+        let (url, at) =
+            render.unwrap_or_else(|| (format!("urn:copyhound:screenshot:{hex_sha}"), Utc::now()));
+        let fields = [
+            ("WARC-Type", "resource".to_owned()),
+            (
+                "WARC-Record-ID",
+                record_id(&[self.name.as_bytes(), b"screenshot", sha]),
+            ),
+            ("WARC-Date", warc_date(at)),
+            ("WARC-Target-URI", url),
+            ("WARC-Copyhound-Screenshot-Sha256", hex_sha),
+            ("Content-Type", "image/png".to_owned()),
+        ];
+        encode_member(&fields, png, Some(png))
     }
 
     fn refuse(&mut self, sha: &[u8], why: &str) {
@@ -1189,22 +1431,22 @@ impl UploadedSegment {
     /// database).
     pub async fn commit(self) -> Result<MoveReport> {
         let empty: &[u8] = &[];
-        let moved: u64 = write_tx!(self.store, |tx| {
-            let mut moved = 0;
+        let moved: (u64, u64) = write_tx!(self.store, |tx| {
+            let mut moved = (0, 0);
             for p in &self.placed {
-                moved += sqlx::query(
-                    "UPDATE snapshot_bodies SET body_zstd = $1, segment_id = $2, \
-                     segment_offset = $3, segment_length = $4 \
-                     WHERE sha256 = $5 AND segment_id IS NULL",
-                )
-                .bind(empty)
-                .bind(self.id)
-                .bind(p.offset as i64)
-                .bind(p.length as i64)
-                .bind(&p.sha256)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
+                let n = sqlx::query(p.kind.commit_sql())
+                    .bind(empty)
+                    .bind(self.id)
+                    .bind(p.offset as i64)
+                    .bind(p.length as i64)
+                    .bind(&p.sha256)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                match p.kind {
+                    RecordKind::Body => moved.0 += n,
+                    RecordKind::Screenshot => moved.1 += n,
+                }
             }
             sqlx::query("UPDATE body_segments SET state = 'sealed' WHERE id = $1")
                 .bind(self.id)
@@ -1212,9 +1454,18 @@ impl UploadedSegment {
                 .await?;
             moved
         });
+        let bytes = |kind| {
+            self.placed
+                .iter()
+                .filter(|p| p.kind == kind)
+                .map(|p| p.body_len)
+                .sum()
+        };
         Ok(MoveReport {
-            bodies: moved,
-            bytes: self.placed.iter().map(|p| p.body_len).sum(),
+            bodies: moved.0,
+            bytes: bytes(RecordKind::Body),
+            screenshots: moved.1,
+            screenshot_bytes: bytes(RecordKind::Screenshot),
             segments: 1,
             refused: self.refused,
         })

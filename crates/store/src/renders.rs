@@ -2,6 +2,12 @@
 //! (`screenshots`, deduplicated by SHA-256 of the PNG). The crawler writes them when it
 //! renders a page in a headless browser; the case page, the evidence package and the case's
 //! WARC read them.
+//!
+//! With `[storage] bodies` naming an object store, screenshots go there as bodies do (see
+//! [`crate::BodyStore`]): written to the database first, then moved by the segment writer into
+//! a WARC segment as a `resource` record (`image/png`), the row then pointing at it;
+//! [`Renders::screenshot_png`] reads such a one back by a ranged read, checked against its
+//! SHA-256.
 
 use std::future::Future;
 
@@ -89,7 +95,13 @@ pub trait Renders {
         snapshot: SnapshotId,
     ) -> impl Future<Output = Result<Option<RenderRecord>>> + Send;
 
-    /// A stored screenshot's PNG bytes.
+    /// A stored screenshot's PNG bytes, from the database or from its record in a segment
+    /// (checked against its SHA-256).
+    ///
+    /// # Errors
+    /// [`crate::Error::ObjectStore`] or [`crate::Error::CorruptBody`] for a record that
+    /// cannot be read; [`crate::Error::InvalidInput`] for one in a segment when no object
+    /// store is set.
     fn screenshot_png(
         &self,
         sha256: &[u8; 32],
@@ -184,19 +196,34 @@ fn record(row: RenderRow) -> RenderRecord {
 impl Renders for Store {
     #[instrument(skip_all, fields(snapshot = %render.snapshot, html = render.html_len))]
     async fn insert_render(&self, render: &NewRender) -> Result<i64> {
+        let postgres = self.kind() == crate::BackendKind::Postgres;
         let id = write_tx!(self, |tx| {
             if let Some(shot) = &render.screenshot {
-                sqlx::query(
-                    "INSERT INTO screenshots (sha256, png, width, height, bytes) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (sha256) DO NOTHING",
-                )
-                .bind(shot.sha256.as_slice())
-                .bind(&shot.png)
-                .bind(shot.width as i32)
-                .bind(shot.height as i32)
-                .bind(shot.png.len() as i64)
-                .execute(&mut *tx)
-                .await?;
+                let insert = || {
+                    sqlx::query(
+                        "INSERT INTO screenshots (sha256, png, width, height, bytes) \
+                         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (sha256) DO NOTHING",
+                    )
+                    .bind(shot.sha256.as_slice())
+                    .bind(&shot.png)
+                    .bind(shot.width as i32)
+                    .bind(shot.height as i32)
+                    .bind(shot.png.len() as i64)
+                };
+                let inserted = insert().execute(&mut *tx).await?.rows_affected() > 0;
+                // On Postgres, a screenshot found stored is locked until this render
+                // commits, so that gc (which locks before it deletes) sees the render naming
+                // it; one gc deleted meanwhile is stored again. SQLite runs one writer.
+                if !inserted && postgres {
+                    let locked: Option<i32> =
+                        sqlx::query_scalar("SELECT 1 FROM screenshots WHERE sha256 = $1 FOR SHARE")
+                            .bind(shot.sha256.as_slice())
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                    if locked.is_none() {
+                        insert().execute(&mut *tx).await?;
+                    }
+                }
             }
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO renders (snapshot_id, final_url, html_zstd, html_len, text, \
@@ -247,12 +274,25 @@ impl Renders for Store {
     }
 
     async fn screenshot_png(&self, sha256: &[u8; 32]) -> Result<Option<Vec<u8>>> {
-        Ok(read_pool!(self, |pool| {
-            sqlx::query_scalar("SELECT png FROM screenshots WHERE sha256 = $1")
-                .bind(sha256.as_slice())
-                .fetch_optional(pool)
-                .await?
-        }))
+        type Row = (Vec<u8>, i64, Option<String>, Option<i64>, Option<i64>);
+        let row: Option<Row> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT c.png, c.bytes, g.key, c.segment_offset, c.segment_length \
+                 FROM screenshots c LEFT JOIN body_segments g ON g.id = c.segment_id \
+                 WHERE c.sha256 = $1",
+            )
+            .bind(sha256.as_slice())
+            .fetch_optional(pool)
+            .await?
+        });
+        match row {
+            None => Ok(None),
+            Some((_, bytes, Some(key), Some(offset), Some(length))) => Ok(Some(
+                self.segment_body(sha256, bytes.max(0) as u64, (key, offset, length))
+                    .await?,
+            )),
+            Some((png, ..)) => Ok(Some(png)),
+        }
     }
 
     async fn render_html(&self, id: i64) -> Result<Option<(Vec<u8>, u64)>> {

@@ -461,3 +461,230 @@ async fn segments_roll_at_their_size_and_the_rest_waits_for_their_age() {
         }
     }
 }
+
+/// A PNG-like blob (every byte value, NULs too), distinct per `n`.
+fn png(n: u8, len: usize) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend((0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(n)));
+    bytes
+}
+
+/// Stores a render of snapshot `snapshot` with `shot` as its screenshot.
+async fn render_with(s: &Store, snapshot: store::SnapshotId, shot: &[u8]) {
+    use store::Renders;
+    s.insert_render(&store::NewRender {
+        snapshot,
+        final_url: format!("http://盗版.example/{snapshot}.html"),
+        html_zstd: zstd::bulk::compress(b"<html></html>", 3).unwrap(),
+        html_len: 13,
+        text: "正文".into(),
+        screenshot: Some(store::NewScreenshot {
+            sha256: sha(shot),
+            png: shot.to_vec(),
+            width: 1280,
+            height: 4000,
+        }),
+        rendered_at: chrono::Utc::now(),
+        timed_out: false,
+        requests: 3,
+        refused: 0,
+    })
+    .await
+    .unwrap();
+}
+
+/// The snapshot of page `n` (stored by `store_page`).
+async fn snapshot_of(db: &TestDb, n: usize) -> store::SnapshotId {
+    store::SnapshotId(
+        db.scalar(&format!(
+            "SELECT MIN(id) FROM snapshots WHERE url = 'http://盗版.example/{n}.html'"
+        ))
+        .await,
+    )
+}
+
+/// Screenshots in segments (not in the database).
+async fn screenshots_in_segments(db: &TestDb) -> i64 {
+    db.scalar(
+        "SELECT COUNT(*) FROM screenshots WHERE segment_id IS NOT NULL \
+         AND segment_offset IS NOT NULL AND segment_length IS NOT NULL",
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screenshots_go_to_the_store_with_the_bodies_and_back() {
+    use store::Renders;
+    let stores = Stores::start().await;
+    for db in databases("screenshots_go_to_the_store").await {
+        for storage in stores.settings(&format!("shots-{}", db.kind())) {
+            db.execute("DELETE FROM renders").await;
+            db.execute("DELETE FROM screenshots").await;
+            reset(&db).await;
+            let s = db.store.clone().with_storage(&storage).unwrap();
+            let bodies = fill(&s, 3, 1000).await;
+            let shots: Vec<Vec<u8>> = (0..3).map(|n| png(n, 5000 + usize::from(n))).collect();
+            // Page 0 rendered twice with the same screenshot (stored once), pages 1 and 2
+            // with one each.
+            render_with(&s, snapshot_of(&db, 0).await, &shots[0]).await;
+            render_with(&s, snapshot_of(&db, 0).await, &shots[0]).await;
+            render_with(&s, snapshot_of(&db, 1).await, &shots[1]).await;
+            render_with(&s, snapshot_of(&db, 2).await, &shots[2]).await;
+            let shot_bytes: u64 = shots.iter().map(|p| p.len() as u64).sum();
+            let before = s.body_totals().await.unwrap();
+            assert_eq!(
+                (
+                    before.screenshots,
+                    before.screenshot_bytes,
+                    before.store_screenshots
+                ),
+                (3, shot_bytes, 0)
+            );
+
+            // In steps, as a migration cut off and resumed goes: 4 bodies, then the rest
+            // (and the screenshots, after the bodies).
+            let first = s.move_bodies_to_store(Some(4)).await.unwrap();
+            assert_eq!((first.bodies, first.screenshots), (4, 0), "{first:?}");
+            let rest = s.move_bodies_to_store(None).await.unwrap();
+            assert_eq!(
+                (rest.bodies, rest.screenshots, rest.screenshot_bytes),
+                (0, 3, shot_bytes),
+                "{}: {rest:?}",
+                storage.bodies
+            );
+            assert!(rest.refused.is_empty());
+            let after = s.body_totals().await.unwrap();
+            assert_eq!(
+                (
+                    after.screenshots,
+                    after.store_screenshots,
+                    after.store_screenshot_bytes
+                ),
+                (0, 3, shot_bytes)
+            );
+            assert_eq!(screenshots_in_segments(&db).await, 3);
+            // The database keeps no copy.
+            assert_eq!(
+                db.scalar("SELECT COUNT(*) FROM screenshots WHERE LENGTH(png) > 0")
+                    .await,
+                0
+            );
+            // Read back byte for byte, by the render that names them too.
+            for shot in &shots {
+                assert_eq!(&s.screenshot_png(&sha(shot)).await.unwrap().unwrap(), shot);
+            }
+            let newest = s
+                .latest_screenshot(snapshot_of(&db, 1).await)
+                .await
+                .unwrap()
+                .unwrap()
+                .screenshot
+                .unwrap();
+            assert_eq!(newest.bytes, shots[1].len() as u64);
+            assert_eq!(
+                s.screenshot_png(&newest.sha256).await.unwrap().unwrap(),
+                shots[1]
+            );
+            assert!(!s.segment_due().await.unwrap());
+            every_pointer_resolves(&s, &bodies).await;
+            // A store without the object store cannot read them, and says why.
+            let err = db.store.screenshot_png(&sha(&shots[0])).await.unwrap_err();
+            assert!(err.to_string().contains("[storage] bodies"), "{err}");
+
+            // Back into the database, in steps.
+            let back = s.move_bodies_to_db(Some(5)).await.unwrap();
+            assert_eq!(back.bodies + back.screenshots, 5, "{back:?}");
+            let back = s.move_bodies_to_db(None).await.unwrap();
+            let totals = s.body_totals().await.unwrap();
+            assert_eq!(
+                (
+                    totals.screenshots,
+                    totals.store_screenshots,
+                    totals.segments
+                ),
+                (3, 0, 0),
+                "{back:?}"
+            );
+            assert_eq!(screenshots_in_segments(&db).await, 0);
+            for shot in &shots {
+                assert_eq!(
+                    &db.store.screenshot_png(&sha(shot)).await.unwrap().unwrap(),
+                    shot
+                );
+            }
+            every_pointer_resolves(&db.store, &bodies).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screenshot_is_a_png_resource_record_and_its_row_follows_the_upload() {
+    use store::Renders;
+    let stores = Stores::start().await;
+    for db in databases("a_screenshot_is_a_png_resource_record").await {
+        for storage in stores.settings(&format!("shot-record-{}", db.kind())) {
+            db.execute("DELETE FROM renders").await;
+            db.execute("DELETE FROM screenshots").await;
+            reset(&db).await;
+            let s = db.store.clone().with_storage(&storage).unwrap();
+            fill(&s, 1, 500).await;
+            let shot = png(7, 3000);
+            render_with(&s, snapshot_of(&db, 0).await, &shot).await;
+            // A damaged screenshot row (its bytes do not hash to it) stays where it is.
+            let damaged = png(8, 100);
+            render_with(&s, snapshot_of(&db, 0).await, &damaged).await;
+            db.execute(&format!(
+                "UPDATE screenshots SET png = {} WHERE bytes = 108",
+                store::testing::BulkSql(db.kind()).bytes("5")
+            ))
+            .await;
+
+            // Killed after the upload, before the rows point at it: the screenshot is
+            // still read from the database.
+            let mut writer = s.segment_writer().unwrap();
+            // Page 0 was served coded: two bodies, and the screenshot.
+            assert_eq!(writer.fill(None).await.unwrap(), 3);
+            let uploaded = writer.upload().await.unwrap().unwrap();
+            drop(uploaded);
+            assert_eq!(screenshots_in_segments(&db).await, 0);
+            assert_eq!(s.screenshot_png(&sha(&shot)).await.unwrap().unwrap(), shot);
+
+            let moved = s.move_bodies_to_store(None).await.unwrap();
+            assert_eq!((moved.bodies, moved.screenshots), (2, 1), "{moved:?}");
+            assert_eq!(moved.refused.len(), 1, "{moved:?}");
+            assert!(moved.refused[0].starts_with(&hex(&sha(&damaged))));
+            assert_eq!(s.screenshot_png(&sha(&shot)).await.unwrap().unwrap(), shot);
+            if let Some(root) = storage.bodies.strip_prefix("file://") {
+                // Two objects hold it: the upload whose commit never came, and the segment.
+                let mut pngs = 0;
+                for file in walk(std::path::Path::new(root)) {
+                    let bytes = std::fs::read(&file).unwrap();
+                    let mut rest = &bytes[..];
+                    while !rest.is_empty() {
+                        let mut gz = flate2::bufread::GzDecoder::new(rest);
+                        let mut one = Vec::new();
+                        std::io::Read::read_to_end(&mut gz, &mut one).unwrap();
+                        rest = gz.into_inner();
+                        let text = String::from_utf8_lossy(&one);
+                        if !text.contains("Content-Type: image/png\r\n") {
+                            continue;
+                        }
+                        pngs += 1;
+                        assert!(text.contains("WARC-Type: resource\r\n"), "{text}");
+                        assert!(
+                            text.contains("WARC-Target-URI: http://盗版.example/"),
+                            "{text}"
+                        );
+                        assert!(one.ends_with(&[&shot[..], b"\r\n\r\n"].concat()));
+                    }
+                    testkit::warcio::warcio_check(&file, "a segment with a screenshot");
+                }
+                assert_eq!(pngs, 2);
+            }
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

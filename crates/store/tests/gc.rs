@@ -427,3 +427,212 @@ async fn segments_empty_go_mostly_dead_are_compacted_and_orphans_are_cleaned() {
         }
     }
 }
+
+/// Stores a render of `snapshot` whose screenshot is `png`.
+async fn rendered(s: &Store, snapshot: SnapshotId, png: &[u8]) {
+    use store::Renders;
+    s.insert_render(&store::NewRender {
+        snapshot,
+        final_url: format!("http://盗版.example/r{snapshot}.html"),
+        html_zstd: zstd::bulk::compress(b"<p>x</p>", 3).unwrap(),
+        html_len: 8,
+        text: "正文".into(),
+        screenshot: Some(store::NewScreenshot {
+            sha256: sha2::Sha256::digest(png).into(),
+            png: png.to_vec(),
+            width: 1280,
+            height: 2000,
+        }),
+        rendered_at: Utc::now(),
+        timed_out: false,
+        requests: 1,
+        refused: 0,
+    })
+    .await
+    .unwrap();
+}
+
+async fn screenshot(s: &Store, png: &[u8]) -> Option<Vec<u8>> {
+    use store::Renders;
+    s.screenshot_png(&sha2::Sha256::digest(png).into())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screenshots_go_with_their_snapshots_bodies_and_evidence_keeps_them() {
+    use store::Renders;
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = S3Server::start().await;
+    for db in databases("screenshots_go_with_their_snapshots").await {
+        for storage in storages(dir.path(), s3.as_ref(), &format!("shots-{}", db.kind())) {
+            for table in [
+                "renders",
+                "screenshots",
+                "matches",
+                "cases",
+                "chapters",
+                "works",
+                "page_texts",
+                "snapshots",
+                "snapshot_bodies",
+                "body_segments",
+            ] {
+                db.execute(&format!("DELETE FROM {table}")).await;
+            }
+            let s = match &storage {
+                None => db.store.clone(),
+                Some(st) => db.store.clone().with_storage(st).unwrap(),
+            };
+            let old = days_ago(40);
+            let pngs: Vec<Vec<u8>> = (0..4u8)
+                .map(|n| {
+                    let mut p = b"\x89PNG\r\n\x1a\n".to_vec();
+                    p.extend((0..4000u32).map(|i| (i as u8) ^ n));
+                    p
+                })
+                .collect();
+            // Old and unmatched: its screenshot goes with its body.
+            let u = store_page(&s, 0, &page(0, 1000), old).await;
+            rendered(&s, u, &pngs[0]).await;
+            // Old, in a case seen today: evidence, its screenshot stays.
+            case(&db, 1, Utc::now()).await;
+            let c = store_page(&s, 1, &page(1, 1000), old).await;
+            matched(&db, c, 1, true).await;
+            rendered(&s, c, &pngs[1]).await;
+            // One screenshot of an old unmatched page and of a fresh one: stays.
+            let u2 = store_page(&s, 2, &page(2, 1000), old).await;
+            let fresh = store_page(&s, 3, &page(3, 1000), Utc::now()).await;
+            rendered(&s, u2, &pngs[2]).await;
+            rendered(&s, fresh, &pngs[2]).await;
+            // Two renders of the old unmatched page, one screenshot each: both go.
+            rendered(&s, u2, &pngs[3]).await;
+
+            if storage.is_some() {
+                let moved = s.move_bodies_to_store(None).await.unwrap();
+                assert_eq!((moved.bodies, moved.screenshots), (4, 4), "{moved:?}");
+            }
+            let report = dry_then_real(&s, &retention(true)).await;
+            assert_eq!(
+                (report.snapshots, report.bodies, report.screenshots),
+                (2, 2, 2),
+                "{storage:?}: {report:?}"
+            );
+            assert_eq!(
+                report.screenshot_bytes,
+                (pngs[0].len() + pngs[3].len()) as u64
+            );
+            assert_eq!(screenshot(&s, &pngs[0]).await, None);
+            assert_eq!(screenshot(&s, &pngs[3]).await, None);
+            for kept in &pngs[1..3] {
+                assert_eq!(screenshot(&s, kept).await.as_ref(), Some(kept));
+            }
+            // The expired page's renders no longer name a screenshot; the others' do.
+            assert!(s.latest_screenshot(u).await.unwrap().is_none());
+            assert!(s.latest_render(u).await.unwrap().is_some());
+            let shown = s.latest_screenshot(c).await.unwrap().unwrap();
+            assert_eq!(shown.screenshot.unwrap().bytes, pngs[1].len() as u64);
+            assert!(s.latest_screenshot(fresh).await.unwrap().is_some());
+            // The same screenshot rendered again stores it again.
+            rendered(&s, fresh, &pngs[0]).await;
+            assert_eq!(screenshot(&s, &pngs[0]).await.as_ref(), Some(&pngs[0]));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn segment_objects_no_row_names_go_once_old_and_fresh_ones_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = S3Server::start().await;
+    for db in databases("segment_objects_no_row_names").await {
+        for storage in storages(dir.path(), s3.as_ref(), &format!("orphans-{}", db.kind()))
+            .into_iter()
+            .flatten()
+        {
+            for table in [
+                "page_texts",
+                "snapshots",
+                "snapshot_bodies",
+                "body_segments",
+            ] {
+                db.execute(&format!("DELETE FROM {table}")).await;
+            }
+            let s = db.store.clone().with_storage(&storage).unwrap();
+            let bodies: Vec<Vec<u8>> = (0..3).map(|n| page(n, 2000)).collect();
+            for (n, body) in bodies.iter().enumerate() {
+                store_page(&s, n, body, Utc::now()).await;
+            }
+            s.move_bodies_to_store(None).await.unwrap();
+            // An old segment object made whole and left without a row, and a fresh one (a
+            // writer's whose row is not there yet, as far as gc can tell).
+            let put = |name: &'static str| {
+                let s = s.clone();
+                async move {
+                    let mut file = tempfile::tempfile().unwrap();
+                    std::io::Write::write_all(&mut file, b"a record nobody points at").unwrap();
+                    s.body_store()
+                        .unwrap()
+                        .put_file(name, &mut file, 25)
+                        .await
+                        .unwrap();
+                }
+            };
+            put("segments/2020/01/02/stray.warc.gz").await;
+            put("segments/2099/01/01/fresh.warc.gz").await;
+            let local = storage
+                .bodies
+                .strip_prefix("file://")
+                .map(std::path::PathBuf::from);
+            if let Some(root) = &local {
+                // Every object old but the fresh one, the segment rows point at too.
+                for file in objects(root) {
+                    if file.ends_with("fresh.warc.gz") {
+                        continue;
+                    }
+                    std::fs::File::options()
+                        .write(true)
+                        .open(&file)
+                        .unwrap()
+                        .set_modified(
+                            std::time::SystemTime::now()
+                                - std::time::Duration::from_secs(2 * 86_400),
+                        )
+                        .unwrap();
+                }
+            }
+            // S3 keeps its own times: there both are fresh, and both stay.
+            let old = u64::from(local.is_some());
+            let report = dry_then_real(&s, &retention(true)).await;
+            assert_eq!(
+                (report.orphan_objects, report.orphan_object_bytes),
+                (old, old * 25),
+                "{}: {report:?}",
+                storage.bodies
+            );
+            let again = s.gc(&retention(true), true).await.unwrap();
+            assert_eq!(again.orphan_objects, 0, "{again:?}");
+            let names = s
+                .body_store()
+                .unwrap()
+                .list_names("segments/2099/01/01")
+                .await
+                .unwrap();
+            assert_eq!(names, vec!["segments/2099/01/01/fresh.warc.gz".to_owned()]);
+            if let Some(root) = &local {
+                assert!(!root.join("segments/2020/01/02/stray.warc.gz").exists());
+            } else {
+                let stray = s
+                    .body_store()
+                    .unwrap()
+                    .list_names("segments/2020/01/02")
+                    .await;
+                assert_eq!(stray.unwrap().len(), 1);
+            }
+            // Everything the database points to reads back.
+            for body in &bodies {
+                assert!(readable(&s, body).await);
+            }
+            assert_eq!(s.body_totals().await.unwrap().store_bodies, 3);
+        }
+    }
+}

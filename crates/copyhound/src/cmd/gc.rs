@@ -45,12 +45,17 @@ fn print(r: &GcReport) -> Result<()> {
     let verb = if r.dry_run { "would remove" } else { "removed" };
     outln!("{verb} {} bodies, {} bytes", r.bodies, r.bytes);
     outln!(
+        "{verb} {} screenshots, {} bytes",
+        r.screenshots,
+        r.screenshot_bytes
+    );
+    outln!(
         "snapshots expired: {}; page texts removed: {}",
         r.snapshots,
         r.texts
     );
     outln!(
-        "segments: {} deleted, {} compacted ({} bodies rewritten), {} bytes of objects freed",
+        "segments: {} deleted, {} compacted ({} records rewritten), {} bytes of objects freed",
         r.segments_deleted,
         r.segments_compacted,
         r.bodies_rewritten,
@@ -60,6 +65,11 @@ fn print(r: &GcReport) -> Result<()> {
         "left by interrupted writers: {} uploading segments, {} spool files",
         r.orphan_segments,
         r.spool_files
+    );
+    outln!(
+        "{verb} {} orphan segments, {} bytes (objects no row names, older than orphan_grace)",
+        r.orphan_objects,
+        r.orphan_object_bytes
     );
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! `copyhound storage`: where page bodies are kept. `migrate` moves the stored bodies
-//! between the database and the object store `[storage] bodies` names
+//! `copyhound storage`: where page bodies and screenshots are kept. `migrate` moves the
+//! stored bodies and screenshots between the database and the object store
+//! `[storage] bodies` names
 //! (`store::Store::move_bodies_to_store` and `move_bodies_to_db`, which check each body
 //! against its SHA-256); `status` counts them.
 
@@ -12,10 +13,11 @@ use super::outln;
 /// Subcommands of `storage`.
 #[derive(Debug, Subcommand)]
 pub enum StorageCommand {
-    /// Move stored bodies to the object store (`[storage] bodies`) or back into the database.
-    /// Resumable: run it again after an error or Ctrl-C and it goes on.
+    /// Move stored bodies and screenshots to the object store (`[storage] bodies`) or back
+    /// into the database. Resumable: run it again after an error or Ctrl-C and it goes on.
     Migrate(MigrateArgs),
-    /// Count bodies and bytes in the database and in segments on the object store.
+    /// Count bodies, screenshots and bytes in the database and in segments on the object
+    /// store.
     Status,
 }
 
@@ -34,7 +36,7 @@ pub struct MigrateArgs {
     /// Where to move bodies.
     #[arg(long, value_enum, default_value = "store")]
     to: Destination,
-    /// Move at most this many bodies.
+    /// Move at most this many bodies and screenshots.
     #[arg(long, value_name = "N")]
     limit: Option<u64>,
 }
@@ -90,9 +92,14 @@ fn print_report(report: &MoveReport, to: Destination, place: &str) -> Result<()>
             report.segments
         ),
     }
+    outln!(
+        "moved {} screenshots, {} bytes, with them",
+        report.screenshots,
+        report.screenshot_bytes
+    );
     if !report.refused.is_empty() {
         outln!(
-            "left {} bodies where they were (they do not match their SHA-256):",
+            "left {} bodies or screenshots where they were (they do not match their SHA-256):",
             report.refused.len()
         );
         for line in &report.refused {
@@ -111,6 +118,13 @@ fn print_totals(t: &BodyTotals) -> Result<()> {
         t.store_bytes,
         t.segments,
         t.segment_bytes
+    );
+    outln!(
+        "screenshots in the database: {}, {} bytes; in segments: {}, {} bytes",
+        t.screenshots,
+        t.screenshot_bytes,
+        t.store_screenshots,
+        t.store_screenshot_bytes
     );
     Ok(())
 }
