@@ -916,6 +916,20 @@ mod tests {
     }
 
     #[test]
+    fn ascii_entries_are_ascii_or_dropped() {
+        // Building the fast path's table asserts it; upper case folds, punctuation drops.
+        let ascii = &*ASCII;
+        assert_eq!(ascii[usize::from(b'Q')], b'q');
+        assert_eq!(ascii[usize::from(b'7')], b'7');
+        assert_eq!(ascii[usize::from(b' ')], 0);
+        assert_eq!(ascii[usize::from(b',')], 0);
+        let mut chars = Vec::new();
+        normalize_chars_into("Hi, Bob!e\u{301} x", &mut chars);
+        let expected: Vec<u64> = "hibobéx".chars().map(|c| c as u64).collect();
+        assert_eq!(chars, expected);
+    }
+
+    #[test]
     fn astral_characters() {
         // CJK Extension B is kept; emoji and other symbols are dropped.
         assert_eq!(normalize("𠀀😀𝐀").text(), "𠀀a");
