@@ -117,26 +117,30 @@ impl Rolling {
 /// state in registers (the leaving symbol is read back from the slice, not kept in a ring).
 /// Nothing when fewer than `k` symbols are given.
 ///
+/// The state carried from window to window is the hash of the window's first `k - 1`
+/// symbols: a window's hash is that times `P` plus its last symbol, and the next state is
+/// the window's hash less its first symbol. So `f` is called at one place in the loop, and
+/// inlined there with the caller's test of each hash (a first window apart from the loop was
+/// a second call, which kept the compiler from inlining `f`).
+///
 /// # Panics
 /// If `k == 0`.
-#[inline]
+#[inline(always)]
 pub fn for_each_window(symbols: &[u64], k: usize, seed: u64, mut f: impl FnMut(u64)) {
     assert!(k >= 1, "k-gram length must be at least 1");
     if symbols.len() < k {
         return;
     }
-    let p_k = (0..k).fold(1u64, |acc, _| acc.wrapping_mul(P));
-    let (first, rest) = symbols.split_at(k);
-    let mut h = first.iter().fold(0u64, |h, &s| {
+    // P^(k-1): the weight of a window's first symbol.
+    let p_first = (1..k).fold(1u64, |acc, _| acc.wrapping_mul(P));
+    let (head, rest) = symbols.split_at(k - 1);
+    let mut h = head.iter().fold(0u64, |h, &s| {
         h.wrapping_mul(P).wrapping_add(s.wrapping_add(1))
     });
-    f(fmix64(h ^ seed));
-    for (&entering, &leaving) in rest.iter().zip(symbols) {
-        h = h
-            .wrapping_mul(P)
-            .wrapping_add(entering.wrapping_add(1))
-            .wrapping_sub(leaving.wrapping_add(1).wrapping_mul(p_k));
-        f(fmix64(h ^ seed));
+    for (&last, &first) in rest.iter().zip(symbols) {
+        let window = h.wrapping_mul(P).wrapping_add(last.wrapping_add(1));
+        f(fmix64(window ^ seed));
+        h = window.wrapping_sub(first.wrapping_add(1).wrapping_mul(p_first));
     }
 }
 

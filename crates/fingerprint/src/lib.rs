@@ -417,22 +417,28 @@ impl Fingerprinter {
         let symbols = &mut buffers.symbols;
         symbols.clear();
         normalize::normalize_chars_into(text, symbols);
-        let same_k = s.shingle_k == s.winnow_k;
-        let minhash = self.minhash_of_chars(symbols, |h| {
-            if same_k {
+        // One loop a stream, with `each` inlined into it (not called through the MinHash's
+        // closure): the caller's test of a hash then costs a few instructions on registers.
+        let mut minhash = self.minhasher.builder();
+        if s.shingle_k == s.winnow_k {
+            hash::for_each_window(symbols, s.shingle_k, shingle::CHAR_SHINGLE_SEED, |h| {
+                minhash.add(h);
                 each(GramKind::Text, h);
-            }
-        });
-        if !same_k {
+            });
+        } else {
+            hash::for_each_window(symbols, s.shingle_k, shingle::CHAR_SHINGLE_SEED, |h| {
+                minhash.add(h)
+            });
             hash::for_each_window(symbols, s.winnow_k, shingle::CHAR_SHINGLE_SEED, |h| {
                 each(GramKind::Text, h)
             });
         }
+        self.add_partial_shingle(&mut minhash, symbols);
         pinyin::symbols_in_place(symbols);
         hash::for_each_window(symbols, s.pinyin_k, pinyin::PINYIN_SEED, |h| {
             each(GramKind::Pinyin, h)
         });
-        minhash
+        minhash.finish()
     }
 
     /// [`Fingerprinter::grams`] of `normalize_compact(text)` (equal: a property test checks),
@@ -489,6 +495,14 @@ impl Fingerprinter {
             minhash.add(h);
             each(h);
         });
+        self.add_partial_shingle(&mut minhash, chars);
+        minhash.finish()
+    }
+
+    /// The one shingle of normalised characters fewer than a shingle's length, as the full
+    /// pass has it ([`hash::Rolling::partial`]); nothing for longer (or empty) ones.
+    fn add_partial_shingle(&self, minhash: &mut minhash::MinHashBuilder, chars: &[u64]) {
+        let k = self.settings.shingle_k;
         if chars.len() < k {
             let mut partial = hash::Rolling::new(k, shingle::CHAR_SHINGLE_SEED);
             chars.iter().for_each(|&c| _ = partial.push(c));
@@ -496,7 +510,6 @@ impl Fingerprinter {
                 minhash.add(h);
             }
         }
-        minhash.finish()
     }
 
     /// MinHash and both winnowings of a normalised text (from [`normalize_compact`]): the

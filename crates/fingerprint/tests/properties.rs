@@ -168,6 +168,41 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// The ASCII fast path of the scan's normaliser (runs of ASCII taken without a branch a
+    /// character) gives what the offset-keeping path does, and the scan the fingerprint's
+    /// grams, on text that is mostly ASCII words, spaces and punctuation with Han
+    /// characters, look-alikes, expansions and combining marks between the runs: a mark
+    /// right after a run re-runs the run's last letter, or nothing after a dropped one.
+    #[test]
+    fn ascii_runs_normalise_and_hash_as_the_general_path(
+        text in "([A-Za-z0-9 ,.;!?'\"()\t\n\r-]{0,12}[天地玄黄後來說話，。“”ＡéаΟﬁ①😀𠀀\u{0301}\u{0308}\u{1161}\u{200B}\u{7F}\u{0}]?){0,40}"
+    ) {
+        let exact = fingerprint::normalize(&text);
+        let mut chars = vec![9];
+        fingerprint::normalize::normalize_chars_into(&text, &mut chars);
+        let expected: Vec<u64> =
+            std::iter::once(9).chain(exact.text().chars().map(|c| c as u64)).collect();
+        prop_assert_eq!(chars, expected);
+        let f = fingerprinter();
+        let grams = f.grams(&fingerprint::normalize_compact(&text));
+        let mut buffers = fingerprint::ScanBuffers::default();
+        let (mut texts, mut pinyins) = (HashSet::new(), HashSet::new());
+        let minhash = f.scan_grams(&text, &mut buffers, |kind, h| {
+            match kind {
+                fingerprint::GramKind::Text => texts.insert(h),
+                fingerprint::GramKind::Pinyin => pinyins.insert(h),
+            };
+        });
+        prop_assert_eq!(&minhash, &grams.minhash);
+        prop_assert_eq!(&f.grams_of_text(&text, &mut buffers), &grams, "grams_of_text");
+        prop_assert!(grams.winnow.iter().all(|w| texts.contains(&w.hash)));
+        prop_assert!(grams.pinyin_winnow.iter().all(|w| pinyins.contains(&w.hash)));
+    }
+}
+
 fn fingerprinter() -> &'static Fingerprinter {
     static F: std::sync::OnceLock<Fingerprinter> = std::sync::OnceLock::new();
     F.get_or_init(|| Fingerprinter::new(FingerprintSettings::default()).unwrap())
