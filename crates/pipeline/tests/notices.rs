@@ -450,21 +450,45 @@ async fn notice_lifecycle(db: &TestDb) {
     );
 }
 
-/// A site whose host stops resolving: one failed lookup proves nothing, two in a row do.
-async fn host_gone(db: &TestDb) {
-    let store = &db.store;
-    let case = common::confirmed_case(store, "http://copies.invalid/book/2.html").await;
+/// A DMCA notice of `case` (to `recipient`, or to whom the site says), marked sent now:
+/// the notice and when it was sent.
+async fn notice_sent(
+    store: &store::Store,
+    case: CaseId,
+    recipient: Option<&str>,
+) -> (store::NoticeRecord, chrono::DateTime<Utc>) {
     let n = notices::create_notice(
         store,
         &profile(),
         None,
         case,
         NoticeTemplate::Dmca,
-        None,
+        recipient,
         "alice",
     )
     .await
     .unwrap();
+    let t0 = Utc::now();
+    notices::mark_sent(store, &RecheckSettings::default(), n.id, "alice", t0)
+        .await
+        .unwrap();
+    (n, t0)
+}
+
+/// An analyser of the default settings.
+fn analyser(store: &store::Store) -> Arc<Analyser> {
+    Arc::new(Analyser::new(
+        store.clone(),
+        Default::default(),
+        MatcherSettings::default(),
+    ))
+}
+
+/// A site whose host stops resolving: one failed lookup proves nothing, two in a row do.
+async fn host_gone(db: &TestDb) {
+    let store = &db.store;
+    let case = common::confirmed_case(store, "http://copies.invalid/book/2.html").await;
+    let (n, t0) = notice_sent(store, case, None).await;
     assert_eq!(
         n.recipient, "",
         "nothing known: the notice leaves the address to fill in"
@@ -474,16 +498,8 @@ async fn host_gone(db: &TestDb) {
             .contains("[the service provider's designated agent")
     );
     let settings = RecheckSettings::default();
-    let t0 = Utc::now();
-    notices::mark_sent(store, &settings, n.id, "alice", t0)
-        .await
-        .unwrap();
-    let analyser = Arc::new(Analyser::new(
-        store.clone(),
-        Default::default(),
-        MatcherSettings::default(),
-    ));
-    let rechecker = Rechecker::new(store.clone(), analyser, &crawl_settings(), settings).unwrap();
+    let rechecker =
+        Rechecker::new(store.clone(), analyser(store), &crawl_settings(), settings).unwrap();
     let first = rechecker
         .recheck(case, t0 + TimeDelta::days(1))
         .await
@@ -524,27 +540,9 @@ async fn sharded_recheck(db: &TestDb) {
         (200, "text/html; charset=utf-8", html(&pirate_chapter(2))),
     );
     let case = common::confirmed_case(store, &url).await;
-    let n = notices::create_notice(
-        store,
-        &profile(),
-        None,
-        case,
-        NoticeTemplate::Dmca,
-        Some("dmca@hoster.example"),
-        "alice",
-    )
-    .await
-    .unwrap();
+    let (_, t0) = notice_sent(store, case, Some("dmca@hoster.example")).await;
     let settings = RecheckSettings::default();
-    let t0 = Utc::now();
-    notices::mark_sent(store, &settings, n.id, "alice", t0)
-        .await
-        .unwrap();
-    let analyser = Arc::new(Analyser::new(
-        store.clone(),
-        Default::default(),
-        MatcherSettings::default(),
-    ));
+    let analyser = analyser(store);
     let rechecker = Rechecker::new(
         store.clone(),
         Arc::clone(&analyser),

@@ -12,9 +12,9 @@ use import::{ImportSettings, Importer};
 use matcher::{Mode, ModeChoice};
 use pipeline::RematchOptions;
 use store::testing::TestDb;
-use store::{CaseFilter, CaseReads, MatchReads, SnapshotId, Store, TextFilter};
+use store::{MatchReads, SnapshotId, Store, TextFilter};
 
-use common::{WORK, import, pirate_chapter, stored_page};
+use common::{WORK, cases, import, pirate_chapter, stored_page};
 
 /// 老残游记 1–2: a second work.
 const OTHER: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
@@ -49,25 +49,6 @@ async fn pairs(store: &Store, pages: &[SnapshotId]) -> Vec<(i64, i64, i64, Optio
         }
     }
     out
-}
-
-/// (case, work, status, pages, chapters matched) of every case.
-async fn cases(store: &Store) -> Vec<(i64, i64, String, u32, u32)> {
-    store
-        .cases(&CaseFilter::default(), None, 100)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| {
-            (
-                c.id.0,
-                c.work_id.0,
-                c.status.as_str().to_owned(),
-                c.pages,
-                c.chapters_matched,
-            )
-        })
-        .collect()
 }
 
 fn options(mode: ModeChoice, batch_pages: usize) -> RematchOptions {

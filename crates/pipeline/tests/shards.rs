@@ -12,11 +12,9 @@ use std::time::Duration;
 use bounds::Shard;
 use import::{ImportSettings, Importer};
 use store::testing::{TestDb, wait_for};
-use store::{
-    CaseFilter, CaseReads, JobQueue, MatchReads, MatchWrites, SnapshotId, Store, WorkId, WorkWrites,
-};
+use store::{JobQueue, MatchReads, MatchWrites, SnapshotId, Store, WorkId, WorkWrites};
 
-use common::{WORK, import, pirate_chapter, stored_page};
+use common::{WORK, cases, import, pirate_chapter, stored_page};
 
 /// 老残游记 1–2: the second work, in the other shard of two.
 const OTHER: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
@@ -58,25 +56,6 @@ async fn pairs(store: &Store, pages: &[SnapshotId]) -> Vec<(i64, i64, i64, Optio
         }
     }
     out
-}
-
-/// (case, work, status, pages, chapters matched) of every case.
-async fn cases(store: &Store) -> Vec<(i64, i64, String, u32, u32)> {
-    store
-        .cases(&CaseFilter::default(), None, 100)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|c| {
-            (
-                c.id.0,
-                c.work_id.0,
-                c.status.as_str().to_owned(),
-                c.pages,
-                c.chapters_matched,
-            )
-        })
-        .collect()
 }
 
 /// Waits until no queue holds a waiting or running job, and none died.

@@ -13,7 +13,8 @@ use import::{ImportOptions, ImportSettings, Importer};
 use pipeline::notices::{NoticeSettings, RightsHolder};
 use sha2::Digest;
 use store::{
-    CaseId, CaseStatus, CaseWrites, EvidenceWrites, NewSnapshot, SnapshotId, Store, WorkId,
+    CaseId, CaseReads, CaseStatus, CaseWrites, EvidenceWrites, NewSnapshot, SnapshotId, Store,
+    WorkId,
 };
 
 /// 封神演义 1–3 (traditional): the protected work.
@@ -149,4 +150,23 @@ pub fn handler(store: &Store) -> pipeline::Handler {
             matcher::MatcherSettings::default(),
         )),
     )
+}
+
+/// (case, work, status, pages, chapters matched) of every case.
+pub async fn cases(store: &Store) -> Vec<(i64, i64, String, u32, u32)> {
+    store
+        .cases(&store::CaseFilter::default(), None, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            (
+                c.id.0,
+                c.work_id.0,
+                c.status.as_str().to_owned(),
+                c.pages,
+                c.chapters_matched,
+            )
+        })
+        .collect()
 }
