@@ -61,7 +61,8 @@ pub struct PipelineFigures {
     pub bodies: String,
     /// Of `seconds`, those spent moving the bodies into segments on the object store.
     pub segment_seconds: f64,
-    /// The database's bytes in use at the end ([`Store::database_bytes`]) per page crawled.
+    /// What the crawl added to the database's bytes in use ([`Store::database_bytes`]), per
+    /// page crawled (the registered works' rows, there before, left out).
     pub database_bytes_per_page: f64,
     /// Page-level recall over every evasion.
     pub recall: f64,
@@ -283,6 +284,8 @@ async fn crawl_and_score(
         store.kind().name(),
         options.fetches
     ));
+    // The works' rows are there already: what the crawl adds is measured from here.
+    let database_before = store.database_bytes().await?;
     let started = Instant::now();
     let matching = MatchWorkers::start(store, handler, matchers);
     let finish = runner.run(std::future::pending(), true).await?;
@@ -310,7 +313,10 @@ async fn crawl_and_score(
         pages_per_second: pages.len() as f64 / seconds.max(1e-9),
         bodies,
         segment_seconds,
-        database_bytes_per_page: store.database_bytes().await? as f64
+        database_bytes_per_page: store
+            .database_bytes()
+            .await?
+            .saturating_sub(database_before) as f64
             / finish.report.pages.max(1) as f64,
         recall: evasions.recall(),
         precision: all.precision(),
