@@ -206,7 +206,7 @@ impl Analyser {
     }
 
     /// Matches the stored main texts of `snapshots` together in batch mode
-    /// ([`crate::texts::find_batch`]): the stored fingerprints of the shard's works are
+    /// (`texts::find_batch`): the stored fingerprints of the shard's works are
     /// streamed past the pages once, and the loaded index (if any) is neither used nor
     /// loaded. Each page's result is recorded as [`Analyser::analyse`] records it, and equals
     /// it. A snapshot without a stored text is left out (not an error); the count of
@@ -246,7 +246,7 @@ impl Analyser {
     }
 
     /// Whether the stored main text of `snapshot` copies `work`, judged against that work's
-    /// chapters alone (streamed past the page, [`crate::texts::find_in_work`]); nothing is
+    /// chapters alone (streamed past the page, `texts::find_in_work`); nothing is
     /// recorded and no index is loaded. What a re-check asks in a deployment of index shards,
     /// where the worker that runs it holds no index.
     ///

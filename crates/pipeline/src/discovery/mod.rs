@@ -865,7 +865,7 @@ pub struct WetOptions {
     /// How records are matched: against the loaded index one at a time (`page`), held in
     /// batches with the stored fingerprints streamed past each and no index loaded (`batch`),
     /// or past the first look, each batch of the records that pass as the sizes make cheaper
-    /// (`auto`); see [`records`].
+    /// (`auto`); see `discovery/records.rs`.
     pub mode: matcher::ModeChoice,
     /// Records a batch holds at most.
     pub batch_records: usize,
