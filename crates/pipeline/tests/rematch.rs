@@ -5,10 +5,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use bounds::Shard;
-use import::{ImportSettings, Importer};
 use matcher::{Mode, ModeChoice};
 use pipeline::RematchOptions;
 use store::testing::TestDb;
@@ -20,18 +17,7 @@ use common::{WORK, cases, import, pirate_chapter, stored_page};
 const OTHER: &str = include_str!("../../import/tests/data/laocanyouji_toc_1-2.txt");
 
 fn handler(store: &Store, shard: Shard) -> pipeline::Handler {
-    pipeline::Handler::new(
-        store.clone(),
-        Importer::new(ImportSettings::default()).unwrap(),
-        Arc::new(
-            pipeline::Analyser::new(
-                store.clone(),
-                Default::default(),
-                matcher::MatcherSettings::default(),
-            )
-            .with_shard(shard),
-        ),
-    )
+    common::shard_handler(store, shard)
 }
 
 /// (snapshot, chapter, work, case, coverage in thousandths) of every stored match of `pages`.

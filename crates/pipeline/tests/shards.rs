@@ -6,11 +6,9 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bounds::Shard;
-use import::{ImportSettings, Importer};
 use store::testing::{TestDb, wait_for};
 use store::{JobQueue, MatchReads, MatchWrites, SnapshotId, Store, WorkId, WorkWrites};
 
@@ -27,19 +25,7 @@ fn shard(k: u32) -> Shard {
 
 /// A handler whose analyser holds `shard` of the index; `shards` is the deployment's count.
 fn handler(store: &Store, shard: Shard, shards: u32) -> pipeline::Handler {
-    pipeline::Handler::new(
-        store.clone(),
-        Importer::new(ImportSettings::default()).unwrap(),
-        Arc::new(
-            pipeline::Analyser::new(
-                store.clone(),
-                Default::default(),
-                matcher::MatcherSettings::default(),
-            )
-            .with_shard(shard),
-        ),
-    )
-    .with_shards(shards)
+    common::shard_handler(store, shard).with_shards(shards)
 }
 
 /// (snapshot, chapter, work, licensed, case) of every stored match of `pages`.

@@ -170,3 +170,19 @@ pub async fn cases(store: &Store) -> Vec<(i64, i64, String, u32, u32)> {
         })
         .collect()
 }
+
+/// [`handler`] whose analyser holds `shard` of the index.
+pub fn shard_handler(store: &Store, shard: bounds::Shard) -> pipeline::Handler {
+    pipeline::Handler::new(
+        store.clone(),
+        Importer::new(ImportSettings::default()).unwrap(),
+        Arc::new(
+            pipeline::Analyser::new(
+                store.clone(),
+                Default::default(),
+                matcher::MatcherSettings::default(),
+            )
+            .with_shard(shard),
+        ),
+    )
+}
