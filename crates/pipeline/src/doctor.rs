@@ -621,10 +621,12 @@ pub async fn shards(shards: u32, store: &Store) -> Finding {
         return Finding::warn(
             CHECK,
             format!(
-                "match jobs wait on the queues of another shard count than [index] shards =                  {shards}, which no worker of this deployment serves: {}",
+                "match jobs wait on the queues of another shard count than [index] shards = \
+                 {shards}, which no worker of this deployment serves: {}",
                 stale.join(", ")
             ),
-            "run `copyhound worker --shard K/N` of that count until those queues are empty              (or `rematch` the pages)",
+            "run `copyhound worker --shard K/N` of that count until those queues are empty \
+             (or `rematch` the pages)",
         );
     }
     if shards <= 1 {
@@ -637,7 +639,8 @@ pub async fn shards(shards: u32, store: &Store) -> Finding {
     Finding::ok(
         CHECK,
         format!(
-            "{shards} shards, each served by `copyhound worker --shard K/{shards}`; match jobs              waiting or running: {}",
+            "{shards} shards, each served by `copyhound worker --shard K/{shards}`; match jobs \
+             waiting or running: {}",
             each.join(", ")
         ),
     )

@@ -332,12 +332,8 @@ impl Handler {
                     })
             }
             Job::ScanWet { url_or_path } => {
-                let options = discovery::WetOptions {
-                    inputs: vec![url_or_path.clone()],
-                    mode: settings.wet_mode,
-                    batch_records: settings.wet_batch_records,
-                    ..discovery::WetOptions::default()
-                };
+                let options =
+                    discovery::WetOptions::from_settings(settings, vec![url_or_path.clone()]);
                 match discovery::scan_commoncrawl(
                     &self.store,
                     settings,

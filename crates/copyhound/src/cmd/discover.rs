@@ -191,16 +191,14 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
                 );
                 return Ok(());
             }
+            let configured = discovery::WetOptions::from_settings(&settings.discovery, inputs);
             let options = discovery::WetOptions {
-                inputs,
                 allow_private: a.allow_private,
                 max_record_bytes: a.max_record_bytes,
                 file_timeout: std::time::Duration::from_secs(a.file_timeout.max(1)),
-                mode: a.mode.unwrap_or(settings.discovery.wet_mode),
-                batch_records: a
-                    .batch_records
-                    .unwrap_or(settings.discovery.wet_batch_records),
-                ..discovery::WetOptions::default()
+                mode: a.mode.unwrap_or(configured.mode),
+                batch_records: a.batch_records.unwrap_or(configured.batch_records),
+                ..configured
             };
             let report = discovery::scan_commoncrawl(
                 store,

@@ -885,6 +885,19 @@ impl Default for WetOptions {
     }
 }
 
+impl WetOptions {
+    /// The options of a scan of `inputs` as `[discovery]` configures it (its mode and batch
+    /// size), the rest as [`WetOptions::default`].
+    pub fn from_settings(settings: &DiscoverySettings, inputs: Vec<String>) -> Self {
+        WetOptions {
+            inputs,
+            mode: settings.wet_mode,
+            batch_records: settings.wet_batch_records,
+            ..WetOptions::default()
+        }
+    }
+}
+
 /// A WET record whose text copies a registered work.
 #[derive(Debug, Clone, Serialize)]
 pub struct WetHit {
