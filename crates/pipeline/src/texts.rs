@@ -152,12 +152,12 @@ pub fn find(
         candidates.iter().map(|c| c.chapter),
         cache,
     ))?;
-    // Verify the candidates already looked up (`check_page` would look them up again).
-    let verified = candidates
-        .iter()
-        .filter_map(|c| Some(matcher.verify(&page, c, &texts.chapter(c.chapter)?.body)))
-        .collect();
-    Ok((matcher.select(&page, verified), texts))
+    // Verify the candidates already looked up (`check_page` would look them up again), as
+    // a batch's are.
+    let found = matcher
+        .verify_candidates(&page, candidates, &texts)
+        .map_err(matcher_err("verifying the candidates"))?;
+    Ok((found, texts))
 }
 
 /// Pages verified together in [`find_batch`]: the candidate chapters' texts of this many
