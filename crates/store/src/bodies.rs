@@ -26,6 +26,8 @@
 //! segments: the writer takes them after the waiting bodies, each a `resource` record
 //! (`Content-Type: image/png`), and the same commit points their rows at their records.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -610,8 +612,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A body row still in the database: hash, zstd bytes, length.
-type PendingRow = (Vec<u8>, Vec<u8>, i64);
+/// A row still in the database: hash, bytes as stored, length; for a body, also the first
+/// snapshot that served it as its bytes on the wire, and the first that decoded to it.
+type PendingRow = (Vec<u8>, Vec<u8>, i64, Option<i64>, Option<i64>);
 
 /// What a body's record says about it: the snapshot that served it.
 type ContextRow = (
@@ -623,6 +626,33 @@ type ContextRow = (
     Option<String>,
 );
 
+/// A [`ContextRow`] with the snapshot's id in front.
+type SnapshotContextRow = (
+    i64,
+    String,
+    DateTime<Utc>,
+    i32,
+    Option<String>,
+    Option<Vec<u8>>,
+    Option<String>,
+);
+
+/// What a record names besides its bytes, read for a whole batch of rows before the
+/// records are encoded off the async runtime.
+enum RecordContext {
+    /// A body as a snapshot served it: a `response` when the snapshot kept its head.
+    Served(ContextRow),
+    /// A body a snapshot decoded to: a `resource` of its media type.
+    Decoded(ContextRow),
+    /// A screenshot: the final URL and time of the first render that names it.
+    Rendered(String, DateTime<Utc>),
+    /// Nothing names the row any more: a `resource` of a `urn:copyhound:` URI.
+    Unnamed,
+}
+
+/// One row of a batch, encoded (or why it was refused), with the bytes' length.
+type Encoded = (Vec<u8>, std::result::Result<(Vec<u8>, u64), String>);
+
 /// What a record in a segment holds: a page body (`snapshot_bodies`) or a screenshot
 /// (`screenshots`, a PNG).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -633,34 +663,44 @@ enum RecordKind {
 
 impl RecordKind {
     /// The rows still in the database after a hash, in hash order: hash, bytes as stored
-    /// (zstd for a body, the PNG for a screenshot), length.
+    /// (zstd for a body, the PNG for a screenshot), length, and for a body the snapshots
+    /// that name it ([`PendingRow`]).
     fn pending_sql(self) -> &'static str {
         match self {
             RecordKind::Body => {
-                "SELECT sha256, body_zstd, body_len FROM snapshot_bodies \
-                 WHERE segment_id IS NULL AND sha256 > $1 ORDER BY sha256 LIMIT $2"
+                "SELECT b.sha256, b.body_zstd, b.body_len, \
+                 (SELECT MIN(s.id) FROM snapshots s WHERE s.wire_sha256 = b.sha256), \
+                 (SELECT MIN(s.id) FROM snapshots s WHERE s.sha256 = b.sha256) \
+                 FROM snapshot_bodies b \
+                 WHERE b.segment_id IS NULL AND b.sha256 > $1 ORDER BY b.sha256 LIMIT $2"
             }
             RecordKind::Screenshot => {
-                "SELECT sha256, png, bytes FROM screenshots \
+                "SELECT sha256, png, bytes, CAST(NULL AS BIGINT), CAST(NULL AS BIGINT) \
+                 FROM screenshots \
                  WHERE segment_id IS NULL AND sha256 > $1 ORDER BY sha256 LIMIT $2"
             }
         }
     }
 
-    /// Points a row at its record and empties its database copy (`$1` empty bytes).
-    fn commit_sql(self) -> &'static str {
-        match self {
-            RecordKind::Body => {
-                "UPDATE snapshot_bodies SET body_zstd = $1, segment_id = $2, \
-                 segment_offset = $3, segment_length = $4 \
-                 WHERE sha256 = $5 AND segment_id IS NULL"
-            }
-            RecordKind::Screenshot => {
-                "UPDATE screenshots SET png = $1, segment_id = $2, \
-                 segment_offset = $3, segment_length = $4 \
-                 WHERE sha256 = $5 AND segment_id IS NULL"
-            }
-        }
+    /// Points `rows` rows at their records in segment `$2` and empties their database
+    /// copies (`$1` empty bytes): one statement for them all, each row's hash, offset and
+    /// record length bound after (`$3`, `$4`, `$5`, then `$6`...). A row another writer
+    /// pointed at a segment meanwhile is left as it is.
+    fn commit_sql(self, rows: usize) -> String {
+        let (table, bytes) = match self {
+            RecordKind::Body => ("snapshot_bodies", "body_zstd"),
+            RecordKind::Screenshot => ("screenshots", "png"),
+        };
+        let values = (0..rows)
+            .map(|i| format!("(${}, ${}, ${})", 3 * i + 3, 3 * i + 4, 3 * i + 5))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // A `VALUES` list's columns are `column1`... in both backends.
+        format!(
+            "UPDATE {table} SET {bytes} = $1, segment_id = $2, segment_offset = v.column2, \
+             segment_length = v.column3 FROM (VALUES {values}) AS v \
+             WHERE {table}.sha256 = v.column1 AND {table}.segment_id IS NULL"
+        )
     }
 
     /// The rows in segment `$2` (any when NULL), `$1` of them, in the order of their
@@ -1166,6 +1206,10 @@ impl SegmentWriter {
     /// returns how many it added. A row that does not check out is left in the database
     /// and reported.
     ///
+    /// Rows are read a batch at a time with what their records name (two queries a batch);
+    /// the batch is decompressed, checked and encoded on blocking threads, one part per
+    /// core, and written to the spool file in hash order.
+    ///
     /// # Errors
     /// A database failure or a spool file that cannot be written.
     pub async fn fill(&mut self, limit: Option<u64>) -> Result<u64> {
@@ -1182,7 +1226,7 @@ impl SegmentWriter {
                 RecordKind::Body => self.cursor.bodies.clone(),
                 RecordKind::Screenshot => self.cursor.screenshots.clone(),
             };
-            let rows: Vec<PendingRow> = read_pool!(self.store, |pool| {
+            let mut rows: Vec<PendingRow> = read_pool!(self.store, |pool| {
                 sqlx::query_as(kind.pending_sql())
                     .bind(&after)
                     .bind(BATCH)
@@ -1199,32 +1243,24 @@ impl SegmentWriter {
                 }
                 continue;
             }
-            for (sha, stored, len) in rows {
-                if self.bytes >= segment_bytes || limit.is_some_and(|l| added >= l) {
+            if let Some(l) = limit {
+                rows.truncate(usize::try_from(l - added).unwrap_or(usize::MAX));
+            }
+            let contexts = self.contexts(kind, &rows).await?;
+            for (sha, encoded) in encode_batch(&self.name, kind, rows, contexts).await? {
+                if self.bytes >= segment_bytes {
                     return Ok(added);
                 }
                 match kind {
                     RecordKind::Body => self.cursor.bodies.clone_from(&sha),
                     RecordKind::Screenshot => self.cursor.screenshots.clone_from(&sha),
                 }
-                let bytes = match kind {
-                    RecordKind::Body => zstd::bulk::decompress(&stored, len.max(0) as usize),
-                    RecordKind::Screenshot => Ok(stored),
-                };
-                let bytes = match bytes {
-                    Ok(b) if sha2::Sha256::digest(&b).as_slice() == sha.as_slice() => b,
-                    Ok(_) => {
-                        self.refuse(&sha, "its bytes do not hash to it");
+                let (member, body_len) = match encoded {
+                    Ok(encoded) => encoded,
+                    Err(why) => {
+                        self.refuse(&sha, &why);
                         continue;
                     }
-                    Err(e) => {
-                        self.refuse(&sha, &format!("not zstd of its length: {e}"));
-                        continue;
-                    }
-                };
-                let member = match kind {
-                    RecordKind::Body => self.record(&sha, &bytes).await?,
-                    RecordKind::Screenshot => self.screenshot_record(&sha, &bytes).await?,
                 };
                 let offset = self.write(&member)?;
                 self.placed.push(Placed {
@@ -1232,7 +1268,7 @@ impl SegmentWriter {
                     sha256: sha,
                     offset,
                     length: member.len() as u64,
-                    body_len: bytes.len() as u64,
+                    body_len,
                 });
                 added += 1;
             }
@@ -1240,111 +1276,75 @@ impl SegmentWriter {
         Ok(added)
     }
 
-    /// The gzip member of one screenshot's record: a `resource` of the page the first render
-    /// naming it showed, `image/png`.
-    async fn screenshot_record(&self, sha: &[u8], png: &[u8]) -> Result<Vec<u8>> {
-        let render: Option<(String, DateTime<Utc>)> = read_pool!(self.store, |pool| {
-            sqlx::query_as(
-                "SELECT final_url, rendered_at FROM renders WHERE screenshot_sha256 = $1 \
-                 ORDER BY id LIMIT 1",
-            )
-            .bind(sha)
-            .fetch_optional(pool)
-            .await?
-        });
-        let hex_sha = hex(sha);
-        let (url, at) =
-            render.unwrap_or_else(|| (format!("urn:copyhound:screenshot:{hex_sha}"), Utc::now()));
-        let fields = [
-            ("WARC-Type", "resource".to_owned()),
-            (
-                "WARC-Record-ID",
-                record_id(&[self.name.as_bytes(), b"screenshot", sha]),
-            ),
-            ("WARC-Date", warc_date(at)),
-            ("WARC-Target-URI", url),
-            ("WARC-Copyhound-Screenshot-Sha256", hex_sha),
-            ("Content-Type", "image/png".to_owned()),
-        ];
-        encode_member(&fields, png, Some(png))
+    /// What the records of `rows` name, in their order: for a body the snapshot that
+    /// served it (else one that decoded to it), read in one query; for a screenshot the
+    /// first render naming it.
+    async fn contexts(&self, kind: RecordKind, rows: &[PendingRow]) -> Result<Vec<RecordContext>> {
+        match kind {
+            RecordKind::Body => {
+                let ids: Vec<i64> = rows
+                    .iter()
+                    .filter_map(|(_, _, _, served, decoded)| served.or(*decoded))
+                    .collect();
+                let mut named: HashMap<i64, ContextRow> = HashMap::with_capacity(ids.len());
+                if !ids.is_empty() {
+                    // Ids the database gave, so the list is only digits and commas.
+                    let sql = format!(
+                        "SELECT id, final_url, fetched_at, status, http_version, header_block, \
+                         content_type FROM snapshots WHERE id IN ({})",
+                        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+                    );
+                    let found: Vec<SnapshotContextRow> = read_pool!(self.store, |pool| {
+                        sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+                            .persistent(false)
+                            .fetch_all(pool)
+                            .await?
+                    });
+                    named.extend(
+                        found
+                            .into_iter()
+                            .map(|(id, url, at, status, v, h, t)| (id, (url, at, status, v, h, t))),
+                    );
+                }
+                Ok(rows
+                    .iter()
+                    .map(|(_, _, _, served, decoded)| {
+                        match (served.and_then(|id| named.get(&id)), decoded) {
+                            (Some(row), _) => RecordContext::Served(row.clone()),
+                            (None, Some(id)) => {
+                                named.get(id).map_or(RecordContext::Unnamed, |row| {
+                                    RecordContext::Decoded(row.clone())
+                                })
+                            }
+                            (None, None) => RecordContext::Unnamed,
+                        }
+                    })
+                    .collect())
+            }
+            RecordKind::Screenshot => {
+                let mut contexts = Vec::with_capacity(rows.len());
+                for (sha, ..) in rows {
+                    let render: Option<(String, DateTime<Utc>)> = read_pool!(self.store, |pool| {
+                        sqlx::query_as(
+                            "SELECT final_url, rendered_at FROM renders \
+                                 WHERE screenshot_sha256 = $1 ORDER BY id LIMIT 1",
+                        )
+                        .bind(sha)
+                        .fetch_optional(pool)
+                        .await?
+                    });
+                    contexts.push(render.map_or(RecordContext::Unnamed, |(url, at)| {
+                        RecordContext::Rendered(url, at)
+                    }));
+                }
+                Ok(contexts)
+            }
+        }
     }
 
     fn refuse(&mut self, sha: &[u8], why: &str) {
         warn!(sha256 = %hex(sha), why, "a body left in the database");
         self.refused.push(format!("{}: {why}", hex(sha)));
-    }
-
-    /// The gzip member of one body's record (see the module docs for its type).
-    async fn record(&self, sha: &[u8], body: &[u8]) -> Result<Vec<u8>> {
-        const SERVED: &str = "SELECT final_url, fetched_at, status, http_version, header_block, \
-             content_type FROM snapshots WHERE wire_sha256 = $1 ORDER BY id LIMIT 1";
-        const DECODED: &str = "SELECT final_url, fetched_at, status, http_version, header_block, \
-             content_type FROM snapshots WHERE sha256 = $1 ORDER BY id LIMIT 1";
-        let served: Option<ContextRow> = read_pool!(self.store, |pool| {
-            sqlx::query_as(SERVED)
-                .bind(sha)
-                .fetch_optional(pool)
-                .await?
-        });
-        let decoded: Option<ContextRow> = match served {
-            Some(_) => None,
-            None => read_pool!(self.store, |pool| {
-                sqlx::query_as(DECODED)
-                    .bind(sha)
-                    .fetch_optional(pool)
-                    .await?
-            }),
-        };
-        let hex_sha = hex(sha);
-        let id = record_id(&[self.name.as_bytes(), sha]);
-        let mut fields = vec![("WARC-Record-ID", id)];
-        let member = match (served, decoded) {
-            (Some((url, at, status, Some(version), Some(head), _)), _) => {
-                let mut block = format!("{version} {status} \r\n").into_bytes();
-                for line in head.split_inclusive(|&b| b == b'\n') {
-                    if !line.to_ascii_lowercase().starts_with(b"transfer-encoding:") {
-                        block.extend_from_slice(line);
-                    }
-                }
-                block.extend_from_slice(b"\r\n");
-                block.extend_from_slice(body);
-                fields.insert(0, ("WARC-Type", "response".to_owned()));
-                fields.extend([
-                    ("WARC-Date", warc_date(at)),
-                    ("WARC-Target-URI", url),
-                    ("WARC-Copyhound-Body-Sha256", hex_sha),
-                    (
-                        "Content-Type",
-                        "application/http;msgtype=response".to_owned(),
-                    ),
-                ]);
-                encode_member(&fields, &block, Some(body))?
-            }
-            (Some((url, at, _, _, _, media)), _) | (None, Some((url, at, _, _, _, media))) => {
-                fields.insert(0, ("WARC-Type", "resource".to_owned()));
-                fields.extend([
-                    ("WARC-Date", warc_date(at)),
-                    ("WARC-Target-URI", url),
-                    ("WARC-Copyhound-Body-Sha256", hex_sha),
-                    (
-                        "Content-Type",
-                        media.unwrap_or_else(|| "application/octet-stream".to_owned()),
-                    ),
-                ]);
-                encode_member(&fields, body, Some(body))?
-            }
-            (None, None) => {
-                fields.insert(0, ("WARC-Type", "resource".to_owned()));
-                fields.extend([
-                    ("WARC-Date", warc_date(Utc::now())),
-                    ("WARC-Target-URI", format!("urn:copyhound:body:{hex_sha}")),
-                    ("WARC-Copyhound-Body-Sha256", hex_sha),
-                    ("Content-Type", "application/octet-stream".to_owned()),
-                ]);
-                encode_member(&fields, body, Some(body))?
-            }
-        };
-        Ok(member)
     }
 
     /// Closes the spool file and uploads it as one object, after a `body_segments` row
@@ -1431,19 +1431,37 @@ impl UploadedSegment {
     /// database).
     pub async fn commit(self) -> Result<MoveReport> {
         let empty: &[u8] = &[];
+        // Rows a statement: three parameters each, well under either backend's limit.
+        const ROWS: usize = 500;
+        let of_kind =
+            |kind| -> Vec<&Placed> { self.placed.iter().filter(|p| p.kind == kind).collect() };
+        let (bodies, screenshots) = (of_kind(RecordKind::Body), of_kind(RecordKind::Screenshot));
+        let batches: Vec<(RecordKind, String, &[&Placed])> = [
+            (RecordKind::Body, &bodies),
+            (RecordKind::Screenshot, &screenshots),
+        ]
+        .into_iter()
+        .flat_map(|(kind, rows)| {
+            rows.chunks(ROWS)
+                .map(move |chunk| (kind, kind.commit_sql(chunk.len()), chunk))
+        })
+        .collect();
         let moved: (u64, u64) = write_tx!(self.store, |tx| {
             let mut moved = (0, 0);
-            for p in &self.placed {
-                let n = sqlx::query(p.kind.commit_sql())
+            for (kind, sql, chunk) in &batches {
+                // Its text varies with the rows: not one for the statement cache.
+                let mut update = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                    .persistent(false)
                     .bind(empty)
-                    .bind(self.id)
-                    .bind(p.offset as i64)
-                    .bind(p.length as i64)
-                    .bind(&p.sha256)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                match p.kind {
+                    .bind(self.id);
+                for p in *chunk {
+                    update = update
+                        .bind(&p.sha256)
+                        .bind(p.offset as i64)
+                        .bind(p.length as i64);
+                }
+                let n = update.execute(&mut *tx).await?.rows_affected();
+                match kind {
                     RecordKind::Body => moved.0 += n,
                     RecordKind::Screenshot => moved.1 += n,
                 }
@@ -1470,6 +1488,131 @@ impl UploadedSegment {
             refused: self.refused,
         })
     }
+}
+
+/// Decompresses, checks and encodes `rows` (with their `contexts`, in the same order) as
+/// records of segment `name`, on blocking threads: the batch in one part per core, so a
+/// segment is written at the speed of every core rather than of the runtime's one.
+async fn encode_batch(
+    name: &str,
+    kind: RecordKind,
+    rows: Vec<PendingRow>,
+    contexts: Vec<RecordContext>,
+) -> Result<Vec<Encoded>> {
+    const LEAST_PER_PART: usize = 8;
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let parts = cores.min(rows.len().div_ceil(LEAST_PER_PART)).max(1);
+    let per_part = rows.len().div_ceil(parts);
+    let mut items: Vec<(PendingRow, RecordContext)> = rows.into_iter().zip(contexts).collect();
+    let mut tasks = Vec::with_capacity(parts);
+    while !items.is_empty() {
+        let rest = items.split_off(per_part.min(items.len()));
+        let part = std::mem::replace(&mut items, rest);
+        let name = name.to_owned();
+        tasks.push(tokio::task::spawn_blocking(move || {
+            part.into_iter()
+                .map(|(row, context)| encode_row(&name, kind, row, context))
+                .collect::<Vec<_>>()
+        }));
+    }
+    let mut encoded = Vec::new();
+    for task in tasks {
+        encoded.extend(
+            task.await
+                .map_err(|e| Error::ObjectStore(format!("encoding warc records: {e}")))?,
+        );
+    }
+    Ok(encoded)
+}
+
+/// One row's record: its bytes out of the database form, checked against its hash, in a
+/// gzip member; or why it stays in the database.
+fn encode_row(name: &str, kind: RecordKind, row: PendingRow, context: RecordContext) -> Encoded {
+    let (sha, stored, len, ..) = row;
+    let bytes = match kind {
+        RecordKind::Body => zstd::bulk::decompress(&stored, len.max(0) as usize),
+        RecordKind::Screenshot => Ok(stored),
+    };
+    let bytes = match bytes {
+        Ok(b) if sha2::Sha256::digest(&b).as_slice() == sha.as_slice() => b,
+        Ok(_) => return (sha, Err("its bytes do not hash to it".to_owned())),
+        Err(e) => return (sha, Err(format!("not zstd of its length: {e}"))),
+    };
+    let member = match kind {
+        RecordKind::Body => body_member(name, &sha, &bytes, context),
+        RecordKind::Screenshot => screenshot_member(name, &sha, &bytes, context),
+    };
+    match member {
+        Ok(member) => (sha, Ok((member, bytes.len() as u64))),
+        Err(e) => (sha, Err(e.to_string())),
+    }
+}
+
+/// The gzip member of one screenshot's record: a `resource` of the page the first render
+/// naming it showed, `image/png`.
+fn screenshot_member(
+    name: &str,
+    sha: &[u8],
+    png: &[u8],
+    context: RecordContext,
+) -> Result<Vec<u8>> {
+    let hex_sha = hex(sha);
+    let (url, at) = match context {
+        RecordContext::Rendered(url, at) => (url, at),
+        _ => (format!("urn:copyhound:screenshot:{hex_sha}"), Utc::now()),
+    };
+    let fields = [
+        ("WARC-Type", "resource".to_owned()),
+        (
+            "WARC-Record-ID",
+            record_id(&[name.as_bytes(), b"screenshot", sha]),
+        ),
+        ("WARC-Date", warc_date(at)),
+        ("WARC-Target-URI", url),
+        ("WARC-Copyhound-Screenshot-Sha256", hex_sha),
+        ("Content-Type", "image/png".to_owned()),
+    ];
+    encode_member(&fields, png, Some(png))
+}
+
+/// The gzip member of one body's record (see the module docs for its type).
+fn body_member(name: &str, sha: &[u8], body: &[u8], context: RecordContext) -> Result<Vec<u8>> {
+    let hex_sha = hex(sha);
+    let (warc_type, at, url, media, block) = match context {
+        RecordContext::Served((url, at, status, Some(version), Some(head), _)) => {
+            let mut block = format!("{version} {status} \r\n").into_bytes();
+            for line in head.split_inclusive(|&b| b == b'\n') {
+                if !line.to_ascii_lowercase().starts_with(b"transfer-encoding:") {
+                    block.extend_from_slice(line);
+                }
+            }
+            block.extend_from_slice(b"\r\n");
+            block.extend_from_slice(body);
+            let media = "application/http;msgtype=response".to_owned();
+            ("response", at, url, media, Cow::Owned(block))
+        }
+        RecordContext::Served((url, at, _, _, _, media))
+        | RecordContext::Decoded((url, at, _, _, _, media)) => {
+            let media = media.unwrap_or_else(|| "application/octet-stream".to_owned());
+            ("resource", at, url, media, Cow::Borrowed(body))
+        }
+        RecordContext::Rendered(..) | RecordContext::Unnamed => (
+            "resource",
+            Utc::now(),
+            format!("urn:copyhound:body:{hex_sha}"),
+            "application/octet-stream".to_owned(),
+            Cow::Borrowed(body),
+        ),
+    };
+    let fields = [
+        ("WARC-Type", warc_type.to_owned()),
+        ("WARC-Record-ID", record_id(&[name.as_bytes(), sha])),
+        ("WARC-Date", warc_date(at)),
+        ("WARC-Target-URI", url),
+        ("WARC-Copyhound-Body-Sha256", hex_sha),
+        ("Content-Type", media),
+    ];
+    encode_member(&fields, &block, Some(body))
 }
 
 fn encode_member(
