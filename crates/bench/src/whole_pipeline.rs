@@ -61,8 +61,9 @@ pub struct PipelineFigures {
     pub bodies: String,
     /// Of `seconds`, those spent moving the bodies into segments on the object store.
     pub segment_seconds: f64,
-    /// What the crawl added to the database's bytes in use ([`Store::database_bytes`]), per
-    /// page crawled (the registered works' rows, there before, left out).
+    /// What the crawl added to the database's bytes in use ([`Store::database_bytes`], live
+    /// rows only: measured after [`Store::compact`]), per page crawled (the registered
+    /// works' rows, there before, left out).
     pub database_bytes_per_page: f64,
     /// Page-level recall over every evasion.
     pub recall: f64,
@@ -284,7 +285,9 @@ async fn crawl_and_score(
         store.kind().name(),
         options.fetches
     ));
-    // The works' rows are there already: what the crawl adds is measured from here.
+    // The works' rows are there already: what the crawl adds is measured from here, live
+    // rows only (on Postgres the bodies moved out are dead rows until a vacuum).
+    store.compact().await?;
     let database_before = store.database_bytes().await?;
     let started = Instant::now();
     let matching = MatchWorkers::start(store, handler, matchers);
@@ -301,6 +304,8 @@ async fn crawl_and_score(
     let seconds = started.elapsed().as_secs_f64();
     site.stop().await?;
 
+    store.compact().await?;
+    let database_after = store.database_bytes().await?;
     let reported = stored_matches(store, &addr.to_string(), pages.len(), &ids).await?;
     let report = score(&pages, &reported, seconds, matchers);
     let (evasions, all) = (report.evasions(), report.all());
@@ -313,10 +318,7 @@ async fn crawl_and_score(
         pages_per_second: pages.len() as f64 / seconds.max(1e-9),
         bodies,
         segment_seconds,
-        database_bytes_per_page: store
-            .database_bytes()
-            .await?
-            .saturating_sub(database_before) as f64
+        database_bytes_per_page: database_after.saturating_sub(database_before) as f64
             / finish.report.pages.max(1) as f64,
         recall: evasions.recall(),
         precision: all.precision(),

@@ -270,15 +270,20 @@ impl Store {
 
 impl Store {
     /// The bytes the database holds in use: on SQLite its pages less the free ones (what a
-    /// `VACUUM` would leave), on Postgres `pg_database_size` (dead rows included until
-    /// autovacuum reclaims them). For sizing and for `bench pipeline`'s bytes a page.
+    /// `VACUUM` would leave), on Postgres the tables of the store's schema with their
+    /// indexes and TOAST (dead rows included until a vacuum reclaims them: see
+    /// [`Store::compact`]). For sizing and for `bench pipeline`'s bytes a page.
     ///
     /// # Errors
     /// [`Error::Backend`] when the database cannot be read.
     #[instrument(skip_all)]
     pub async fn database_bytes(&self) -> Result<u64> {
         let sql = match self.kind() {
-            BackendKind::Postgres => "SELECT pg_database_size(current_database())::BIGINT",
+            BackendKind::Postgres => {
+                "SELECT CAST(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS BIGINT) \
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
+            }
             BackendKind::Sqlite => {
                 "SELECT (c.page_count - f.freelist_count) * s.page_size \
                  FROM pragma_page_count() c, pragma_freelist_count() f, pragma_page_size() s"
@@ -288,5 +293,38 @@ impl Store {
             sqlx::query_scalar(sql).fetch_one(pool).await?
         });
         Ok(count(n))
+    }
+
+    /// Rewrites the database without the space of rows removed or emptied, so that
+    /// [`Store::database_bytes`] counts live rows only: on SQLite `VACUUM`, on Postgres
+    /// `VACUUM FULL` of the store schema's tables. Each table is locked while it is
+    /// rewritten: for a measurement or a maintenance window, not a running deployment.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the database refuses (another process holding a lock).
+    #[instrument(skip_all)]
+    pub async fn compact(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Postgres(pool) => {
+                let tables: Vec<String> = sqlx::query_scalar(
+                    "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c \
+                     JOIN pg_namespace n ON n.oid = c.relnamespace \
+                     WHERE n.nspname = current_schema() AND c.relkind = 'r' ORDER BY 1",
+                )
+                .fetch_all(pool)
+                .await?;
+                if !tables.is_empty() {
+                    // Names quoted by the server's `format('%I')`.
+                    let sql = format!("VACUUM FULL {}", tables.join(", "));
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                        .execute(pool)
+                        .await?;
+                }
+            }
+            Backend::Sqlite { writer, .. } => {
+                sqlx::raw_sql("VACUUM").execute(writer).await?;
+            }
+        }
+        Ok(())
     }
 }
