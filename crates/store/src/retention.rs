@@ -436,17 +436,20 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<GcReport> {
         let mut report = GcReport::default();
-        let batch_sql = format!(
-            "SELECT s.id, s.sha256, s.wire_sha256 FROM snapshots s \
-             WHERE s.id > $3 AND {} ORDER BY s.id LIMIT $4",
-            expired("s")
-        );
+        // The candidates: snapshots old enough for either limit whose bodies are still
+        // there, by columns alone. Whether each has expired is judged by the mark below,
+        // for these rows only: with the `EXISTS` of expiry in this scan, Postgres hashed
+        // one of them (every page text joined to the matches, 0.8 s) and compiled the
+        // query (JIT, 1 to 3 s) for every batch, 40 minutes for 10^6 bodies.
+        const CANDIDATES: &str = "SELECT s.id FROM snapshots s WHERE s.id > $3 \
+             AND s.body_removed_at IS NULL AND (s.fetched_at < $1 OR s.fetched_at < $2) \
+             ORDER BY s.id LIMIT $4";
         let postgres = self.kind() == BackendKind::Postgres;
         let mut after = 0i64;
         let mut touched: Vec<i64> = Vec::new();
         loop {
-            let rows: Vec<(i64, Vec<u8>, Option<Vec<u8>>)> = read_pool!(self, |pool| {
-                sqlx::query_as(sqlx::AssertSqlSafe(batch_sql.clone()))
+            let rows: Vec<i64> = read_pool!(self, |pool| {
+                sqlx::query_scalar(CANDIDATES)
                     .bind(unmatched)
                     .bind(evidence)
                     .bind(after)
@@ -454,14 +457,14 @@ impl Store {
                     .fetch_all(pool)
                     .await?
             });
-            let Some(last) = rows.last() else { break };
-            after = last.0;
+            let Some(&last) = rows.last() else { break };
+            after = last;
             // Ids come from the database as integers: written into the SQL as they are. The
-            // mark checks expiry again, inside the transaction: a snapshot matched since
-            // the read above keeps its bodies.
+            // mark keeps those that have expired, inside the transaction: a snapshot
+            // matched since the read above keeps its bodies.
             let ids = rows
                 .iter()
-                .map(|r| r.0.to_string())
+                .map(i64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ");
             let mark = format!(
