@@ -616,34 +616,25 @@ fn hex(bytes: &[u8]) -> String {
 /// snapshot that served it as its bytes on the wire, and the first that decoded to it.
 type PendingRow = (Vec<u8>, Vec<u8>, i64, Option<i64>, Option<i64>);
 
-/// What a body's record says about it: the snapshot that served it.
-type ContextRow = (
-    String,
-    DateTime<Utc>,
-    i32,
-    Option<String>,
-    Option<Vec<u8>>,
-    Option<String>,
-);
-
-/// A [`ContextRow`] with the snapshot's id in front.
-type SnapshotContextRow = (
-    i64,
-    String,
-    DateTime<Utc>,
-    i32,
-    Option<String>,
-    Option<Vec<u8>>,
-    Option<String>,
-);
+/// What a body's record says about it: the snapshot that served it (or decoded to it).
+#[derive(Debug, Clone, sqlx::FromRow)]
+struct SnapshotContext {
+    id: i64,
+    final_url: String,
+    fetched_at: DateTime<Utc>,
+    status: i32,
+    http_version: Option<String>,
+    header_block: Option<Vec<u8>>,
+    content_type: Option<String>,
+}
 
 /// What a record names besides its bytes, read for a whole batch of rows before the
 /// records are encoded off the async runtime.
 enum RecordContext {
     /// A body as a snapshot served it: a `response` when the snapshot kept its head.
-    Served(ContextRow),
+    Served(SnapshotContext),
     /// A body a snapshot decoded to: a `resource` of its media type.
-    Decoded(ContextRow),
+    Decoded(SnapshotContext),
     /// A screenshot: the final URL and time of the first render that names it.
     Rendered(String, DateTime<Utc>),
     /// Nothing names the row any more: a `resource` of a `urn:copyhound:` URI.
@@ -1286,7 +1277,7 @@ impl SegmentWriter {
                     .iter()
                     .filter_map(|(_, _, _, served, decoded)| served.or(*decoded))
                     .collect();
-                let mut named: HashMap<i64, ContextRow> = HashMap::with_capacity(ids.len());
+                let mut named: HashMap<i64, SnapshotContext> = HashMap::new();
                 if !ids.is_empty() {
                     // Ids the database gave, so the list is only digits and commas.
                     let sql = format!(
@@ -1294,17 +1285,13 @@ impl SegmentWriter {
                          content_type FROM snapshots WHERE id IN ({})",
                         ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
                     );
-                    let found: Vec<SnapshotContextRow> = read_pool!(self.store, |pool| {
+                    let found: Vec<SnapshotContext> = read_pool!(self.store, |pool| {
                         sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
                             .persistent(false)
                             .fetch_all(pool)
                             .await?
                     });
-                    named.extend(
-                        found
-                            .into_iter()
-                            .map(|(id, url, at, status, v, h, t)| (id, (url, at, status, v, h, t))),
-                    );
+                    named.extend(found.into_iter().map(|c| (c.id, c)));
                 }
                 Ok(rows
                     .iter()
@@ -1579,7 +1566,14 @@ fn screenshot_member(
 fn body_member(name: &str, sha: &[u8], body: &[u8], context: RecordContext) -> Result<Vec<u8>> {
     let hex_sha = hex(sha);
     let (warc_type, at, url, media, block) = match context {
-        RecordContext::Served((url, at, status, Some(version), Some(head), _)) => {
+        RecordContext::Served(SnapshotContext {
+            final_url,
+            fetched_at,
+            status,
+            http_version: Some(version),
+            header_block: Some(head),
+            ..
+        }) => {
             let mut block = format!("{version} {status} \r\n").into_bytes();
             for line in head.split_inclusive(|&b| b == b'\n') {
                 if !line.to_ascii_lowercase().starts_with(b"transfer-encoding:") {
@@ -1589,12 +1583,19 @@ fn body_member(name: &str, sha: &[u8], body: &[u8], context: RecordContext) -> R
             block.extend_from_slice(b"\r\n");
             block.extend_from_slice(body);
             let media = "application/http;msgtype=response".to_owned();
-            ("response", at, url, media, Cow::Owned(block))
+            ("response", fetched_at, final_url, media, Cow::Owned(block))
         }
-        RecordContext::Served((url, at, _, _, _, media))
-        | RecordContext::Decoded((url, at, _, _, _, media)) => {
-            let media = media.unwrap_or_else(|| "application/octet-stream".to_owned());
-            ("resource", at, url, media, Cow::Borrowed(body))
+        RecordContext::Served(c) | RecordContext::Decoded(c) => {
+            let media = c
+                .content_type
+                .unwrap_or_else(|| "application/octet-stream".to_owned());
+            (
+                "resource",
+                c.fetched_at,
+                c.final_url,
+                media,
+                Cow::Borrowed(body),
+            )
         }
         RecordContext::Rendered(..) | RecordContext::Unnamed => (
             "resource",
