@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use tracing::{info, instrument, warn};
 
-use crate::db::{read_pool, write_pool, write_tx};
+use crate::db::{id_list, read_pool, write_pool, write_tx};
 use crate::queue::millis;
 use crate::warc::{decode_member, encode_record, record_id, warc_date};
 use crate::{Error, Result, Store};
@@ -1279,11 +1279,10 @@ impl SegmentWriter {
                     .collect();
                 let mut named: HashMap<i64, SnapshotContext> = HashMap::new();
                 if !ids.is_empty() {
-                    // Ids the database gave, so the list is only digits and commas.
                     let sql = format!(
                         "SELECT id, final_url, fetched_at, status, http_version, header_block, \
                          content_type FROM snapshots WHERE id IN ({})",
-                        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+                        id_list(ids)
                     );
                     let found: Vec<SnapshotContext> = read_pool!(self.store, |pool| {
                         sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))

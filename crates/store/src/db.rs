@@ -447,6 +447,15 @@ pub struct MigrationStatus {
     pub applied: bool,
 }
 
+/// Ids as the list of an SQL `IN (…)`: integers only, so written into the SQL as they are
+/// (for lists longer than a statement's parameters, or built once for several statements).
+pub(crate) fn id_list(ids: impl IntoIterator<Item = i64>) -> String {
+    ids.into_iter()
+        .map(|id| id.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// 50 ms doubling per retry up to 2 s, plus up to a quarter more so that processes that
 /// met the same lock do not all come back at the same instant.
 fn busy_backoff(retry: u32) -> Duration {

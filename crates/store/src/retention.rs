@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, instrument, warn};
 
 use crate::bodies::SEGMENT_UNUSED;
-use crate::db::{in_tx, read_pool, write_pool, write_tx};
+use crate::db::{id_list, in_tx, read_pool, write_pool, write_tx};
 use crate::queue::millis;
 use crate::{BackendKind, Result, Store};
 
@@ -462,11 +462,7 @@ impl Store {
             // Ids come from the database as integers: written into the SQL as they are. The
             // mark keeps those that have expired, inside the transaction: a snapshot
             // matched since the read above keeps its bodies.
-            let ids = rows
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
+            let ids = id_list(rows.iter().copied());
             let mark = format!(
                 "UPDATE snapshots AS s SET body_removed_at = $3 WHERE s.id IN ({ids}) AND {} \
                  RETURNING id, sha256, wire_sha256",
@@ -491,16 +487,12 @@ impl Store {
                     .collect();
                 hashes.sort_unstable();
                 hashes.dedup();
+                let marked_ids = id_list(marked.iter().map(|r| r.0));
                 let texts_deleted = if keep_texts || marked.is_empty() {
                     0
                 } else {
-                    let ids = marked
-                        .iter()
-                        .map(|r| r.0.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
                     sqlx::query(sqlx::AssertSqlSafe(format!(
-                        "DELETE FROM page_texts WHERE snapshot_id IN ({ids}) AND NOT EXISTS \
+                        "DELETE FROM page_texts WHERE snapshot_id IN ({marked_ids}) AND NOT EXISTS \
                              (SELECT 1 FROM matches m WHERE m.snapshot_id = page_texts.snapshot_id)"
                     )))
                     .execute(&mut *tx)
@@ -549,14 +541,9 @@ impl Store {
                 let named: Vec<Vec<u8>> = if marked.is_empty() {
                     Vec::new()
                 } else {
-                    let ids = marked
-                        .iter()
-                        .map(|r| r.0.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
                     sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
                         "SELECT DISTINCT screenshot_sha256 FROM renders \
-                             WHERE snapshot_id IN ({ids}) AND screenshot_sha256 IS NOT NULL"
+                             WHERE snapshot_id IN ({marked_ids}) AND screenshot_sha256 IS NOT NULL"
                     )))
                     .fetch_all(&mut *tx)
                     .await?
@@ -657,11 +644,7 @@ impl Store {
     async fn segments_left(&self, ids: &[i64]) -> Result<Vec<SegmentLeft>> {
         let mut out = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(500) {
-            let list = chunk
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = id_list(chunk.iter().copied());
             let sql = format!(
                 "SELECT g.id, g.key, g.bytes, \
                  CAST(COUNT(u.seg) AS BIGINT), CAST(COALESCE(SUM(u.len), 0) AS BIGINT) \
