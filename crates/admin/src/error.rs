@@ -27,9 +27,15 @@ pub enum WebError {
     /// already sent); the message says why.
     #[error("{0}")]
     Conflict(String),
+    /// The route takes other methods; the message names them.
+    #[error("{0}")]
+    MethodNotAllowed(String),
     /// The request's body is larger than its route takes; the message says the limit.
     #[error("{0}")]
     TooLarge(String),
+    /// The body is not of the media type the route takes; the message says which it takes.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// Too many failed logins; try again later.
     #[error("too many attempts; try again in {0} seconds")]
     TooManyRequests(u64),
@@ -47,7 +53,9 @@ impl WebError {
             WebError::NotFound(_) => StatusCode::NOT_FOUND,
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
             WebError::Conflict(_) => StatusCode::CONFLICT,
+            WebError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             WebError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            WebError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             WebError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             WebError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -61,7 +69,9 @@ impl WebError {
             WebError::NotFound(_) => "not_found",
             WebError::BadRequest(_) => "bad_request",
             WebError::Conflict(_) => "conflict",
+            WebError::MethodNotAllowed(_) => "method_not_allowed",
             WebError::TooLarge(_) => "too_large",
+            WebError::UnsupportedMediaType(_) => "unsupported_media_type",
             WebError::TooManyRequests(_) => "rate_limited",
             WebError::Internal(_) => "internal",
         }

@@ -75,6 +75,7 @@ pub fn router(state: AdminState) -> Router {
             state.clone(),
             auth::reject_cross_site,
         ))
+        .layer(middleware::from_fn(api::one_error_shape))
         .layer(middleware::from_fn(security_headers))
         .layer(DefaultBodyLimit::max(form))
         .with_state(state)

@@ -145,6 +145,13 @@ pub(crate) struct ErrorShown {
     message: String,
 }
 
+impl ErrorShown {
+    /// The message the page shows.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+}
+
 /// The error page: the status and the message, escaped, in `ctx`'s frame.
 pub fn error_page_in(ctx: Ctx, status: StatusCode, message: &str) -> Response {
     let page = ErrorPage {
@@ -175,7 +182,7 @@ pub(crate) async fn framed_errors(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    if request.uri().path().starts_with(crate::api::PREFIX) {
+    if crate::api::is_api_path(request.uri().path()) {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();

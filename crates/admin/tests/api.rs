@@ -75,6 +75,8 @@ impl Api {
             secure_cookies: false,
             upload_dir: dir.path().join("uploads"),
             notices: profile(),
+            // Small enough that a test's body can be over it without tens of megabytes.
+            max_upload_bytes: 1 << 20,
             ..AdminSettings::default()
         };
         Api {
@@ -101,12 +103,11 @@ impl Api {
             }
             None => Body::empty(),
         };
-        let response = self
-            .app
-            .clone()
-            .oneshot(r.body(body).unwrap())
-            .await
-            .unwrap();
+        self.send(r.body(body).unwrap()).await
+    }
+
+    async fn send(&self, request: Request<Body>) -> Answer {
+        let response = self.app.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
         let body = axum::body::to_bytes(response.into_body(), 64 << 20)
@@ -298,7 +299,10 @@ async fn api_for_every_role(db: &TestDb) {
             None,
         )
         .await;
-    assert_eq!(a.error_code(StatusCode::BAD_REQUEST), "bad_request");
+    assert_eq!(
+        a.error_code(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+        "unsupported_media_type"
+    );
     let a = api
         .post(
             &format!("/api/v1/cases/{case}/status"),
@@ -316,7 +320,7 @@ async fn api_for_every_role(db: &TestDb) {
         .await;
     assert_eq!(a.error_code(StatusCode::CONFLICT), "conflict");
 
-    // Drafting a notice before the case is confirmed is refused.
+    // Drafting a notice before the case is confirmed is refused as the document says.
     let a = api
         .post(
             &format!("/api/v1/cases/{case}/notices"),
@@ -324,7 +328,9 @@ async fn api_for_every_role(db: &TestDb) {
             json!({"template": "cn"}),
         )
         .await;
-    assert!(a.status.is_client_error(), "{}", a.text());
+    assert_eq!(a.error_code(StatusCode::CONFLICT), "conflict");
+    let doc: Value = serde_json::from_str(&admin::openapi_json()).unwrap();
+    check_body(&doc, "/api/v1/cases/{id}/notices", "post", &a);
 
     // A reviewer confirms, drafts a notice and marks it sent: re-checks begin.
     let a = api
@@ -441,7 +447,10 @@ async fn api_for_every_role(db: &TestDb) {
     let a = api
         .call(Method::POST, "/api/v1/works", Some(reviewer), None)
         .await;
-    assert_eq!(a.error_code(StatusCode::BAD_REQUEST), "bad_request");
+    assert_eq!(
+        a.error_code(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+        "unsupported_media_type"
+    );
 
     for title in ["甲书", "乙书", "丙书"] {
         import_small(store, title).await;
@@ -574,6 +583,21 @@ async fn api_for_every_role(db: &TestDb) {
     let a = api.get("/api/v1/stats?top=5", viewer).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.text());
     assert!(a.json()["funnel"].is_object(), "{}", a.text());
+    // The API's typed figures are those `copyhound stats --json` prints, field for field.
+    let window = analytics::Window::new(None, chrono::Utc::now()).unwrap();
+    let mut printed =
+        serde_json::to_value(analytics::stats(store, &window, 5).await.unwrap()).unwrap();
+    let mut answered = a.json();
+    assert!(answered["window"]["now"].is_string(), "{answered}");
+    for figures in [&mut printed, &mut answered] {
+        figures["window"]["now"] = Value::Null;
+    }
+    assert_eq!(answered, printed);
+    assert!(
+        answered["top_sites"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    );
     let a = api.get("/api/v1/stats?since=1999-01-01", viewer).await;
     assert_eq!(a.error_code(StatusCode::BAD_REQUEST), "bad_request");
 
@@ -647,90 +671,123 @@ fn check_body(doc: &Value, path: &str, method: &str, answer: &Answer) {
     );
 }
 
-/// Each documented operation called with a token of the admin, with the ids of rows the
-/// test made, and a body where it takes one.
-async fn documented_routes_answer_as_documented(db: &TestDb) {
-    let store = &db.store;
-    let tokens = tokens(store).await;
-    let admin = tokens[&Role::Admin].as_str();
-    let viewer = tokens[&Role::Viewer].as_str();
-    let case = with_case(store).await;
-    let api = Api::new(store);
-    let doc: Value = serde_json::from_str(&admin::openapi_json()).unwrap();
-    assert_eq!(doc["openapi"], "3.1.0");
+/// The rows the test made, whose ids the document's paths name.
+struct Rows {
+    work: i64,
+    site: i64,
+    crawl: i64,
+    case: i64,
+    notice: i64,
+    job: i64,
+}
 
-    // The rows each path's ids name.
-    let site = api
-        .post(
-            "/api/v1/sites",
-            admin,
-            json!({"start_url": "http://pirate.example/"}),
-        )
-        .await
-        .json()["id"]
-        .as_i64()
-        .unwrap();
-    let job = api
-        .call(
-            Method::POST,
-            &format!("/api/v1/sites/{site}/crawls"),
-            Some(admin),
-            None,
-        )
-        .await
-        .json()["job_id"]
-        .as_i64()
-        .unwrap();
-    let crawl = {
-        use store::Crawls;
-        store
-            .create_crawl(&store::NewCrawl {
-                seeds: vec!["http://pirate.example/".into()],
-                settings: "{}".into(),
-                max_pages: Some(10),
-            })
+impl Rows {
+    /// Makes a watched site with a crawl job, a crawl, a confirmed case (`with_case`) with a
+    /// drafted notice, and a discovery candidate (`copies.example`) with a URL found.
+    async fn new(store: &Store, api: &Api, admin: &str) -> Rows {
+        let case = with_case(store).await;
+        let site = api
+            .post(
+                "/api/v1/sites",
+                admin,
+                json!({"start_url": "http://pirate.example/"}),
+            )
             .await
-            .unwrap()
-            .0
-    };
-    api.post(
-        &format!("/api/v1/cases/{case}/status"),
-        admin,
-        json!({"status": "confirmed"}),
-    )
-    .await;
-    let notice = api
-        .post(
-            &format!("/api/v1/cases/{case}/notices"),
-            admin,
-            json!({"template": "cn"}),
-        )
-        .await
-        .json()["id"]
-        .as_i64()
-        .unwrap();
-    let work = api.get("/api/v1/works", admin).await.json()["items"][0]["id"]
-        .as_i64()
-        .unwrap();
-    // A candidate with a URL found, which approving watches and ignoring then shuts out.
-    {
-        use store::Discovery;
-        store
-            .add_found_urls(&[store::FoundUrl {
-                domain: "copies.example".into(),
-                url: "http://copies.example/book/1".into(),
-                found_by: "search:searxng".into(),
-                work: None,
-            }])
-            .await
+            .json()["id"]
+            .as_i64()
             .unwrap();
-        store
-            .add_candidate("copies.example", "search:searxng")
+        let job = api
+            .call(
+                Method::POST,
+                &format!("/api/v1/sites/{site}/crawls"),
+                Some(admin),
+                None,
+            )
             .await
+            .json()["job_id"]
+            .as_i64()
             .unwrap();
+        let crawl = {
+            use store::Crawls;
+            store
+                .create_crawl(&store::NewCrawl {
+                    seeds: vec!["http://pirate.example/".into()],
+                    settings: "{}".into(),
+                    max_pages: Some(10),
+                })
+                .await
+                .unwrap()
+                .0
+        };
+        api.post(
+            &format!("/api/v1/cases/{case}/status"),
+            admin,
+            json!({"status": "confirmed"}),
+        )
+        .await;
+        let notice = api
+            .post(
+                &format!("/api/v1/cases/{case}/notices"),
+                admin,
+                json!({"template": "cn"}),
+            )
+            .await
+            .json()["id"]
+            .as_i64()
+            .unwrap();
+        let work = api.get("/api/v1/works", admin).await.json()["items"][0]["id"]
+            .as_i64()
+            .unwrap();
+        // A candidate with a URL found, which approving watches and ignoring then shuts out.
+        {
+            use store::Discovery;
+            store
+                .add_found_urls(&[store::FoundUrl {
+                    domain: "copies.example".into(),
+                    url: "http://copies.example/book/1".into(),
+                    found_by: "search:searxng".into(),
+                    work: None,
+                }])
+                .await
+                .unwrap();
+            store
+                .add_candidate("copies.example", "search:searxng")
+                .await
+                .unwrap();
+        }
+        Rows {
+            work,
+            site,
+            crawl,
+            case: case.0,
+            notice,
+            job,
+        }
     }
 
-    let bodies: BTreeMap<(&str, &str), Value> = BTreeMap::from([
+    /// The id of the row a documented path names.
+    fn id(&self, path: &str) -> i64 {
+        match path {
+            p if p.starts_with("/api/v1/works/") => self.work,
+            p if p.starts_with("/api/v1/sites/") => self.site,
+            p if p.starts_with("/api/v1/crawls/") => self.crawl,
+            p if p.starts_with("/api/v1/cases/") => self.case,
+            p if p.starts_with("/api/v1/notices/") => self.notice,
+            p if p.starts_with("/api/v1/jobs/") => self.job,
+            _ => 0,
+        }
+    }
+
+    /// A documented path with the ids of these rows.
+    fn uri(&self, path: &str) -> String {
+        path.replace("{id}", &self.id(path).to_string())
+            .replace("{domain}", "copies.example")
+    }
+}
+
+/// A body each operation that takes one accepts.
+fn bodies() -> BTreeMap<(&'static str, &'static str), Value> {
+    BTreeMap::from([
         (
             ("post", "/api/v1/works"),
             json!({"title": "另一本书", "text": "第一章 开端\n正文。"}),
@@ -763,8 +820,17 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
             ("post", "/api/v1/candidates/{domain}/approve"),
             json!({"schedule": "0 3 * * *"}),
         ),
-    ]);
-    let mut operations: Vec<(String, String)> = doc["paths"]
+    ])
+}
+
+/// The HTTP methods an OpenAPI path item may hold operations under.
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// Every operation of the document as (path, lower-case method).
+fn operations(doc: &Value) -> Vec<(String, String)> {
+    doc["paths"]
         .as_object()
         .unwrap()
         .iter()
@@ -772,27 +838,33 @@ async fn documented_routes_answer_as_documented(db: &TestDb) {
             item.as_object()
                 .unwrap()
                 .keys()
+                .filter(|k| METHODS.contains(&k.as_str()))
                 .map(|method| (path.clone(), method.clone()))
                 .collect::<Vec<_>>()
         })
-        .collect();
+        .collect()
+}
+
+/// Each documented operation called with a token of the admin, with the ids of rows the
+/// test made, and a body where it takes one.
+async fn documented_routes_answer_as_documented(db: &TestDb) {
+    let store = &db.store;
+    let tokens = tokens(store).await;
+    let admin = tokens[&Role::Admin].as_str();
+    let viewer = tokens[&Role::Viewer].as_str();
+    let api = Api::new(store);
+    let doc: Value = serde_json::from_str(&admin::openapi_json()).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let rows = Rows::new(store, &api, admin).await;
+    let (work, site, notice) = (rows.work, rows.site, rows.notice);
+    let bodies = bodies();
+    let mut operations = operations(&doc);
     // Setting the status goes last: sending the notice needs the case confirmed.
     operations.sort_by_key(|(path, _)| path.ends_with("/status"));
     let mut checked = 0;
     for (path, method) in &operations {
         {
-            let id = match path.as_str() {
-                p if p.starts_with("/api/v1/works/") => work,
-                p if p.starts_with("/api/v1/sites/") => site,
-                p if p.starts_with("/api/v1/crawls/") => crawl,
-                p if p.starts_with("/api/v1/cases/") => case.0,
-                p if p.starts_with("/api/v1/notices/") => notice,
-                p if p.starts_with("/api/v1/jobs/") => job,
-                _ => 0,
-            };
-            let uri = path
-                .replace("{id}", &id.to_string())
-                .replace("{domain}", "copies.example");
+            let uri = rows.uri(path);
             let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             let body = bodies.get(&(method.as_str(), path.as_str())).cloned();
             let answer = api.call(m.clone(), &uri, Some(admin), body.clone()).await;
@@ -877,6 +949,554 @@ async fn documented_routes_answer_as_documented_on_postgres() {
         return;
     };
     documented_routes_answer_as_documented(&db).await;
+}
+
+/// Asserts the one error shape, `{"error": {"code", "message"}}` as JSON and nothing else;
+/// returns the code.
+fn shape(answer: &Answer, what: &str) -> String {
+    let context = || format!("{what}: {} {}", answer.status, answer.text());
+    assert_eq!(
+        answer
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json"),
+        "{}",
+        context()
+    );
+    let body = answer.json();
+    assert_eq!(body.as_object().map(|o| o.len()), Some(1), "{}", context());
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.is_empty(), "{}", context());
+    let code = body["error"]["code"].as_str().unwrap_or_default();
+    assert!(!code.is_empty(), "{}", context());
+    code.to_owned()
+}
+
+/// Asserts that `answer` is a refusal the document lists for the operation, in the one
+/// error shape that the document says; returns the code.
+fn documented_refusal(
+    doc: &Value,
+    path: &str,
+    method: &str,
+    answer: &Answer,
+    what: &str,
+) -> String {
+    assert!(
+        answer.status.is_client_error(),
+        "{what}: {method} {path} answered {} {}",
+        answer.status,
+        answer.text()
+    );
+    check_body(doc, path, method, answer);
+    shape(answer, what)
+}
+
+/// The schema a parameter or property says, through a `$ref` and past a `null` alternative.
+fn effective_schema<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    if let Some(name) = schema["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+    {
+        return effective_schema(doc, &doc["components"]["schemas"][name]);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(alternatives) = schema[key].as_array()
+            && let Some(one) = alternatives.iter().find(|a| a["type"] != "null")
+        {
+            return effective_schema(doc, one);
+        }
+    }
+    schema
+}
+
+/// A query value that a parameter of `schema` cannot take, if its schema says enough.
+fn wrong_value(doc: &Value, schema: &Value) -> Option<&'static str> {
+    let schema = effective_schema(doc, schema);
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    if schema.get("enum").is_some() {
+        Some("bogus")
+    } else if types.contains(&"integer") || types.contains(&"number") {
+        Some("x")
+    } else if types.contains(&"boolean") {
+        Some("maybe")
+    } else if schema["format"] == "date" {
+        Some("2026-13-45")
+    } else {
+        None
+    }
+}
+
+/// Every documented operation called the ways a client gets it wrong: with a method its
+/// path does not take, an unknown id, an id that is no number, a query parameter of the
+/// wrong type, and a body that is not sent as JSON, does not parse, has another shape or is
+/// over the limit. Each answer's status must be listed for the operation and its body be
+/// the one error shape; so must the answers of unknown routes and refused cross-site calls
+/// under `/api/`, while a page keeps its HTML error page.
+async fn every_refusal_is_documented(db: &TestDb) {
+    let store = &db.store;
+    let tokens = tokens(store).await;
+    let admin = tokens[&Role::Admin].as_str();
+    let api = Api::new(store);
+    let doc: Value = serde_json::from_str(&admin::openapi_json()).unwrap();
+    let rows = Rows::new(store, &api, admin).await;
+    let bodies = bodies();
+    let mut operations = 0;
+    let mut refusals = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let methods: Vec<&str> = METHODS
+            .into_iter()
+            .filter(|m| item.get(*m).is_some())
+            .collect();
+        let uri = rows.uri(path);
+
+        // A method the path does not take: 405, `Allow` naming those it does.
+        let wrong = ["delete", "put", "patch", "post", "get"]
+            .into_iter()
+            .find(|m| !methods.contains(m))
+            .unwrap();
+        let m = Method::from_bytes(wrong.to_uppercase().as_bytes()).unwrap();
+        let answer = api.call(m, &uri, Some(admin), None).await;
+        let what = format!("{wrong} {uri}");
+        assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED, "{what}");
+        let allow = answer.headers[header::ALLOW]
+            .to_str()
+            .unwrap()
+            .to_lowercase();
+        for method in &methods {
+            assert!(
+                allow.split(',').any(|a| a.trim() == *method),
+                "{what}: Allow {allow:?} lacks {method}"
+            );
+            let code = documented_refusal(&doc, path, method, &answer, &what);
+            assert_eq!(code, "method_not_allowed", "{what}");
+        }
+        refusals += 1;
+
+        for method in methods {
+            operations += 1;
+            let operation = &item[method];
+            let m = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let body = bodies.get(&(method, path.as_str())).cloned();
+            let parameters = operation["parameters"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let in_path = |name: &str| {
+                parameters
+                    .iter()
+                    .any(|p| p["in"] == "path" && p["name"] == name)
+            };
+
+            // An unknown id: 404 wherever the operation looks a row up by it.
+            if in_path("id") || in_path("domain") {
+                let unknown = path
+                    .replace("{id}", "987654321")
+                    .replace("{domain}", "unknown.example");
+                let what = format!("{method} {unknown} (unknown id)");
+                let answer = api
+                    .call(m.clone(), &unknown, Some(admin), body.clone())
+                    .await;
+                let documents_404 = !operation["responses"]["404"].is_null();
+                assert!(
+                    documents_404 || !in_path("id"),
+                    "{method} {path} looks a row up by id and does not list 404"
+                );
+                if documents_404 {
+                    assert_eq!(
+                        answer.status,
+                        StatusCode::NOT_FOUND,
+                        "{what}: {}",
+                        answer.text()
+                    );
+                    let code = documented_refusal(&doc, path, method, &answer, &what);
+                    assert_eq!(code, "not_found", "{what}");
+                    refusals += 1;
+                } else {
+                    check_body(&doc, path, method, &answer);
+                }
+            }
+
+            // An id that is no number, a domain that is no host name.
+            if in_path("id") || in_path("domain") {
+                let bad = path
+                    .replace("{id}", "abc")
+                    .replace("{domain}", "no%20host%21");
+                let what = format!("{method} {bad} (bad id)");
+                let answer = api.call(m.clone(), &bad, Some(admin), body.clone()).await;
+                documented_refusal(&doc, path, method, &answer, &what);
+                if in_path("id") {
+                    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{what}");
+                }
+                refusals += 1;
+            }
+
+            // A query parameter of the wrong type.
+            for parameter in parameters.iter().filter(|p| p["in"] == "query") {
+                let Some(value) = wrong_value(&doc, &parameter["schema"]) else {
+                    continue;
+                };
+                let name = parameter["name"].as_str().unwrap();
+                let with_query = format!("{uri}?{name}={value}");
+                let what = format!("{method} {with_query}");
+                let answer = api
+                    .call(m.clone(), &with_query, Some(admin), body.clone())
+                    .await;
+                assert_eq!(
+                    answer.status,
+                    StatusCode::BAD_REQUEST,
+                    "{what}: {}",
+                    answer.text()
+                );
+                documented_refusal(&doc, path, method, &answer, &what);
+                refusals += 1;
+            }
+
+            // Bodies the operation cannot take.
+            if operation.get("requestBody").is_none() {
+                continue;
+            }
+            let good = body.clone().unwrap_or(json!({})).to_string();
+            let oversize = json!({"text": "字".repeat(2 << 20)}).to_string();
+            for (content_type, bytes, status, why) in [
+                (
+                    None,
+                    good.clone(),
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "no content type",
+                ),
+                (
+                    Some("text/plain"),
+                    good,
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "sent as text",
+                ),
+                (
+                    Some("application/json"),
+                    "{\"".to_owned(),
+                    StatusCode::BAD_REQUEST,
+                    "no JSON",
+                ),
+                (
+                    Some("application/json"),
+                    "[1, 2]".to_owned(),
+                    StatusCode::BAD_REQUEST,
+                    "another shape",
+                ),
+                (
+                    Some("application/json"),
+                    oversize,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "over the limit",
+                ),
+            ] {
+                let mut request = Request::builder()
+                    .method(m.clone())
+                    .uri(&uri)
+                    .header(header::AUTHORIZATION, format!("Bearer {admin}"));
+                if let Some(t) = content_type {
+                    request = request.header(header::CONTENT_TYPE, t);
+                }
+                let answer = api.send(request.body(Body::from(bytes)).unwrap()).await;
+                let what = format!("{method} {uri} ({why})");
+                assert_eq!(answer.status, status, "{what}: {}", answer.text());
+                documented_refusal(&doc, path, method, &answer, &what);
+                refusals += 1;
+            }
+        }
+    }
+    assert!(operations >= 20, "every operation called: {operations}");
+    assert!(refusals >= 60, "refusals checked: {refusals}");
+
+    // Addresses under /api/ that no route answers, in any method.
+    for (method, uri) in [
+        (Method::GET, "/api"),
+        (Method::GET, "/api/"),
+        (Method::GET, "/api/v2/cases"),
+        (Method::POST, "/api/v1/no/such/route"),
+        (
+            Method::DELETE,
+            &*format!("/api/v1/cases/{}/nope", rows.case),
+        ),
+    ] {
+        let answer = api.call(method.clone(), uri, Some(admin), None).await;
+        let what = format!("{method} {uri}");
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{what}");
+        assert_eq!(shape(&answer, &what), "not_found");
+        assert!(
+            answer.text().contains("openapi.json"),
+            "{what}: {}",
+            answer.text()
+        );
+    }
+    // The document's own route takes GET only.
+    let answer = api
+        .call(Method::DELETE, "/api/v1/openapi.json", Some(admin), None)
+        .await;
+    assert_eq!(answer.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(shape(&answer, "DELETE openapi.json"), "method_not_allowed");
+
+    // A call another site's page makes a browser send (no bearer token) is refused in the
+    // API's shape, as the document lists.
+    let path = "/api/v1/cases/{id}/status";
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri(rows.uri(path))
+        .header(header::ORIGIN, "http://evil.example")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(r#"{"status": "dismissed"}"#))
+        .unwrap();
+    let answer = api.send(request).await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN, "{}", answer.text());
+    assert_eq!(
+        documented_refusal(&doc, path, "post", &answer, "cross-site"),
+        "forbidden"
+    );
+
+    // Pages keep their own error page.
+    let answer = api.call(Method::GET, "/no/such/page", None, None).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND);
+    assert!(
+        answer.headers[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
+        "{:?}",
+        answer.headers
+    );
+}
+
+#[tokio::test]
+async fn every_refusal_is_documented_on_sqlite() {
+    let db = store::testing::sqlite("admin_refusals").await.unwrap();
+    every_refusal_is_documented(&db).await;
+}
+
+#[tokio::test]
+async fn every_refusal_is_documented_on_postgres() {
+    let Some(db) = store::testing::postgres("admin_refusals").await else {
+        return;
+    };
+    every_refusal_is_documented(&db).await;
+}
+
+/// The files of a zip by their paths.
+fn unzip(bytes: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    use std::io::Read;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    (0..zip.len())
+        .map(|i| {
+            let mut file = zip.by_index(i).unwrap();
+            let name = file.name().unwrap().into_owned();
+            let mut out = Vec::new();
+            file.read_to_end(&mut out).unwrap();
+            (name, out)
+        })
+        .collect()
+}
+
+/// The files under `dir` by their `/`-separated paths below it.
+fn files_under(dir: &std::path::Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().to_string_lossy();
+                out.insert(name.replace('\\', "/"), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A WARC file's records after its `warcinfo`, decompressed, with the `warcinfo`'s id (which
+/// names its time of writing, and each record repeats) blanked.
+fn records_after_warcinfo(gz: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut rest = gz;
+    // The bufread decoder consumes no more of its reader than the member.
+    let mut warcinfo = String::new();
+    flate2::bufread::GzDecoder::new(&mut rest)
+        .read_to_string(&mut warcinfo)
+        .unwrap();
+    let id = warcinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("WARC-Record-ID: "))
+        .unwrap()
+        .to_owned();
+    let mut records = String::new();
+    flate2::bufread::MultiGzDecoder::new(rest)
+        .read_to_string(&mut records)
+        .unwrap();
+    assert!(records.contains("WARC-Type: response"), "{records:.300}");
+    records.replace(&id, "<warcinfo>").into_bytes()
+}
+
+/// `GET /api/v1/cases/{id}/evidence` answers the package `copyhound cases evidence` writes
+/// (`pipeline::write_package`), zipped: the same files with the same bytes, but for what
+/// says when it was written (the manifest's `written_at`, the WARC file's `warcinfo` record).
+async fn evidence_package_through_the_api(db: &TestDb) {
+    let store = &db.store;
+    let tokens = tokens(store).await;
+    let viewer = tokens[&Role::Viewer].as_str();
+    let case = with_case(store).await;
+    let api = Api::new(store);
+    let dir = tempfile::tempdir().unwrap();
+    pipeline::write_package(store, case, dir.path(), false)
+        .await
+        .unwrap();
+    let written = files_under(dir.path());
+
+    let uri = format!("/api/v1/cases/{case}/evidence");
+    let answer = api.get(&uri, viewer).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    assert_eq!(answer.headers[header::CONTENT_TYPE], "application/zip");
+    assert_eq!(
+        answer.headers[header::CONTENT_DISPOSITION],
+        format!("attachment; filename=\"case-{case}-evidence.zip\"")
+    );
+    let doc: Value = serde_json::from_str(&admin::openapi_json()).unwrap();
+    let documented = &doc["paths"]["/api/v1/cases/{id}/evidence"]["get"]["responses"]["200"];
+    assert!(
+        documented["content"]["application/zip"].is_object(),
+        "{documented}"
+    );
+    let zipped = unzip(&answer.body);
+    assert_eq!(
+        zipped.keys().collect::<Vec<_>>(),
+        written.keys().collect::<Vec<_>>()
+    );
+    assert!(
+        zipped.keys().any(|k| k.starts_with("texts/")),
+        "the page's text: {:?}",
+        zipped.keys()
+    );
+    for (name, bytes) in &zipped {
+        match name.as_str() {
+            "manifest.json" => {
+                let mut ours: Value = serde_json::from_slice(bytes).unwrap();
+                let mut theirs: Value = serde_json::from_slice(&written[name]).unwrap();
+                for manifest in [&mut ours, &mut theirs] {
+                    manifest["written_at"] = Value::Null;
+                    for file in manifest["files"].as_array_mut().unwrap() {
+                        if file["path"] == "case.warc.gz" {
+                            file["sha256"] = Value::Null;
+                            file["bytes"] = Value::Null;
+                        }
+                    }
+                }
+                assert_eq!(ours, theirs);
+            }
+            "case.warc.gz" => {
+                let ours = records_after_warcinfo(bytes);
+                assert!(
+                    ours == records_after_warcinfo(&written[name]),
+                    "the WARC records differ"
+                );
+            }
+            _ => assert!(*bytes == written[name], "{name} differs"),
+        }
+    }
+    // The manifest vouches for the files of the zip.
+    let manifest: Value = serde_json::from_slice(&zipped["manifest.json"]).unwrap();
+    for file in manifest["files"].as_array().unwrap() {
+        let path = file["path"].as_str().unwrap();
+        let digest = <sha2::Sha256 as sha2::Digest>::digest(&zipped[path]);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(file["sha256"], hex, "{path}");
+    }
+
+    // Refusals in the one shape.
+    let answer = api.call(Method::GET, &uri, None, None).await;
+    assert_eq!(
+        answer.error_code(StatusCode::UNAUTHORIZED),
+        "unauthenticated"
+    );
+    let answer = api.get("/api/v1/cases/987654321/evidence", viewer).await;
+    assert_eq!(answer.error_code(StatusCode::NOT_FOUND), "not_found");
+}
+
+#[tokio::test]
+async fn evidence_package_through_the_api_on_sqlite() {
+    let db = store::testing::sqlite("admin_evidence").await.unwrap();
+    evidence_package_through_the_api(&db).await;
+}
+
+#[tokio::test]
+async fn evidence_package_through_the_api_on_postgres() {
+    let Some(db) = store::testing::postgres("admin_evidence").await else {
+        return;
+    };
+    evidence_package_through_the_api(&db).await;
+}
+
+/// Where `schema` (and what it holds) describes an object's properties in place: the paths
+/// found, with `at` as their root.
+fn inlined_objects(schema: &Value, at: &str, out: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if map.contains_key("properties") {
+                out.push(at.to_owned());
+            }
+            for (key, value) in map {
+                inlined_objects(value, &format!("{at}/{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, value) in items.iter().enumerate() {
+                inlined_objects(value, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every object the API sends or takes is a component that operations and other components
+/// name by `$ref`, so that a generated client has one class for it: no schema with properties
+/// stands in an operation, or inside a component.
+#[test]
+fn every_object_is_a_component_named_by_ref() {
+    let doc: Value = serde_json::from_str(&admin::openapi_json()).unwrap();
+    let mut inlined = Vec::new();
+    inlined_objects(&doc["paths"], "#/paths", &mut inlined);
+    let components = doc["components"]["schemas"].as_object().unwrap();
+    for (name, schema) in components {
+        for (key, value) in schema.as_object().unwrap() {
+            inlined_objects(
+                value,
+                &format!("#/components/schemas/{name}/{key}"),
+                &mut inlined,
+            );
+        }
+    }
+    assert!(inlined.is_empty(), "schemas inlined at {inlined:#?}");
+    // The pages and the figures are components with their parts named.
+    for name in [
+        "CasePage",
+        "WorkPage",
+        "SitePage",
+        "StatsOut",
+        "FunnelOut",
+        "ErrorBody",
+    ] {
+        assert!(components.contains_key(name), "{name} is no component");
+    }
+    assert_eq!(
+        components["CasePage"]["properties"]["items"]["items"]["$ref"],
+        "#/components/schemas/CaseOut"
+    );
+    assert_eq!(
+        components["StatsOut"]["properties"]["crawl_health"]["items"]["$ref"],
+        "#/components/schemas/CrawlHealthOut"
+    );
 }
 
 /// The document checked by `openapi-spec-validator` (the OpenAPI Initiative's schemas):

@@ -8,8 +8,7 @@ use store::{CaseFilter, CaseId, CaseReads, CaseStatus, CaseWrites, Rechecks, Rol
 use utoipa::ToSchema;
 
 use super::{
-    ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Paged,
-    bad_cursor,
+    ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, bad_cursor,
 };
 use crate::error::WebError;
 use crate::pages::cases::{format_cursor, parse_cursor};
@@ -54,6 +53,12 @@ impl From<Status> for CaseStatus {
         }
     }
 }
+
+super::page_of!(
+    /// One page of the review queue.
+    CasePage,
+    CaseOut
+);
 
 /// A case: one site copying one work.
 #[derive(Debug, Serialize, ToSchema)]
@@ -120,7 +125,7 @@ pub(crate) struct CaseQuery {
     get, path = "/api/v1/cases", tag = "cases",
     params(CaseQuery, PageQuery),
     responses(
-        (status = 200, description = "Cases, latest seen first", body = Paged<CaseOut>),
+        (status = 200, description = "Cases, latest seen first", body = CasePage),
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 401, description = "No valid token", body = ErrorBody),
     )
@@ -130,7 +135,7 @@ pub(crate) async fn list(
     _user: ApiUser,
     ApiQuery(q): ApiQuery<CaseQuery>,
     ApiQuery(page): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Paged<CaseOut>>> {
+) -> ApiResult<Json<CasePage>> {
     let limit = page.limit()?;
     let cursor = page
         .cursor()
@@ -154,7 +159,7 @@ pub(crate) async fn list(
     let next_cursor = (cases.len() == limit as usize)
         .then(|| cases.last().map(|c| format_cursor(&c.cursor())))
         .flatten();
-    Ok(Json(Paged {
+    Ok(Json(CasePage {
         items: cases.into_iter().map(CaseOut::from).collect(),
         next_cursor,
     }))
@@ -424,4 +429,25 @@ pub(crate) async fn set_status(
         .set_case_status(id, change.status.into(), user.actor(), note.as_deref())
         .await?;
     Ok(Json(state.store().case(id).await?.into()))
+}
+
+#[utoipa::path(
+    operation_id = "get_case_evidence",
+    get, path = "/api/v1/cases/{id}/evidence", tag = "cases",
+    params(("id" = i64, Path, description = "The case's id")),
+    responses(
+        (status = 200, description = "The case's evidence package as a zip: the files \
+          `copyhound cases evidence` writes (the WARC file, the page texts, screenshots, \
+          passages, timestamp tokens, README and manifest), each with its SHA-256 in \
+          `manifest.json`", content_type = "application/zip"),
+        (status = 400, description = "Bad id", body = ErrorBody),
+        (status = 404, description = "No such case", body = ErrorBody),
+    )
+)]
+pub(crate) async fn evidence(
+    State(state): State<AdminState>,
+    _user: ApiUser,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<axum::response::Response> {
+    Ok(crate::pages::cases::evidence_zip(&state, CaseId(id)).await?)
 }

@@ -7,9 +7,14 @@
 //!   A bearer token is no ambient credential a browser sends by itself, so the API needs no
 //!   CSRF token.
 //! - Errors have one shape, [`ErrorBody`]: `{"error": {"code": "...", "message": "..."}}`,
-//!   the code one of [`WebError::code`]'s names.
-//! - Listings are pages of [`Paged`]: `items` and `next_cursor`, an opaque string to pass
-//!   back as `cursor` (absent on the last page).
+//!   the code one of [`WebError::code`]'s names: the handlers' own, and (through
+//!   [`one_error_shape`]) those of the method router, the body limit, the cross-site check and
+//!   unknown routes, anywhere under `/api/`. The document lists every status an operation
+//!   answers; those any operation may answer are added to each by [`common_responses`].
+//! - Listings are pages (declared by `page_of!`): `items` and `next_cursor`, an opaque
+//!   string to pass back as `cursor` (absent on the last page).
+//! - A case's evidence package is `GET /api/v1/cases/{id}/evidence`, the zip the case page
+//!   downloads: the files `copyhound cases evidence` writes.
 //! - The OpenAPI 3.1 document, generated from these handlers, is at `/api/v1/openapi.json`.
 
 mod candidates;
@@ -26,7 +31,7 @@ use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use store::{Role, UserRecord};
@@ -79,28 +84,34 @@ impl Modify for BearerAuth {
 /// The API's routes and its OpenAPI document (served at `/api/v1/openapi.json`); a work
 /// uploaded in a call's body may have `upload_limit` bytes.
 pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
-    let (router, doc) = api_router(upload_limit).split_for_parts();
+    let (router, doc) = api(upload_limit);
     let doc = Arc::new(
         doc.to_pretty_json()
             .expect("the OpenAPI document is plain data and always serialises"),
     );
-    router
-        .route(
-            &format!("{PREFIX}/openapi.json"),
-            get(move || {
-                let doc = Arc::clone(&doc);
-                async move {
-                    (
-                        [(
-                            header::CONTENT_TYPE,
-                            HeaderValue::from_static("application/json"),
-                        )],
-                        doc.as_str().to_owned(),
-                    )
-                }
-            }),
-        )
-        .route(&format!("{PREFIX}/{{*rest}}"), any(unknown_route))
+    router.route(
+        &format!("{PREFIX}/openapi.json"),
+        get(move || {
+            let doc = Arc::clone(&doc);
+            async move {
+                (
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
+                    doc.as_str().to_owned(),
+                )
+            }
+        }),
+    )
+}
+
+/// The routes and the document that describes them, built together so neither can list an
+/// operation the other lacks.
+fn api(upload_limit: usize) -> (Router<AdminState>, utoipa::openapi::OpenApi) {
+    let (router, mut doc) = api_router(upload_limit).split_for_parts();
+    common_responses(&mut doc);
+    (router, doc)
 }
 
 fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
@@ -121,6 +132,7 @@ fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
         .routes(routes!(cases::list))
         .routes(routes!(cases::get))
         .routes(routes!(cases::set_status))
+        .routes(routes!(cases::evidence))
         .routes(routes!(notices::list))
         .routes(routes!(notices::create))
         .routes(routes!(notices::get, notices::update))
@@ -132,16 +144,189 @@ fn api_router(upload_limit: usize) -> OpenApiRouter<AdminState> {
 
 /// The OpenAPI document as JSON, as served at `/api/v1/openapi.json`.
 pub fn openapi_json() -> String {
-    api_router(crate::AdminSettings::default().max_upload_bytes)
-        .into_openapi()
+    api(crate::AdminSettings::default().max_upload_bytes)
+        .1
         .to_pretty_json()
         .expect("the OpenAPI document is plain data and always serialises")
 }
 
-async fn unknown_route() -> ApiError {
-    ApiError(WebError::NotFound(
-        "no such API route: see /api/v1/openapi.json".into(),
+/// Lists on every operation the errors that any of them may answer, whatever its handler
+/// does: written once here rather than on each handler, where one would be forgotten.
+fn common_responses(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    let error = |description: &str| {
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                    .build(),
+            )
+            .build()
+    };
+    for item in doc.paths.paths.values_mut() {
+        for operation in operations(item) {
+            let responses = &mut operation.responses.responses;
+            let mut add = |status: StatusCode, description: &str| {
+                responses
+                    .entry(status.as_str().to_owned())
+                    .or_insert_with(|| error(description).into());
+            };
+            add(StatusCode::UNAUTHORIZED, "No valid token");
+            add(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "This path does not take the method; `Allow` lists those it takes",
+            );
+            add(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The server failed; the details are in its log",
+            );
+            if operation.request_body.is_some() {
+                add(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "The body is larger than the call takes",
+                );
+                add(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "The body is not sent as `application/json`",
+                );
+            }
+        }
+    }
+}
+
+/// The operations of a path item, whichever methods it has.
+fn operations(
+    item: &mut utoipa::openapi::PathItem,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    [
+        &mut item.get,
+        &mut item.put,
+        &mut item.post,
+        &mut item.delete,
+        &mut item.options,
+        &mut item.head,
+        &mut item.patch,
+        &mut item.trace,
+        &mut item.query,
+    ]
+    .into_iter()
+    .filter_map(Option::as_mut)
+}
+
+/// Whether `path` is the API's: everything under `/api/`, known routes or not.
+pub(crate) fn is_api_path(path: &str) -> bool {
+    path == "/api" || path.starts_with("/api/")
+}
+
+/// What an address under `/api/` that no route answers gets.
+fn no_such_route(path: &str) -> WebError {
+    WebError::NotFound(format!(
+        "there is no API route {path}: see {PREFIX}/openapi.json for those there are"
     ))
+}
+
+/// What the JSON extractor says of a body over the route's limit.
+const TOO_LARGE: &str = "the body is larger than this call takes: a call at most [server] \
+                         max_form_bytes, an upload's file at most max_upload_bytes";
+
+/// What the JSON extractor says of a body sent as another media type.
+const SEND_JSON: &str = "send the body as JSON with `Content-Type: application/json`";
+
+/// Marks a response as an [`ErrorBody`] already, so that [`one_error_shape`] leaves it be.
+#[derive(Debug, Clone, Copy)]
+struct Shaped;
+
+/// Answers every error under `/api/` in the one [`ErrorBody`] shape, whoever answered it:
+/// the handlers do already; axum's method router (405 with an empty body), the router's
+/// fallback (the HTML 404 page), the cross-site check (the HTML 403 page) and any layer that
+/// answers on its own (a body or rate limit) do not. The status and headers (`Allow`,
+/// `Retry-After`) are kept; the pages keep their own error page.
+pub(crate) async fn one_error_shape(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if !is_api_path(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error())
+        || response.extensions().get::<Shaped>().is_some()
+    {
+        return response;
+    }
+    let shown = response
+        .extensions()
+        .get::<crate::render::ErrorShown>()
+        .map(|s| s.message().to_owned());
+    let (old, _) = response.into_parts();
+    let header = |name: header::HeaderName| {
+        old.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let error = match status {
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allow = header(header::ALLOW).unwrap_or_default();
+            WebError::MethodNotAllowed(format!(
+                "{method} is not allowed on {path}: it takes {allow}"
+            ))
+        }
+        StatusCode::NOT_FOUND => no_such_route(&path),
+        StatusCode::PAYLOAD_TOO_LARGE => WebError::TooLarge(shown.unwrap_or(TOO_LARGE.into())),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            WebError::UnsupportedMediaType(shown.unwrap_or(SEND_JSON.into()))
+        }
+        StatusCode::TOO_MANY_REQUESTS => WebError::TooManyRequests(
+            header(header::RETRY_AFTER)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(1),
+        ),
+        StatusCode::UNAUTHORIZED => WebError::Unauthenticated {
+            next: String::new(),
+        },
+        StatusCode::FORBIDDEN => WebError::Forbidden(shown.unwrap_or("forbidden".into())),
+        StatusCode::CONFLICT => WebError::Conflict(shown.unwrap_or("conflict".into())),
+        StatusCode::BAD_REQUEST => WebError::bad(shown.unwrap_or("bad request".into())),
+        other => {
+            // A status no other WebError stands for (a timeout, an unavailable service): its
+            // code is its reason, in the codes' snake case.
+            let reason = other.canonical_reason().unwrap_or("error").to_lowercase();
+            let code = if other == StatusCode::INTERNAL_SERVER_ERROR {
+                // Logged where it happened; a second log line would say nothing more.
+                WebError::Internal(String::new()).code().to_owned()
+            } else {
+                reason.replace([' ', '-'], "_")
+            };
+            let message = shown.unwrap_or(reason);
+            return with_headers(shaped(status, code, message), &old.headers);
+        }
+    };
+    with_headers(ApiError(error).into_response(), &old.headers)
+}
+
+/// `response` with the headers of the answer it replaces, but for those of its own body.
+fn with_headers(mut response: Response, old: &axum::http::HeaderMap) -> Response {
+    for (name, value) in old {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    response
+}
+
+/// An [`ErrorBody`] answer.
+fn shaped(status: StatusCode, code: String, message: String) -> Response {
+    let body = ErrorBody {
+        error: ErrorDetail { code, message },
+    };
+    let mut response = (status, Json(body)).into_response();
+    response.extensions_mut().insert(Shaped);
+    response
 }
 
 /// Every error the API answers with.
@@ -153,8 +338,10 @@ pub(crate) struct ErrorBody {
 /// What went wrong.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ErrorDetail {
-    /// Stable: `unauthenticated`, `forbidden`, `not_found`, `bad_request`, `conflict`,
-    /// `too_large`, `rate_limited` or `internal`.
+    /// Stable: `unauthenticated`, `forbidden`, `not_found`, `method_not_allowed`,
+    /// `bad_request`, `conflict`, `too_large`, `unsupported_media_type`, `rate_limited` or
+    /// `internal`; for a status none of these stands for, its reason in snake case
+    /// (`service_unavailable`).
     code: String,
     /// For people: what was wrong and what is allowed.
     message: String,
@@ -181,13 +368,7 @@ impl IntoResponse for ApiError {
                 .to_owned(),
             other => other.to_string(),
         };
-        let body = ErrorBody {
-            error: ErrorDetail {
-                code: error.code().to_owned(),
-                message,
-            },
-        };
-        let mut response = (error.status(), Json(body)).into_response();
+        let mut response = shaped(error.status(), error.code().to_owned(), message);
         let headers = response.headers_mut();
         match error {
             WebError::Unauthenticated { .. } => {
@@ -222,23 +403,16 @@ where
         match Json::<T>::from_request(request, state).await {
             Ok(Json(value)) => Ok(ApiJson(value)),
             Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Err(ApiError(WebError::TooLarge(
-                    "the body is larger than this call takes: a call at most [server] \
-                     max_form_bytes, an upload's file at most max_upload_bytes"
-                        .into(),
-                )))
+                Err(ApiError(WebError::TooLarge(TOO_LARGE.into())))
             }
-            Err(e) => Err(ApiError(WebError::bad(json_rejection(&e)))),
+            Err(JsonRejection::MissingJsonContentType(_)) => {
+                Err(ApiError(WebError::UnsupportedMediaType(SEND_JSON.into())))
+            }
+            Err(e) => Err(ApiError(WebError::bad(format!(
+                "bad JSON body: {}",
+                e.body_text()
+            )))),
         }
-    }
-}
-
-fn json_rejection(e: &JsonRejection) -> String {
-    match e {
-        JsonRejection::MissingJsonContentType(_) => {
-            "send the body as JSON with `Content-Type: application/json`".into()
-        }
-        other => format!("bad JSON body: {}", other.body_text()),
     }
 }
 
@@ -338,15 +512,23 @@ impl FromRequestParts<AdminState> for ApiUser {
     }
 }
 
-/// One page of a listing.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct Paged<T: ToSchema> {
-    /// The rows of this page.
-    pub items: Vec<T>,
-    /// Pass as `cursor` to get the next page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
+/// Declares the page type of a listing, `items` and `next_cursor`: a component of its own
+/// per listing rather than a generic `Paged<T>`, whose schema utoipa writes with `T`'s schema
+/// inlined (a generated client would get a second class for each item type).
+macro_rules! page_of {
+    ($(#[$doc:meta])* $page:ident, $item:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+        pub(crate) struct $page {
+            /// The rows of this page.
+            pub items: Vec<$item>,
+            /// Pass as `cursor` to get the next page; absent on the last page.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub next_cursor: Option<String>,
+        }
+    };
 }
+pub(crate) use page_of;
 
 /// How many rows a page holds when `limit` is not given, and at most.
 const DEFAULT_LIMIT: u32 = 50;
@@ -400,4 +582,93 @@ fn accepted<T: Serialize>(body: T) -> (StatusCode, Json<T>) {
 
 fn created<T: Serialize>(body: T) -> (StatusCode, Json<T>) {
     (StatusCode::CREATED, Json(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::Request;
+    use axum::middleware::from_fn;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    /// A router whose routes answer as layers do, bare statuses with a text body, behind
+    /// [`one_error_shape`].
+    fn bare() -> Router {
+        let limited = || async {
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [(header::RETRY_AFTER, "7")],
+                "slow down",
+            )
+        };
+        Router::new()
+            .route("/api/v1/limited", get(limited))
+            .route(
+                "/api/v1/busy",
+                get(|| async { StatusCode::SERVICE_UNAVAILABLE }),
+            )
+            .route(
+                "/api/v1/big",
+                get(|| async { (StatusCode::PAYLOAD_TOO_LARGE, "length limit exceeded") }),
+            )
+            .route("/page", get(limited))
+            .layer(from_fn(one_error_shape))
+    }
+
+    async fn answer(path: &str) -> (StatusCode, axum::http::HeaderMap, String) {
+        let request = Request::get(path).body(Body::empty()).unwrap();
+        let response = bare().oneshot(request).await.unwrap();
+        let (parts, body) = response.into_parts();
+        let body = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+        (
+            parts.status,
+            parts.headers,
+            String::from_utf8(body.to_vec()).unwrap(),
+        )
+    }
+
+    fn error(body: &str) -> (String, String) {
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        (
+            v["error"]["code"].as_str().unwrap().to_owned(),
+            v["error"]["message"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_layers_bare_refusal_gets_the_one_shape_and_keeps_its_headers() {
+        let (status, headers, body) = answer("/api/v1/limited").await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(headers[header::CONTENT_TYPE], "application/json");
+        assert_eq!(headers[header::RETRY_AFTER], "7");
+        let (code, message) = error(&body);
+        assert_eq!(code, "rate_limited");
+        assert!(message.contains("7 seconds"), "{message}");
+
+        let (status, _, body) = answer("/api/v1/big").await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        let (code, message) = error(&body);
+        assert_eq!(code, "too_large");
+        assert!(message.contains("max_form_bytes"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn a_status_without_a_web_error_is_coded_by_its_reason() {
+        let (status, _, body) = answer("/api/v1/busy").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            error(&body),
+            ("service_unavailable".into(), "service unavailable".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn pages_keep_their_answers() {
+        let (status, headers, body) = answer("/page").await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(body, "slow down");
+        assert_ne!(headers[header::CONTENT_TYPE], "application/json");
+    }
 }

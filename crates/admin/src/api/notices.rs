@@ -96,10 +96,11 @@ pub(crate) struct NewNoticeIn {
     request_body = NewNoticeIn,
     responses(
         (status = 201, description = "The drafted notice", body = NoticeOut),
-        (status = 400, description = "Refused input, an unconfirmed case or an incomplete rights-holder profile", body = ErrorBody),
+        (status = 400, description = "Refused input, or an incomplete rights-holder profile", body = ErrorBody),
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 403, description = "Needs the reviewer role", body = ErrorBody),
         (status = 404, description = "No such case", body = ErrorBody),
+        (status = 409, description = "The case is not confirmed", body = ErrorBody),
     )
 )]
 pub(crate) async fn create(

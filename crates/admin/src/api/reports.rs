@@ -1,5 +1,6 @@
 //! Reports export, the figures the dashboard charts, and a queued job's progress.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use axum::Json;
@@ -134,35 +135,241 @@ pub(crate) struct StatsQuery {
     top: Option<u32>,
 }
 
-/// The figures (their schema is written by hand: the analytics crate's types are not the
-/// API's to annotate).
-#[derive(Debug, Serialize)]
-#[serde(transparent)]
-pub(crate) struct StatsOut(analytics::Stats);
-
-impl utoipa::PartialSchema for StatsOut {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new()
-            .description(Some(
-                "The figures, as `copyhound stats --json` prints them: `window`, \
-                 `detections` (per day), `top_sites`, `exposure` (per work), `funnel`, \
-                 `licensed`, `crawl_health`",
-            ))
-            .property("window", utoipa::openapi::ObjectBuilder::new())
-            .property("detections", utoipa::openapi::ObjectBuilder::new())
-            .property("top_sites", utoipa::openapi::ArrayBuilder::new())
-            .property("exposure", utoipa::openapi::ArrayBuilder::new())
-            .property("funnel", utoipa::openapi::ObjectBuilder::new())
-            .property("licensed", utoipa::openapi::ObjectBuilder::new())
-            .property("crawl_health", utoipa::openapi::ArrayBuilder::new())
-            .required("window")
-            .required("detections")
-            .required("funnel")
-            .into()
-    }
+/// Every figure, as `copyhound stats --json` prints it and the dashboard charts it.
+///
+/// The API's own types, field for field those of `analytics::Stats`: a generated client gets
+/// a class for each part, and a change in the analytics crate does not change the API's
+/// contract unseen (the conversions below stop compiling).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct StatsOut {
+    window: WindowOut,
+    detections: DetectionsOut,
+    /// The sites copying the most chapters.
+    top_sites: Vec<TopSiteOut>,
+    /// The works copied the most, as they stand now.
+    exposure: Vec<WorkExposureOut>,
+    funnel: FunnelOut,
+    licensed: LicensedOut,
+    /// Crawls per site.
+    crawl_health: Vec<CrawlHealthOut>,
 }
 
-impl ToSchema for StatsOut {}
+/// The time the time-based figures cover.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct WindowOut {
+    /// The first UTC day covered; all time when null.
+    since: Option<chrono::NaiveDate>,
+    /// When the figures were computed.
+    now: chrono::DateTime<chrono::Utc>,
+}
+
+/// Matches per day, every day of the window present.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct DetectionsOut {
+    /// One point per day, oldest first.
+    days: Vec<DayPointOut>,
+    /// Matches off licensed domains over the window.
+    total: u64,
+    /// Matches on licensed domains over the window.
+    licensed_total: u64,
+    /// New copies off licensed domains over the window.
+    copies_total: u64,
+}
+
+/// One day of the detections chart.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct DayPointOut {
+    /// The UTC day the copies were fetched.
+    day: chrono::NaiveDate,
+    /// Matches off licensed domains (each re-fetch of a page counts again).
+    matches: u64,
+    /// Matches on licensed domains.
+    licensed: u64,
+    /// New copies off licensed domains: (page, chapter) pairs first matched this day.
+    copies: u64,
+}
+
+/// A site among those copying the most.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct TopSiteOut {
+    site_id: i64,
+    /// Its host.
+    site: String,
+    /// Chapters it copies, over its cases.
+    chapters: u64,
+    /// Works it copies.
+    works: u64,
+    /// Its pages with copies.
+    pages: u64,
+}
+
+/// How exposed a work is.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct WorkExposureOut {
+    work_id: i64,
+    title: String,
+    /// Sites copying it.
+    sites: u64,
+    /// Pages copying it.
+    pages: u64,
+    /// Chapters it has.
+    chapters: u64,
+    /// Distinct chapters copied somewhere.
+    chapters_copied: u64,
+    /// `chapters_copied / chapters`, 0 to 1.
+    share_copied: f64,
+}
+
+/// Cases first seen in the window and how far review took them, each step counting the
+/// cases that ever reached it.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct FunnelOut {
+    found: u64,
+    confirmed: u64,
+    notice_sent: u64,
+    removed: u64,
+    dismissed: u64,
+    /// Cases by the status they have now.
+    by_status: BTreeMap<String, u64>,
+    /// Median seconds from the first copy seen to the first removal over the removed
+    /// cases; null when none was removed.
+    median_seconds_to_removal: Option<i64>,
+    /// How many removals that median is over.
+    removals: u64,
+}
+
+/// Matches on licensed domains: allowed copies, reported apart.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct LicensedOut {
+    /// Licensed matches in the window.
+    matches: u64,
+    /// Licensed matches per work (all time).
+    by_work: Vec<LicensedWorkOut>,
+}
+
+/// A work's licensed matches.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct LicensedWorkOut {
+    work_id: i64,
+    title: String,
+    matches: u64,
+}
+
+/// A site's crawls in the window.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct CrawlHealthOut {
+    site_id: i64,
+    /// Its host.
+    site: String,
+    /// Crawls created in the window.
+    crawls: u64,
+    /// Pages whose text was stored.
+    pages: u64,
+    /// Entries that failed for good or ended with an HTTP error status.
+    errors: u64,
+    /// `errors / (pages + errors)`, 0 to 1.
+    error_rate: f64,
+    /// The failures by kind (`timeout`, `http_404`, ...).
+    errors_by_kind: BTreeMap<String, u64>,
+    /// Body bytes fetched.
+    bytes: u64,
+    /// Pages per second over the time the crawls ran; null before any started.
+    pages_per_second: Option<f64>,
+}
+
+impl From<analytics::Stats> for StatsOut {
+    fn from(s: analytics::Stats) -> Self {
+        StatsOut {
+            window: WindowOut {
+                since: s.window.since,
+                now: s.window.now,
+            },
+            detections: DetectionsOut {
+                days: s
+                    .detections
+                    .days
+                    .into_iter()
+                    .map(|d| DayPointOut {
+                        day: d.day,
+                        matches: d.matches,
+                        licensed: d.licensed,
+                        copies: d.copies,
+                    })
+                    .collect(),
+                total: s.detections.total,
+                licensed_total: s.detections.licensed_total,
+                copies_total: s.detections.copies_total,
+            },
+            top_sites: s
+                .top_sites
+                .into_iter()
+                .map(|t| TopSiteOut {
+                    site_id: t.site_id.0,
+                    site: t.site,
+                    chapters: t.chapters,
+                    works: t.works,
+                    pages: t.pages,
+                })
+                .collect(),
+            exposure: s
+                .exposure
+                .into_iter()
+                .map(|w| WorkExposureOut {
+                    work_id: w.work_id.0,
+                    title: w.title,
+                    sites: w.sites,
+                    pages: w.pages,
+                    chapters: w.chapters,
+                    chapters_copied: w.chapters_copied,
+                    share_copied: w.share_copied,
+                })
+                .collect(),
+            funnel: FunnelOut {
+                found: s.funnel.found,
+                confirmed: s.funnel.confirmed,
+                notice_sent: s.funnel.notice_sent,
+                removed: s.funnel.removed,
+                dismissed: s.funnel.dismissed,
+                by_status: s
+                    .funnel
+                    .by_status
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+                median_seconds_to_removal: s.funnel.median_seconds_to_removal,
+                removals: s.funnel.removals,
+            },
+            licensed: LicensedOut {
+                matches: s.licensed.matches,
+                by_work: s
+                    .licensed
+                    .by_work
+                    .into_iter()
+                    .map(|w| LicensedWorkOut {
+                        work_id: w.work_id.0,
+                        title: w.title,
+                        matches: w.matches,
+                    })
+                    .collect(),
+            },
+            crawl_health: s
+                .crawl_health
+                .into_iter()
+                .map(|c| CrawlHealthOut {
+                    site_id: c.site_id.0,
+                    site: c.site,
+                    crawls: c.crawls,
+                    pages: c.pages,
+                    errors: c.errors,
+                    error_rate: c.error_rate,
+                    errors_by_kind: c.errors_by_kind,
+                    bytes: c.bytes,
+                    pages_per_second: c.pages_per_second,
+                })
+                .collect(),
+        }
+    }
+}
 
 #[utoipa::path(
     operation_id = "get_stats",
@@ -186,7 +393,7 @@ pub(crate) async fn stats(
     };
     let window = analytics::Window::new(q.since, chrono::Utc::now())?;
     let stats = analytics::stats(state.store(), &window, top).await?;
-    Ok(Json(StatsOut(stats)))
+    Ok(Json(stats.into()))
 }
 
 /// A queued job: an import, a crawl, a re-check.

@@ -8,12 +8,18 @@ use store::{Role, SuspectSites};
 use utoipa::ToSchema;
 
 use super::{
-    ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Paged, Queued,
+    ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Queued,
     accepted, bad_cursor, created,
 };
 use crate::error::WebError;
 use crate::pages::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};
 use crate::state::AdminState;
+
+super::page_of!(
+    /// One page of the watched sites.
+    SitePage,
+    SiteOut
+);
 
 /// A watched site.
 #[derive(Debug, Serialize, ToSchema)]
@@ -68,7 +74,7 @@ impl From<store::Site> for SiteOut {
     get, path = "/api/v1/sites", tag = "sites",
     params(PageQuery),
     responses(
-        (status = 200, description = "Watched sites, by id", body = Paged<SiteOut>),
+        (status = 200, description = "Watched sites, by id", body = SitePage),
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 401, description = "No valid token", body = ErrorBody),
     )
@@ -77,7 +83,7 @@ pub(crate) async fn list(
     State(state): State<AdminState>,
     _user: ApiUser,
     ApiQuery(page): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Paged<SiteOut>>> {
+) -> ApiResult<Json<SitePage>> {
     let limit = page.limit()? as usize;
     let after = page
         .cursor()
@@ -91,7 +97,7 @@ pub(crate) async fn list(
         .filter(|s| after.is_none_or(|a| s.id > a))
         .collect();
     let next_cursor = (rest.len() > limit).then(|| rest[limit - 1].id.to_string());
-    Ok(Json(Paged {
+    Ok(Json(SitePage {
         items: rest.into_iter().take(limit).map(SiteOut::from).collect(),
         next_cursor,
     }))

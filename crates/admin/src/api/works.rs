@@ -8,12 +8,18 @@ use store::{Page, Role, WorkFilter, WorkId, WorkReads};
 use utoipa::ToSchema;
 
 use super::{
-    ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Paged, Queued,
+    ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Queued,
     accepted, bad_cursor,
 };
 use crate::error::WebError;
 use crate::pages::works::{queue_import, title_from_file_name, upload_extension};
 use crate::state::AdminState;
+
+super::page_of!(
+    /// One page of the works.
+    WorkPage,
+    WorkOut
+);
 
 /// A registered work.
 #[derive(Debug, Serialize, ToSchema)]
@@ -81,7 +87,7 @@ pub(crate) struct WorkQuery {
     get, path = "/api/v1/works", tag = "works",
     params(WorkQuery, PageQuery),
     responses(
-        (status = 200, description = "Works, oldest first", body = Paged<WorkOut>),
+        (status = 200, description = "Works, oldest first", body = WorkPage),
         (status = 400, description = "Bad query", body = ErrorBody),
         (status = 401, description = "No valid token", body = ErrorBody),
     )
@@ -91,7 +97,7 @@ pub(crate) async fn list(
     _user: ApiUser,
     ApiQuery(q): ApiQuery<WorkQuery>,
     ApiQuery(page): ApiQuery<PageQuery>,
-) -> ApiResult<Json<Paged<WorkOut>>> {
+) -> ApiResult<Json<WorkPage>> {
     let limit = page.limit()?;
     let after = page
         .cursor()
@@ -117,7 +123,7 @@ pub(crate) async fn list(
     let next_cursor = (works.len() == limit as usize)
         .then(|| works.last().map(|w| w.id.to_string()))
         .flatten();
-    Ok(Json(Paged {
+    Ok(Json(WorkPage {
         items: works.into_iter().map(WorkOut::from).collect(),
         next_cursor,
     }))

@@ -758,8 +758,22 @@ pub(crate) async fn evidence(
     _user: CurrentUser,
     Path(id): Path<i64>,
 ) -> WebResult<Response> {
-    let id = CaseId(id);
-    let zip = pipeline::evidence::package_zip(state.store(), id).await?;
+    evidence_zip(&state, CaseId(id)).await
+}
+
+/// The evidence package of case `id` as a zip download: what the case page's link and
+/// `GET /api/v1/cases/{id}/evidence` answer, the package `copyhound cases evidence` writes.
+pub(crate) async fn evidence_zip(state: &AdminState, id: CaseId) -> WebResult<Response> {
+    // Writing the package gzips every snapshot into the WARC file and deflates the zip:
+    // seconds of CPU for a large case, run on a blocking thread so that the runtime's
+    // workers go on serving other requests meanwhile.
+    let store = state.store().clone();
+    let runtime = tokio::runtime::Handle::current();
+    let zip = tokio::task::spawn_blocking(move || {
+        runtime.block_on(pipeline::evidence::package_zip(&store, id))
+    })
+    .await
+    .map_err(WebError::internal)??;
     let mut response = zip.into_response();
     let headers = response.headers_mut();
     headers.insert(
