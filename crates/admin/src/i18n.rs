@@ -368,6 +368,13 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("case.timestamp", "Trusted timestamp", "可信时间戳"),
     ("case.title", "Case", "案件"),
     ("case.unstamped", "not stamped", "未加盖时间戳"),
+    // A revisit: "unchanged since <date> (server said 304)", the date between the two.
+    ("case.unchanged_since", "unchanged since", "自"),
+    (
+        "case.server_said_304",
+        "(server said 304)",
+        "起未变更（服务器返回 304）",
+    ),
     ("case.url", "Page", "网址"),
     ("case.verbatim", "verbatim", "原样复制"),
     ("case.whole_chapter", "Whole chapter", "查看整章"),

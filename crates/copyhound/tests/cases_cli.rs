@@ -215,13 +215,14 @@ async fn stamp_the_evidence(db: &str, id: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("2 snapshot(s) stamped, 0 failed"),
+        stdout.contains("2 snapshot(s) and 0 screenshot(s) stamped, 0 failed"),
         "{stdout}"
     );
     // Stamped once: a second run asks nothing.
     let again = with_tsa(&["cases", "stamp", id]).await.unwrap();
     assert!(
-        String::from_utf8_lossy(&again.stdout).contains("0 snapshot(s) stamped"),
+        String::from_utf8_lossy(&again.stdout)
+            .contains("0 snapshot(s) and 0 screenshot(s) stamped"),
         "{}",
         String::from_utf8_lossy(&again.stdout)
     );

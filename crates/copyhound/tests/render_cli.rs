@@ -2,8 +2,10 @@
 //! a browser shows (decoded by `atob`, built from char codes, decrypted with a key in the
 //! page, fetched by script, put in order by CSS) is crawled with rendering into a case, and
 //! the case's evidence package holds each page's screenshot, listed in the manifest with its
-//! SHA-256 and in the WARC as a `resource` record concurrent to the page's response;
-//! `cases capture` takes them again. Without Chromium, `--render` fails naming the packages.
+//! SHA-256 and in the WARC as a `resource` record of `urn:view:<page URL>` concurrent to the
+//! page's response, so a replay of the page shows the page (issue #42); `cases capture` takes
+//! them again and, with a time-stamping authority, stamps them, and `cases stamp` counts the
+//! screenshots it stamps. Without Chromium, `--render` fails naming the packages.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -227,6 +229,20 @@ async fn rendered_crawl(db: &str, dir: &Path) {
             .unwrap_or_else(|| panic!("no resource record for {path}"));
         assert_eq!(resource.record_type(), Some("resource"));
         assert_eq!(resource.field("Content-Type"), Some("image/png"));
+        let page = s["final_url"].as_str().unwrap();
+        assert_eq!(
+            resource.field("WARC-Target-URI"),
+            Some(format!("urn:view:{page}").as_str())
+        );
+        // Replayed as a replay tool does, the newest record under the page's URL is its page.
+        let newest = warc
+            .iter()
+            .filter(|r| r.field("WARC-Target-URI") == Some(page))
+            .filter(|r| matches!(r.record_type(), Some("response" | "revisit" | "resource")))
+            .max_by(|a, b| a.field("WARC-Date").cmp(&b.field("WARC-Date")))
+            .unwrap();
+        assert_eq!(newest.record_type(), Some("response"), "{page}");
+        assert_eq!(newest.field("WARC-Record-ID"), s["warc_record_id"].as_str());
         assert_eq!(
             resource.field("WARC-Concurrent-To"),
             s["warc_record_id"].as_str(),
@@ -238,6 +254,37 @@ async fn rendered_crawl(db: &str, dir: &Path) {
     // Screenshots again, now.
     let captured = ok(db, &["cases", "capture", &id, "--allow-private"]).await;
     assert!(captured.contains("5 of 5 page(s) captured"), "{captured}");
+    assert!(captured.contains("0 screenshot(s) stamped"), "{captured}");
+
+    // With an authority: `cases stamp` counts the screenshots it stamps, and a capture
+    // stamps its screenshots itself, leaving `cases stamp` nothing.
+    let Some(tsa) = testkit::tsa::LocalTsa::start().await else {
+        return;
+    };
+    let with_tsa = [("COPYHOUND_EVIDENCE__TIMESTAMP__URL", tsa.url.as_str())];
+    let stamped = run_with(db, &with_tsa, &["cases", "stamp", &id]).await;
+    let stdout = String::from_utf8_lossy(&stamped.stdout);
+    assert!(stamped.status.success(), "{stdout}");
+    let snapshots = manifest["snapshots"].as_array().unwrap().len();
+    assert!(
+        stdout.contains(&format!(
+            "{snapshots} snapshot(s) and 5 screenshot(s) stamped, 0 failed"
+        )),
+        "{stdout}"
+    );
+    let captured = run_with(db, &with_tsa, &["cases", "capture", &id, "--allow-private"]).await;
+    let stdout = String::from_utf8_lossy(&captured.stdout);
+    assert!(captured.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("5 of 5 page(s) captured, 5 screenshot(s) stamped"),
+        "{stdout}"
+    );
+    let again = run_with(db, &with_tsa, &["cases", "stamp", &id]).await;
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        stdout.contains("0 snapshot(s) and 0 screenshot(s) stamped, 0 failed"),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

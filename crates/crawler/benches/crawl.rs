@@ -133,6 +133,13 @@ impl SnapshotSink for ForgetfulSink {
             new_body: true,
         })
     }
+    async fn store_revisit(
+        &self,
+        snapshot: &crawler::Snapshot,
+        _of: &PreviousFetch,
+    ) -> crawler::Result<StoredSnapshot> {
+        self.store_snapshot(snapshot).await
+    }
     async fn store_page(&self, page: crawler::PageRecord) -> crawler::Result<()> {
         black_box(page);
         Ok(())

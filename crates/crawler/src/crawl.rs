@@ -732,7 +732,12 @@ where
                     .await;
             }
         };
-        let stored = self.sink.store_snapshot(&snapshot).await?;
+        // A 304 confirms the capture whose validators the request sent: it is stored as a
+        // revisit of it, never as a capture of its own empty body.
+        let stored = match previous.as_ref().filter(|_| snapshot.status == 304) {
+            Some(of) => self.sink.store_revisit(&snapshot, of).await?,
+            None => self.sink.store_snapshot(&snapshot).await?,
+        };
         self.count_response(&snapshot, Some(stored.new_body));
 
         let status = snapshot.status;
@@ -747,6 +752,8 @@ where
                 Some(body) => (body, true),
                 None => return self.complete(id, status).await,
             },
+            // No content by protocol: nothing to read, and an empty body is no page's evidence.
+            (204, _) => return self.complete(id, status).await,
             (200..=299, _) => (snapshot.body.clone(), false),
             _ => {
                 if entry.discovery == Discovery::Sitemap {

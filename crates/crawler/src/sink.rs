@@ -33,6 +33,8 @@ pub struct StoredSnapshot {
 /// What the last fetch of a URL left for a conditional re-fetch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PreviousFetch {
+    /// The stored response: what a `304 Not Modified` answer confirms unchanged.
+    pub snapshot: SnapshotId,
     pub validators: Validators,
     /// Its body, to re-use on `304 Not Modified`.
     pub sha256: Sha256,
@@ -97,6 +99,15 @@ pub trait SnapshotSink: Send + Sync {
         snapshot: &Snapshot,
     ) -> impl Future<Output = Result<StoredSnapshot>> + Send;
 
+    /// Stores a response that confirms `of` unchanged (`304 Not Modified` to the
+    /// conditional request `of`'s validators made): a revisit of that capture, kept as one,
+    /// so its own empty body is never taken for the page's evidence.
+    fn store_revisit(
+        &self,
+        snapshot: &Snapshot,
+        of: &PreviousFetch,
+    ) -> impl Future<Output = Result<StoredSnapshot>> + Send;
+
     /// Stores what extraction found on a page.
     fn store_page(&self, page: PageRecord) -> impl Future<Output = Result<()>> + Send;
 
@@ -121,6 +132,14 @@ impl<T: SnapshotSink> SnapshotSink for std::sync::Arc<T> {
         snapshot: &Snapshot,
     ) -> impl Future<Output = Result<StoredSnapshot>> + Send {
         (**self).store_snapshot(snapshot)
+    }
+
+    fn store_revisit(
+        &self,
+        snapshot: &Snapshot,
+        of: &PreviousFetch,
+    ) -> impl Future<Output = Result<StoredSnapshot>> + Send {
+        (**self).store_revisit(snapshot, of)
     }
 
     fn store_page(&self, page: PageRecord) -> impl Future<Output = Result<()>> + Send {
@@ -153,6 +172,8 @@ pub struct SnapshotRow {
     pub body_status: BodyStatus,
     pub body_len: usize,
     pub fetched_at: DateTime<Utc>,
+    /// For a revisit: the capture it confirms unchanged.
+    pub revisit_of: Option<SnapshotId>,
 }
 
 #[derive(Default)]
@@ -220,8 +241,12 @@ impl MemorySink {
     }
 }
 
-impl SnapshotSink for MemorySink {
-    async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
+impl MemorySink {
+    fn store_row(
+        &self,
+        snapshot: &Snapshot,
+        revisit_of: Option<SnapshotId>,
+    ) -> Result<StoredSnapshot> {
         // Compress outside the lock; a duplicate body wastes the work but never blocks others.
         let known = self.lock().bodies.contains_key(&snapshot.sha256);
         let compressed = if known {
@@ -251,12 +276,14 @@ impl SnapshotSink for MemorySink {
             body_status: snapshot.body_status,
             body_len: snapshot.body.len(),
             fetched_at: snapshot.fetched_at,
+            revisit_of,
         });
         if snapshot.is_success()
             && snapshot.body_status == BodyStatus::Complete
             && let Some(validators) = Validators::from_snapshot(snapshot)
         {
             let prev = PreviousFetch {
+                snapshot: id,
                 validators,
                 sha256: snapshot.sha256,
             };
@@ -266,6 +293,20 @@ impl SnapshotSink for MemorySink {
             inner.latest.insert(snapshot.final_url.to_string(), prev);
         }
         Ok(StoredSnapshot { id, new_body })
+    }
+}
+
+impl SnapshotSink for MemorySink {
+    async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
+        self.store_row(snapshot, None)
+    }
+
+    async fn store_revisit(
+        &self,
+        snapshot: &Snapshot,
+        of: &PreviousFetch,
+    ) -> Result<StoredSnapshot> {
+        self.store_row(snapshot, Some(of.snapshot))
     }
 
     async fn store_page(&self, page: PageRecord) -> Result<()> {

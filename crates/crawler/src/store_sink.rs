@@ -214,15 +214,13 @@ pub async fn stored_snapshot<S: EvidenceReads + Sync>(
     })
 }
 
-impl<S> SnapshotSink for StoreSink<S>
-where
-    S: EvidenceWrites + EvidenceReads + store::Renders + Send + Sync,
-{
-    async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
+impl<S> StoreSink<S> {
+    /// The row a response is stored as, with its body compressed.
+    fn new_snapshot(&self, snapshot: &Snapshot) -> Result<(NewSnapshot, Vec<u8>)> {
         let sha = *snapshot.sha256.as_bytes();
         // Compressed every time, even when the body may be stored already (a page fetched
         // again unchanged): zstd at level 3 takes less than the round trip that would ask.
-        let compressed = Some(compress(&snapshot.body)?);
+        let compressed = compress(&snapshot.body)?;
         let wire = match &snapshot.wire {
             Wire::Identity => Some(NewWireBody {
                 sha256: sha,
@@ -257,15 +255,48 @@ where
             last_modified: snapshot.last_modified().map(str::to_owned),
             wire,
         };
-        let (id, new_body) = self
-            .store
-            .insert_snapshot(&row, compressed.as_deref())
-            .await
-            .map_err(backend("storing a snapshot"))?;
+        Ok((row, compressed))
+    }
+
+    /// Stores a response, as a revisit when it confirms `of`.
+    async fn insert(
+        &self,
+        snapshot: &Snapshot,
+        of: Option<&PreviousFetch>,
+    ) -> Result<StoredSnapshot>
+    where
+        S: EvidenceWrites + Sync,
+    {
+        let (row, compressed) = self.new_snapshot(snapshot)?;
+        let stored = match of {
+            Some(of) => {
+                let of = store::SnapshotId(of.snapshot.0 as i64);
+                self.store.insert_revisit(&row, Some(&compressed), of).await
+            }
+            None => self.store.insert_snapshot(&row, Some(&compressed)).await,
+        };
+        let (id, new_body) = stored.map_err(backend("storing a snapshot"))?;
         Ok(StoredSnapshot {
             id: SnapshotId(id.0 as u64),
             new_body,
         })
+    }
+}
+
+impl<S> SnapshotSink for StoreSink<S>
+where
+    S: EvidenceWrites + EvidenceReads + store::Renders + Send + Sync,
+{
+    async fn store_snapshot(&self, snapshot: &Snapshot) -> Result<StoredSnapshot> {
+        self.insert(snapshot, None).await
+    }
+
+    async fn store_revisit(
+        &self,
+        snapshot: &Snapshot,
+        of: &PreviousFetch,
+    ) -> Result<StoredSnapshot> {
+        self.insert(snapshot, Some(of)).await
     }
 
     async fn store_page(&self, page: PageRecord) -> Result<()> {
@@ -300,6 +331,7 @@ where
             .await
             .map_err(backend("looking up the previous fetch"))?;
         Ok(row.map(|r| PreviousFetch {
+            snapshot: SnapshotId(r.id.0 as u64),
             validators: Validators {
                 etag: r.etag,
                 last_modified: r.last_modified,

@@ -18,6 +18,18 @@
 //! body, `Content-Encoding` and `Content-Length` removed from its HTTP header so header and
 //! payload agree, and a `WARC-Copyhound-Warning` field saying so (WARC 1.1 allows extension
 //! fields; readers ignore them).
+//!
+//! A snapshot that is a revisit (a `304 Not Modified` answer to a conditional re-fetch,
+//! [`WarcWriter::write_revisit`]) is written with a `revisit` record instead of its
+//! `response`: profile [`SERVER_NOT_MODIFIED`], the HTTP header as received and no payload,
+//! `WARC-Refers-To`, `WARC-Refers-To-Target-URI` and `WARC-Refers-To-Date` naming the
+//! `response` record of the capture it confirms and `WARC-Payload-Digest` that capture's (as
+//! warcio writes revisits), so a replay tool shows that capture's page at the revisit's time.
+//!
+//! Screenshots and other things derived from a page are `resource` records under a URI of
+//! their own ([`view_uri`]: `urn:view:<page URL>`; [`text_uri`]: `urn:text:<page URL>`),
+//! concurrent to the page's response, as web-archiving crawlers write them: under the page's
+//! own URL a replay tool would take the newest of them for the page.
 
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -26,7 +38,72 @@ use reqwest::header::{self, HeaderMap};
 use store::warc::warc_date;
 
 use crate::error::{Error, Result};
-use crate::snapshot::{BodyStatus, Snapshot, Wire, encode_headers, request_version};
+use crate::snapshot::{BodyStatus, Sha256, Snapshot, Wire, encode_headers, request_version};
+
+/// `WARC-Profile` of a revisit that a `304 Not Modified` answered (WARC 1.1, 6.7.3).
+pub const SERVER_NOT_MODIFIED: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
+/// The URIs of what is derived from a page (the store's, which body segments use too).
+pub use store::warc::{text_uri, view_uri};
+
+/// The capture a revisit confirms, as its `response` record was (or would be) written by
+/// [`WarcWriter::write_snapshot`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revisited {
+    /// Its `WARC-Target-URI` (the final URL).
+    pub target_uri: String,
+    /// When it was fetched (its `WARC-Date`).
+    pub date: chrono::DateTime<Utc>,
+    /// Its `response` record's id.
+    pub record: RecordId,
+    /// Its decoded body's SHA-256 (what the rest of copyhound names it by).
+    pub body_sha256: Sha256,
+    /// Its `WARC-Payload-Digest`, when its bytes as served could be read.
+    pub payload_digest: Option<String>,
+}
+
+impl Revisited {
+    /// The capture `snap`, with the payload digest of its response record.
+    pub fn of(snap: &Snapshot) -> Self {
+        let payload = snap.wire_bytes().unwrap_or(&snap.body);
+        Self {
+            payload_digest: Some(labelled_digest(payload)),
+            ..Self::without_payload(snap.final_url.as_str(), snap.fetched_at, snap.sha256)
+        }
+    }
+
+    /// A capture known only by its final URL, time and body hash (its bodies no longer
+    /// readable): the revisit still names its record.
+    pub fn without_payload(
+        final_url: &str,
+        fetched_at: chrono::DateTime<Utc>,
+        body_sha256: Sha256,
+    ) -> Self {
+        Self {
+            target_uri: final_url.to_owned(),
+            date: fetched_at,
+            record: capture_id("response", final_url, fetched_at, body_sha256),
+            body_sha256,
+            payload_digest: None,
+        }
+    }
+}
+
+/// The id [`WarcWriter::write_snapshot`] gives a capture's record of `kind`: derived from
+/// what the capture is, so a revisit can name its capture's record in any file.
+fn capture_id(
+    kind: &str,
+    url: &str,
+    fetched_at: chrono::DateTime<Utc>,
+    sha256: Sha256,
+) -> RecordId {
+    RecordId::derive(&[
+        kind.as_bytes(),
+        url.as_bytes(),
+        warc_date(fetched_at).as_bytes(),
+        sha256.to_string().as_bytes(),
+    ])
+}
 
 /// The field that marks a response record whose payload is a decoded body (see the module
 /// docs).
@@ -128,16 +205,28 @@ impl<W: Write> WarcWriter<W> {
     ///
     /// [`Error::Io`] when writing fails.
     pub fn write_snapshot(&mut self, snap: &Snapshot) -> Result<WrittenSnapshot> {
-        let sha = snap.sha256.to_string();
+        self.write_capture(snap, None)
+    }
+
+    /// Writes the records for a snapshot that confirms the capture `of` unchanged (the
+    /// server said `304 Not Modified`): as [`WarcWriter::write_snapshot`], but a `revisit`
+    /// record in place of the `response` (see the module docs);
+    /// [`WrittenSnapshot::response`] is its id.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] when writing fails.
+    pub fn write_revisit(&mut self, snap: &Snapshot, of: &Revisited) -> Result<WrittenSnapshot> {
+        self.write_capture(snap, Some(of))
+    }
+
+    fn write_capture(
+        &mut self,
+        snap: &Snapshot,
+        of: Option<&Revisited>,
+    ) -> Result<WrittenSnapshot> {
         let date = warc_date(snap.fetched_at);
-        let id = |kind: &str, url: &str| {
-            RecordId::derive(&[
-                kind.as_bytes(),
-                url.as_bytes(),
-                date.as_bytes(),
-                sha.as_bytes(),
-            ])
-        };
+        let id = |kind: &str, url: &str| capture_id(kind, url, snap.fetched_at, snap.sha256);
 
         let mut redirects = Vec::with_capacity(snap.redirects.len());
         for hop in &snap.redirects {
@@ -161,7 +250,10 @@ impl<W: Write> WarcWriter<W> {
             redirects.push(rid);
         }
 
-        let response = id("response", snap.final_url.as_str());
+        let response = id(
+            if of.is_some() { "revisit" } else { "response" },
+            snap.final_url.as_str(),
+        );
         let request = id("request", snap.final_url.as_str());
         let metadata = id("metadata", snap.final_url.as_str());
 
@@ -179,21 +271,11 @@ impl<W: Write> WarcWriter<W> {
         ];
         self.write_record(headers, &req_block, Some(&[]))?;
 
-        let (payload, served_headers, warning) = match snap.wire_bytes() {
-            Some(wire) => (wire, std::borrow::Cow::Borrowed(&snap.headers), None),
-            None => {
-                let mut h = snap.headers.clone();
-                h.remove(header::CONTENT_ENCODING);
-                h.remove(header::CONTENT_LENGTH);
-                let note = "payload is the body with content-coding removed; the bytes as \
-                            served were not kept when this snapshot was fetched";
-                (&snap.body, std::borrow::Cow::Owned(h), Some(note))
-            }
-        };
-        let mut block = http_response_head(snap.http_version, snap.status, &served_headers);
-        block.extend_from_slice(payload);
         let mut headers = vec![
-            ("WARC-Type", "response".to_owned()),
+            (
+                "WARC-Type",
+                if of.is_some() { "revisit" } else { "response" }.to_owned(),
+            ),
             ("WARC-Record-ID", response.0.clone()),
             ("WARC-Date", date.clone()),
             ("WARC-Target-URI", snap.final_url.to_string()),
@@ -201,20 +283,6 @@ impl<W: Write> WarcWriter<W> {
         if let Some(addr) = snap.remote_addr {
             headers.push(("WARC-IP-Address", addr.ip().to_string()));
         }
-        if let Some(note) = warning {
-            headers.push((WARNING_FIELD, note.to_owned()));
-        }
-        match snap.body_status {
-            BodyStatus::Complete => {}
-            BodyStatus::Truncated => headers.push(("WARC-Truncated", "length".to_owned())),
-            BodyStatus::NotDownloaded => headers.push(("WARC-Truncated", "unspecified".to_owned())),
-        }
-        headers.push((
-            "Content-Type",
-            "application/http;msgtype=response".to_owned(),
-        ));
-        self.write_record(headers, &block, Some(&payload[..]))?;
-
         let mut fields = format!(
             "request-url: {}\r\nbody-status: {}\r\nbody-sha256: {}\r\nfetch-duration-ms: {}\r\n",
             snap.request_url,
@@ -222,6 +290,60 @@ impl<W: Write> WarcWriter<W> {
             snap.sha256,
             snap.elapsed.as_millis()
         );
+        if let Some(of) = of {
+            // The header as received and nothing else: a 304 has no payload, and the
+            // payload digest is the confirmed capture's, which the replay is of.
+            headers.extend([
+                ("WARC-Profile", SERVER_NOT_MODIFIED.to_owned()),
+                ("WARC-Refers-To", of.record.0.clone()),
+                ("WARC-Refers-To-Target-URI", of.target_uri.clone()),
+                ("WARC-Refers-To-Date", warc_date(of.date)),
+            ]);
+            if let Some(digest) = &of.payload_digest {
+                headers.push(("WARC-Payload-Digest", digest.clone()));
+            }
+            headers.push((
+                "Content-Type",
+                "application/http;msgtype=response".to_owned(),
+            ));
+            let block = http_response_head(snap.http_version, snap.status, &snap.headers);
+            self.write_record(headers, &block, None)?;
+            fields.push_str(&format!(
+                "revisit-of-sha256: {}\r\nrevisit-of-date: {}\r\n",
+                of.body_sha256,
+                warc_date(of.date)
+            ));
+        } else {
+            let (payload, served_headers, warning) = match snap.wire_bytes() {
+                Some(wire) => (wire, std::borrow::Cow::Borrowed(&snap.headers), None),
+                None => {
+                    let mut h = snap.headers.clone();
+                    h.remove(header::CONTENT_ENCODING);
+                    h.remove(header::CONTENT_LENGTH);
+                    let note = "payload is the body with content-coding removed; the bytes as \
+                                served were not kept when this snapshot was fetched";
+                    (&snap.body, std::borrow::Cow::Owned(h), Some(note))
+                }
+            };
+            let mut block = http_response_head(snap.http_version, snap.status, &served_headers);
+            block.extend_from_slice(payload);
+            if let Some(note) = warning {
+                headers.push((WARNING_FIELD, note.to_owned()));
+            }
+            match snap.body_status {
+                BodyStatus::Complete => {}
+                BodyStatus::Truncated => headers.push(("WARC-Truncated", "length".to_owned())),
+                BodyStatus::NotDownloaded => {
+                    headers.push(("WARC-Truncated", "unspecified".to_owned()))
+                }
+            }
+            headers.push((
+                "Content-Type",
+                "application/http;msgtype=response".to_owned(),
+            ));
+            self.write_record(headers, &block, Some(&payload[..]))?;
+        }
+
         match &snap.wire {
             Wire::Identity => fields.push_str("wire-bytes: identity (the decoded body)\r\n"),
             Wire::Encoded { sha256, bytes } => fields.push_str(&format!(
@@ -412,7 +534,10 @@ impl WarcRecord {
             }
         };
         check("WARC-Block-Digest", &self.block)?;
-        if let Some(payload) = self.http_payload() {
+        // A revisit's payload digest is its capture's, whose payload is elsewhere.
+        if self.record_type() != Some("revisit")
+            && let Some(payload) = self.http_payload()
+        {
             check("WARC-Payload-Digest", payload)?;
         }
         Ok(())

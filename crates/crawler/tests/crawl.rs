@@ -309,6 +309,41 @@ async fn recrawl_sends_validators_and_reuses_the_stored_body() {
         .unwrap();
     assert!(again.not_modified);
     assert!(again.text.contains("有版本号的页面"));
+    // The 304 is stored as a revisit of the capture it confirms, and its page names it.
+    let rows = sink.snapshots();
+    let capture = rows
+        .iter()
+        .find(|r| r.request_url == server.url("/etag") && r.status == 200)
+        .unwrap();
+    let revisit = rows.iter().find(|r| r.status == 304).unwrap();
+    assert_eq!(revisit.revisit_of, Some(capture.id));
+    assert_eq!(again.snapshot, revisit.id);
+    assert!(
+        rows.iter()
+            .all(|r| r.status == 304 || r.revisit_of.is_none())
+    );
+}
+
+#[tokio::test]
+async fn an_empty_204_is_no_page() {
+    let server = FixtureServer::start().await;
+    let sink = Arc::new(MemorySink::new());
+    let quiet = CrawlSettings {
+        follow_sitemaps: false,
+        ..settings()
+    };
+    let crawl = Crawl::new(
+        quiet.clone(),
+        vec![server.url("/no-content")],
+        MemoryFrontier::new(quiet.frontier_limits()),
+        Arc::clone(&sink),
+        MemoryHostStates::default(),
+    )
+    .unwrap();
+    let report = crawl.run().await.unwrap();
+    assert_eq!(server.hits_on("/no-content").len(), 1);
+    assert_eq!(report.pages, 0, "{report:?}");
+    assert!(sink.pages().is_empty());
 }
 
 #[tokio::test]

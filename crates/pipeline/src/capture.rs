@@ -2,15 +2,17 @@
 //! case page, [`Job::CaptureCase`], `copyhound cases capture ID`): each page of the case,
 //! its newest snapshot's final URL, rendered now in the headless browser under the crawl's
 //! address rules, and stored as a render of that snapshot (with the time it was taken), so
-//! the case page, the evidence package and the case's WARC show it.
+//! the case page, the evidence package and the case's WARC show it. With a time-stamping
+//! authority each screenshot is stamped as soon as it is stored, as snapshots are.
 
 use std::sync::Arc;
 
 use store::{CaseId, JobQueue, Renders, SnapshotId, Store};
 
 use crate::cases::case_view;
-use crate::error::{Result, store_err};
-use crate::job::Job;
+use crate::error::{Error, Result, store_err};
+use crate::job::{Job, chain};
+use crate::timestamps::{Stamped, stamp_screenshot};
 
 /// What [`capture_case`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -19,6 +21,10 @@ pub struct CaptureSummary {
     pub pages: usize,
     /// Screenshots stored.
     pub captured: usize,
+    /// Screenshots stamped by the time-stamping authority.
+    pub stamped: usize,
+    /// Screenshots stored that the authority did not stamp, with why.
+    pub unstamped: Vec<(SnapshotId, String)>,
     /// Pages that could not be rendered, with why.
     pub failed: Vec<(SnapshotId, String)>,
 }
@@ -46,7 +52,9 @@ pub async fn queue_capture(store: &Store, case: CaseId) -> Result<()> {
         .map_err(store_err("queueing a capture"))
 }
 
-/// Renders each page of case `case` now, with a screenshot, and stores what it showed.
+/// Renders each page of case `case` now, with a screenshot, and stores what it showed;
+/// with `tsa`, stamps each screenshot stored (a stamp that fails is counted in
+/// [`CaptureSummary::unstamped`], the screenshot kept).
 ///
 /// # Errors
 /// Rendering unavailable (naming the packages to install), an unknown case, store failures;
@@ -54,6 +62,7 @@ pub async fn queue_capture(store: &Store, case: CaseId) -> Result<()> {
 pub async fn capture_case(
     store: &Store,
     settings: &crawler::CrawlSettings,
+    tsa: Option<&timestamp::Tsa>,
     case: CaseId,
 ) -> Result<CaptureSummary> {
     let view = case_view(store, case).await?;
@@ -95,6 +104,16 @@ pub async fn capture_case(
                     .map_err(store_err("storing a screenshot"))?;
                 if shot {
                     summary.captured += 1;
+                    if let Some(tsa) = tsa {
+                        match stamp_screenshot(store, tsa, snapshot).await {
+                            Ok(Some(Stamped::New(_) | Stamped::Already)) => summary.stamped += 1,
+                            Ok(_) => {}
+                            Err(e @ Error::Timestamp { .. }) => {
+                                summary.unstamped.push((snapshot, chain(&e)));
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
                 } else {
                     summary
                         .failed
@@ -104,6 +123,6 @@ pub async fn capture_case(
             Err(e) => summary.failed.push((snapshot, e.to_string())),
         }
     }
-    tracing::info!(%case, pages = summary.pages, captured = summary.captured, "case captured");
+    tracing::info!(%case, pages = summary.pages, captured = summary.captured, stamped = summary.stamped, "case captured");
     Ok(summary)
 }

@@ -181,6 +181,7 @@ mod tests {
             final_url: "http://x/1".into(),
             fetched_at: chrono::Utc::now(),
             snapshot_sha256: String::new(),
+            revisit_of: None,
             chapter_id: ChapterId(1),
             chapter_index: 1,
             chapter_title: "第一回".into(),

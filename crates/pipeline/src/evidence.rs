@@ -5,7 +5,7 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `case.warc.gz` | a `warcinfo` record, then every snapshot of the case (redirect hops, request as sent, response as served, metadata), one gzip member per record |
+//! | `case.warc.gz` | a `warcinfo` record, then every snapshot of the case (redirect hops, request as sent, response as served, metadata; for a revisit, a `revisit` record after the capture it confirms), one gzip member per record |
 //! | `texts/<snapshot>.txt` | the main text extracted from each page (UTF-8) |
 //! | `screenshots/<snapshot>.png` | the page as a headless browser showed it, when it was rendered (also in the WARC file, as a `resource` record concurrent to the page's response) |
 //! | `passages.json` | per chapter, every page's aligned passages with both texts' excerpts |
@@ -13,6 +13,14 @@
 //! | `timestamps/screenshot-<snapshot>.tsr` | a trusted timestamp token over a screenshot's SHA-256, when stamped |
 //! | `README.txt` | how to verify the package |
 //! | `manifest.json` | the case, the work, the tool version, the time written, the snapshots and every file above with its SHA-256 and size |
+//!
+//! A revisit (a re-fetch the server answered `304 Not Modified`) is evidence that the copy
+//! was still there, of the body an earlier capture holds: the WARC file has that capture's
+//! `response` and the revisit's `revisit` record pointing at it, the manifest lists the
+//! revisit with no body digest of its own, `revisit_of` naming the capture and
+//! `unchanged_since` saying "unchanged since <date> (server said 304)", and its text (read
+//! from the capture's body) with `text_from` naming the capture. Its token covers the
+//! capture's SHA-256, stamped at the revisit's time.
 //!
 //! Nothing is written when a file of the package exists already, unless `force` is set.
 
@@ -77,18 +85,51 @@ struct ManifestSnapshot {
     final_url: String,
     status: u16,
     fetched_at: DateTime<Utc>,
-    /// The decoded body's SHA-256 (what matches and cases name).
-    body_sha256: String,
+    /// The decoded body's SHA-256 (what matches and cases name); none for a revisit, whose
+    /// evidence is the body of the capture it confirms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_sha256: Option<String>,
     /// The body as served, when kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
     wire_sha256: Option<String>,
-    /// Its `response` record in the WARC file.
+    /// The SHA-256 its timestamp token covers: `body_sha256`, or for a revisit the
+    /// confirmed capture's.
+    evidence_sha256: String,
+    /// Its `response` record in the WARC file (for a revisit, its `revisit` record).
     warc_record_id: String,
+    /// For a revisit: the capture it confirms unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    revisit_of: Option<ManifestCapture>,
+    /// For a revisit: "unchanged since <date> (server said 304)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unchanged_since: Option<String>,
     /// Its page text, when one was extracted.
     text: Option<String>,
+    /// The snapshot whose body the text was read from, when not its own (a revisit's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text_from: Option<SnapshotId>,
     /// Its timestamp token, when there is one.
     timestamp: Option<String>,
     /// Its screenshot, when the page was rendered.
     screenshot: Option<ManifestScreenshot>,
+}
+
+/// The capture a revisit confirms, as the manifest names it.
+#[derive(Debug, Clone, Serialize)]
+struct ManifestCapture {
+    snapshot: SnapshotId,
+    fetched_at: DateTime<Utc>,
+    body_sha256: String,
+    /// Its `response` record in the WARC file.
+    warc_record_id: String,
+}
+
+/// What the package says of a revisit whose capture was fetched at `since`.
+pub fn unchanged_since(since: DateTime<Utc>) -> String {
+    format!(
+        "unchanged since {} (server said 304)",
+        since.to_rfc3339_opts(SecondsFormat::Secs, true)
+    )
 }
 
 /// A screenshot as the manifest lists it.
@@ -213,7 +254,12 @@ pub async fn write_package(
         .await
         .map_err(store_err("reading the case's timestamp tokens"))?
     {
-        if ids.contains(&r.snapshot) && !tokens.iter().any(|t| t.snapshot == r.snapshot) {
+        // Only a token over the snapshot's evidence: one stored before revisits were kept
+        // as such covers a 304's empty body, which proves nothing.
+        if ids.contains(&r.snapshot)
+            && !tokens.iter().any(|t| t.snapshot == r.snapshot)
+            && timestamp::verify(&r.token, &r.sha256, None, None).is_ok()
+        {
             tokens.push(TimestampToken {
                 snapshot: r.snapshot,
                 der: r.token,
@@ -278,18 +324,39 @@ pub async fn write_package(
     files.push(write_file(dir, "README.txt", readme(&view).as_bytes())?);
 
     let mut snapshots = Vec::with_capacity(ids.len());
-    for (row, record_id) in written {
+    for Written {
+        row,
+        record: record_id,
+        capture,
+    } in written
+    {
         let id = row.id;
+        let text = texts.iter().any(|(t, _)| *t == id).then(|| text_path(id));
+        let (body_sha256, wire_sha256, evidence_sha256) = match &capture {
+            Some(c) => (None, None, c.body_sha256.clone()),
+            None => (
+                Some(hex(&row.sha256)),
+                row.wire_sha256.map(|d| hex(&d)),
+                hex(&row.sha256),
+            ),
+        };
         snapshots.push(ManifestSnapshot {
             id,
             url: row.url,
             final_url: row.final_url,
             status: row.status,
             fetched_at: row.fetched_at,
-            body_sha256: hex(&row.sha256),
-            wire_sha256: row.wire_sha256.map(|d| hex(&d)),
+            body_sha256,
+            wire_sha256,
+            evidence_sha256,
             warc_record_id: record_id,
-            text: texts.iter().any(|(t, _)| *t == id).then(|| text_path(id)),
+            unchanged_since: capture.as_ref().map(|c| unchanged_since(c.fetched_at)),
+            text_from: capture
+                .as_ref()
+                .filter(|_| text.is_some())
+                .map(|c| c.snapshot),
+            revisit_of: capture,
+            text,
             timestamp: tokens
                 .iter()
                 .any(|t| t.snapshot == id)
@@ -407,10 +474,21 @@ fn write_file(dir: &Path, rel: &str, bytes: &[u8]) -> Result<PackageFile> {
     Ok(h.finish(rel).1)
 }
 
+/// One snapshot of the case as written to the WARC file.
+struct Written {
+    row: SnapshotRecord,
+    /// Its `response` (or `revisit`) record id.
+    record: String,
+    /// For a revisit: the capture it confirms.
+    capture: Option<ManifestCapture>,
+}
+
 /// Streams the case's snapshots into `case.warc.gz` in `dir`, one snapshot's bodies in memory
-/// at a time, each rendered page's screenshot after its response as a `resource` record (and
-/// written to `screenshots/<snapshot>.png`); returns the WARC file, each snapshot's row with
-/// its `response` record id in `ids` order, and each screenshot's render, file and record id.
+/// at a time, each rendered page's screenshot after its response as a `resource` record of
+/// `urn:view:<page URL>` (and written to `screenshots/<snapshot>.png`), a revisit after the
+/// capture it confirms (written first when it is not the case's own); returns the WARC file,
+/// each snapshot as [`Written`] in `ids` order, and each screenshot's render, file and record
+/// id.
 async fn write_warc(
     store: &Store,
     view: &CaseView,
@@ -419,7 +497,7 @@ async fn write_warc(
     dir: &Path,
 ) -> Result<(
     PackageFile,
-    Vec<(SnapshotRecord, String)>,
+    Vec<Written>,
     Vec<(store::RenderRecord, PackageFile, String)>,
 )> {
     let path = dir.join(WARC_FILE);
@@ -439,15 +517,56 @@ async fn write_warc(
             ("copyhound-work", &view.case.work_title),
         ],
     )?;
-    let mut rows = Vec::with_capacity(ids.len());
+    let mut rows: Vec<Written> = Vec::with_capacity(ids.len());
     let mut shot_files = Vec::with_capacity(shots.len());
+    // Captures written so far, by id, with their response record: a capture that revisits
+    // of the case confirm is written once, before the first of them.
+    let mut captures: Vec<(SnapshotId, crawler::warc::RecordId)> = Vec::new();
     for &id in ids {
         let row = store
             .snapshot(id)
             .await
             .map_err(store_err("reading a snapshot"))?;
-        let snapshot = crawler::stored_snapshot(store, &row).await?;
-        let written = warc.write_snapshot(&snapshot)?;
+        let mut capture = None;
+        if let Some(of) = row.revisit_of {
+            let confirmed = store
+                .snapshot(of)
+                .await
+                .map_err(store_err("reading the capture a revisit confirms"))?;
+            let record = match captures.iter().find(|(c, _)| *c == of) {
+                Some((_, record)) => record.clone(),
+                None if confirmed.body_removed_at.is_none() => {
+                    let written =
+                        crate::warc_export::write_stored(store, &mut warc, &confirmed).await?;
+                    captures.push((of, written.response.clone()));
+                    written.response
+                }
+                // gc removed its bodies: the revisit still names its record.
+                None => {
+                    crawler::warc::Revisited::without_payload(
+                        &confirmed.final_url,
+                        confirmed.fetched_at,
+                        crawler::Sha256(confirmed.sha256),
+                    )
+                    .record
+                }
+            };
+            capture = Some(ManifestCapture {
+                snapshot: of,
+                fetched_at: confirmed.fetched_at,
+                body_sha256: hex(&confirmed.sha256),
+                warc_record_id: record.as_str().to_owned(),
+            });
+        }
+        // A snapshot of the case written already, as the capture an earlier revisit confirms.
+        let response = match captures.iter().find(|(c, _)| *c == id) {
+            Some((_, record)) => record.clone(),
+            None => {
+                let written = crate::warc_export::write_stored(store, &mut warc, &row).await?;
+                captures.push((id, written.response.clone()));
+                written.response
+            }
+        };
         if let Some(render) = shots.iter().find(|r| r.snapshot == id)
             && let Some(info) = &render.screenshot
             && let Some(png) = store
@@ -456,16 +575,20 @@ async fn write_warc(
                 .map_err(store_err("reading a screenshot"))?
         {
             let record = warc.write_resource(
-                &render.final_url,
+                &crawler::warc::view_uri(&render.final_url),
                 render.rendered_at,
                 "image/png",
                 &png,
-                Some(&written.response),
+                Some(&response),
             )?;
             let file = write_file(dir, &screenshot_path(id), &png)?;
             shot_files.push((render.clone(), file, record.as_str().to_owned()));
         }
-        rows.push((row, written.response.as_str().to_owned()));
+        rows.push(Written {
+            row,
+            record: response.as_str().to_owned(),
+            capture,
+        });
     }
     let hashing = warc.finish()?;
     let (out, file) = hashing.finish(WARC_FILE);
@@ -596,15 +719,24 @@ fn readme(view: &CaseView) -> String {
             per chapter of the work, the passages of each page aligned with the chapter as\n\
             byte ranges of both texts, with the text of each.\n\
          4. timestamps/<snapshot>.tsr, when present, is an RFC 3161 timestamp token (a CMS\n\
-            ContentInfo) over the snapshot's body_sha256. `openssl ts -reply -token_in -in FILE\n\
-            -text` shows it; `openssl ts -verify -token_in -in FILE -digest BODY_SHA256\n\
+            ContentInfo) over the snapshot's evidence_sha256 (its body_sha256; see 6 for a\n\
+            revisit). `openssl ts -reply -token_in -in FILE -text` shows it;\n\
+            `openssl ts -verify -token_in -in FILE -digest EVIDENCE_SHA256\n\
             -CAfile TSA_CA.pem` checks it against the authority's certificate.\n\
          5. screenshots/<snapshot>.png, when present, is the page as a headless Chromium showed\n\
             it (full page, height capped), taken when the page was rendered; the WARC file holds\n\
             the same bytes as a resource record whose WARC-Concurrent-To names the page's\n\
             response record, and the manifest gives its SHA-256 and when it was rendered;\n\
             timestamps/screenshot-<snapshot>.tsr, when present, is an RFC 3161 token over that\n\
-            SHA-256 (checked as in 4, with -digest SCREENSHOT_SHA256).\n",
+            SHA-256 (checked as in 4, with -digest SCREENSHOT_SHA256). Its WARC-Target-URI is\n\
+            urn:view:<page URL>, so a replay tool shows the page, not the screenshot.\n\
+         6. A snapshot with revisit_of in the manifest is a re-fetch the server answered\n\
+            304 Not Modified: the copy was still there, unchanged since the capture it names\n\
+            (\"unchanged since <date> (server said 304)\"). It has no body of its own: the WARC\n\
+            file holds it as a revisit record (profile server-not-modified) whose\n\
+            WARC-Refers-To names that capture's response record, its text was read from that\n\
+            capture's body (text_from), and its token covers evidence_sha256, the capture's\n\
+            body SHA-256, stamped at the time of the revisit.\n",
         case = view.case.id,
         work = view.case.work_title,
         site = view.case.site,

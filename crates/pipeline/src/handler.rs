@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use import::{ImportOptions, Importer};
-use store::{CrawlId, JobContext, JobError, SnapshotId, Store};
+use store::{CrawlId, JobContext, JobError, JobQueue, SnapshotId, Store};
 
 use crate::analyse::Analyser;
 use crate::crawl::CrawlRunner;
@@ -244,8 +244,21 @@ impl Handler {
                         "this worker has no crawler settings to render with",
                     ));
                 };
-                match crate::capture::capture_case(&self.store, settings, case).await {
-                    Ok(_) => Ok(()),
+                let tsa = self.tsa.as_deref();
+                match crate::capture::capture_case(&self.store, settings, tsa, case).await {
+                    // A screenshot the authority could not stamp now is stamped by the
+                    // snapshot's stamp job, which a busy or down authority gets retried.
+                    Ok(summary) => {
+                        for (snapshot, _) in &summary.unstamped {
+                            let job = crate::timestamps::stamp_job(*snapshot)
+                                .map_err(|e| JobError::retry(e.to_string()))?;
+                            self.store
+                                .enqueue(&job)
+                                .await
+                                .map_err(|e| JobError::retry(e.to_string()))?;
+                        }
+                        Ok(())
+                    }
                     Err(e @ Error::Crawler(crawler::Error::RenderUnavailable { .. })) => {
                         Err(JobError::permanent(chain(&e)))
                     }

@@ -58,11 +58,24 @@ pub enum Stamped {
     New(DateTime<Utc>),
     /// The snapshot already had a token from this TSA; nothing was asked.
     Already,
+    /// What would be stamped is the SHA-256 of nothing (an empty body), which proves
+    /// nothing of a page; nothing was asked.
+    Empty,
 }
 
-/// Stamps `snapshot`'s SHA-256 at `tsa` and stores the token, unless the snapshot already
-/// has one from that TSA (idempotent: a job that runs again asks nothing). The token is
-/// verified before it is stored (hash, nonce, signature, and the CA when configured).
+/// SHA-256 of zero bytes: what a `304 Not Modified` or `204 No Content` carries, never a
+/// page's evidence.
+const EMPTY_SHA256: [u8; 32] = [
+    0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
+    0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
+];
+
+/// Stamps the SHA-256 of `snapshot`'s evidence at `tsa` and stores the token, unless the
+/// snapshot already has one from that TSA (idempotent: a job that runs again asks nothing).
+/// For a revisit (the server said `304 Not Modified`) that is the confirmed capture's
+/// SHA-256, stamped at the revisit's time; an empty body is never stamped
+/// ([`Stamped::Empty`]). The token is verified before it is stored (hash, nonce, signature,
+/// and the CA when configured).
 ///
 /// # Errors
 /// [`Error::is_not_found`] for an unknown snapshot; [`Error::Timestamp`] when the TSA fails
@@ -88,6 +101,10 @@ async fn stamp_hash(
     snapshot: SnapshotId,
     sha256: &[u8; 32],
 ) -> Result<Stamped> {
+    if *sha256 == EMPTY_SHA256 {
+        tracing::info!(snapshot = %snapshot, "empty evidence not stamped");
+        return Ok(Stamped::Empty);
+    }
     let stamp = tsa
         .stamp(sha256)
         .await
@@ -165,6 +182,8 @@ pub async fn stamp_screenshot(
 pub struct CaseStamps {
     /// Snapshots stamped now, with the stamped time.
     pub stamped: Vec<(SnapshotId, DateTime<Utc>)>,
+    /// Screenshots stamped now, by their snapshot, with the stamped time.
+    pub screenshots: Vec<(SnapshotId, DateTime<Utc>)>,
     /// Snapshots the TSA could not stamp, with why (the others were still tried).
     pub failed: Vec<(SnapshotId, String)>,
 }
@@ -180,17 +199,25 @@ impl CaseStamps {
                 at.to_rfc3339()
             ));
         }
+        for (snapshot, at) in &self.screenshots {
+            text.push_str(&format!(
+                "snapshot {snapshot}: screenshot stamped {} by {tsa}\n",
+                at.to_rfc3339()
+            ));
+        }
         text.push_str(&format!(
-            "case {case}: {} snapshot(s) stamped, {} failed\n",
+            "case {case}: {} snapshot(s) and {} screenshot(s) stamped, {} failed\n",
             self.stamped.len(),
+            self.screenshots.len(),
             self.failed.len()
         ));
         text
     }
 }
 
-/// Stamps every snapshot of case `case` that has no token from `tsa` yet, one at a time
-/// (`cases stamp`). One snapshot's failure is recorded and the rest still tried.
+/// Stamps every snapshot of case `case` that has no token from `tsa` yet, one at a time,
+/// and every newest screenshot of its snapshots that has none (`cases stamp`). One
+/// failure is recorded and the rest still tried.
 ///
 /// # Errors
 /// [`Error::is_not_found`] for an unknown case; a database failure.
@@ -203,7 +230,7 @@ pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseSt
     for (snapshot, sha256) in todo {
         match stamp_hash(store, tsa, snapshot, &sha256).await {
             Ok(Stamped::New(at)) => out.stamped.push((snapshot, at)),
-            Ok(Stamped::Already) => {}
+            Ok(Stamped::Already | Stamped::Empty) => {}
             Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
             Err(e) => return Err(e),
         }
@@ -212,6 +239,7 @@ pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseSt
     let view = crate::cases::case_view(store, case).await?;
     for (snapshot, _) in view.snapshots() {
         match stamp_screenshot(store, tsa, snapshot).await {
+            Ok(Some(Stamped::New(at))) => out.screenshots.push((snapshot, at)),
             Ok(_) => {}
             Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
             Err(e) => return Err(e),

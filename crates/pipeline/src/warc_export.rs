@@ -1,6 +1,7 @@
 //! The stored crawl evidence, all of it or one crawl's, written as one WARC file
 //! (`snapshots export`), reading a batch of rows at a time so memory stays flat. Snapshots
-//! whose bodies gc removed are left out, and counted.
+//! whose bodies gc removed are left out, and counted. A revisit (the server said `304 Not
+//! Modified`) is a `revisit` record naming its capture's `response` ([`write_stored`]).
 
 use std::path::Path;
 
@@ -100,8 +101,7 @@ pub async fn export_warc(store: &Store, crawl: Option<CrawlId>, path: &Path) -> 
                 removed += 1;
                 continue;
             }
-            let snapshot = crawler::stored_snapshot(store, row).await?;
-            warc.write_snapshot(&snapshot)?;
+            write_stored(store, &mut warc, row).await?;
             snapshots += 1;
         }
     }
@@ -112,4 +112,35 @@ pub async fn export_warc(store: &Store, crawl: Option<CrawlId>, path: &Path) -> 
         bytes,
         removed,
     })
+}
+
+/// Writes the stored snapshot `row` to `warc`: its records as the crawler wrote them, or for
+/// a revisit a `revisit` record naming the `response` of the capture it confirms (with that
+/// capture's payload digest while its bodies are kept).
+///
+/// # Errors
+/// Store failures; a body missing or not hashing to its row.
+pub(crate) async fn write_stored<W: std::io::Write>(
+    store: &Store,
+    warc: &mut crawler::WarcWriter<W>,
+    row: &SnapshotRecord,
+) -> Result<crawler::warc::WrittenSnapshot> {
+    let snapshot = crawler::stored_snapshot(store, row).await?;
+    let Some(of) = row.revisit_of else {
+        return Ok(warc.write_snapshot(&snapshot)?);
+    };
+    let capture = store
+        .snapshot(of)
+        .await
+        .map_err(store_err("reading the capture a revisit confirms"))?;
+    let revisited = if capture.body_removed_at.is_some() {
+        crawler::warc::Revisited::without_payload(
+            &capture.final_url,
+            capture.fetched_at,
+            crawler::Sha256(capture.sha256),
+        )
+    } else {
+        crawler::warc::Revisited::of(&crawler::stored_snapshot(store, &capture).await?)
+    };
+    Ok(warc.write_revisit(&snapshot, &revisited)?)
 }

@@ -24,7 +24,7 @@
 //!
 //! Screenshots (`screenshots`, the PNGs of rendered fetches) go the same way, in the same
 //! segments: the writer takes them after the waiting bodies, each a `resource` record
-//! (`Content-Type: image/png`), and the same commit points their rows at their records.
+//! (`Content-Type: image/png`) of `urn:view:<page URL>`, and the same commit points their rows at their records.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -1535,7 +1535,7 @@ fn encode_row(name: &str, kind: RecordKind, row: PendingRow, context: RecordCont
 }
 
 /// The gzip member of one screenshot's record: a `resource` of the page the first render
-/// naming it showed, `image/png`.
+/// naming it showed (`urn:view:<page URL>`), `image/png`.
 fn screenshot_member(
     name: &str,
     sha: &[u8],
@@ -1544,7 +1544,8 @@ fn screenshot_member(
 ) -> Result<Vec<u8>> {
     let hex_sha = hex(sha);
     let (url, at) = match context {
-        RecordContext::Rendered(url, at) => (url, at),
+        // Under the page's own URL a replay tool would show the newest screenshot as the page.
+        RecordContext::Rendered(url, at) => (crate::warc::view_uri(&url), at),
         _ => (format!("urn:copyhound:screenshot:{hex_sha}"), Utc::now()),
     };
     let fields = [

@@ -202,8 +202,11 @@ pub struct CaseMatch {
     pub final_url: String,
     /// When it was fetched.
     pub fetched_at: DateTime<Utc>,
-    /// SHA-256 of the response body, lower-case hex.
+    /// SHA-256 of the evidence, lower-case hex: the response body's, or for a revisit (the
+    /// server said `304 Not Modified`) the body's of the capture it confirms.
     pub snapshot_sha256: String,
+    /// For a revisit: the capture it confirms unchanged, and when that was fetched.
+    pub revisit_of: Option<(SnapshotId, DateTime<Utc>)>,
     /// The chapter copied.
     pub chapter_id: ChapterId,
     /// Its 1-based position in the work (import order).
@@ -368,6 +371,8 @@ struct CaseMatchRow {
     final_url: String,
     fetched_at: DateTime<Utc>,
     sha256: Vec<u8>,
+    revisit_of: Option<SnapshotId>,
+    revisit_fetched_at: Option<DateTime<Utc>>,
     chapter_id: ChapterId,
     ordinal: i32,
     title: String,
@@ -445,9 +450,12 @@ impl CaseReads for Store {
         let rows: Vec<CaseMatchRow> = read_pool!(self, |pool| {
             sqlx::query_as(
                 "SELECT m.id, m.snapshot_id, m.page_id, sn.url, sn.final_url, m.fetched_at, \
-                 sn.sha256, m.chapter_id, ch.ordinal, ch.title, m.score, m.coverage, \
-                 m.page_share, m.matched_chars, m.chapter_chars, m.page_chars, m.passages \
+                 COALESCE(rv.sha256, sn.sha256) AS sha256, rv.id AS revisit_of, \
+                 rv.fetched_at AS revisit_fetched_at, m.chapter_id, ch.ordinal, ch.title, \
+                 m.score, m.coverage, m.page_share, m.matched_chars, m.chapter_chars, \
+                 m.page_chars, m.passages \
                  FROM matches m JOIN snapshots sn ON sn.id = m.snapshot_id \
+                 LEFT JOIN snapshots rv ON rv.id = sn.revisit_of \
                  JOIN chapters ch ON ch.id = m.chapter_id \
                  WHERE m.case_id = $1 ORDER BY m.fetched_at, m.page_id, ch.ordinal, m.id",
             )
@@ -465,6 +473,7 @@ impl CaseReads for Store {
                 final_url: r.final_url,
                 fetched_at: r.fetched_at,
                 snapshot_sha256: hex(&r.sha256),
+                revisit_of: r.revisit_of.zip(r.revisit_fetched_at),
                 chapter_id: r.chapter_id,
                 chapter_index: count(r.ordinal),
                 chapter_title: r.title,

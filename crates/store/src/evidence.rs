@@ -87,6 +87,10 @@ pub struct SnapshotRecord {
     pub wire_len: Option<u64>,
     /// When gc removed its bodies (`[retention]`): they may no longer be read.
     pub body_removed_at: Option<DateTime<Utc>>,
+    /// For a revisit (a `304 Not Modified` answer to a conditional re-fetch): the earlier
+    /// capture it confirms unchanged, whose body and SHA-256 are the evidence; this row's
+    /// own body is the empty one received.
+    pub revisit_of: Option<SnapshotId>,
 }
 
 /// A stored body: zstd bytes from the database, or the bytes themselves read from a segment
@@ -161,6 +165,20 @@ pub trait EvidenceWrites {
         &self,
         snapshot: &NewSnapshot,
         body_zstd: Option<&[u8]>,
+    ) -> impl Future<Output = Result<(SnapshotId, bool)>> + Send;
+
+    /// Stores a revisit: a response (`304 Not Modified`) that confirms capture `of`
+    /// unchanged, its own (empty) body stored like any other, the reference to `of` kept
+    /// with the row ([`SnapshotRecord::revisit_of`]). Deduplicated within a crawl as
+    /// [`EvidenceWrites::insert_snapshot`] is.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] when `of` is not a stored snapshot; as `insert_snapshot`.
+    fn insert_revisit(
+        &self,
+        snapshot: &NewSnapshot,
+        body_zstd: Option<&[u8]>,
+        of: SnapshotId,
     ) -> impl Future<Output = Result<(SnapshotId, bool)>> + Send;
 
     /// Stores a page's text; a second call for the same snapshot replaces it.
@@ -258,7 +276,7 @@ macro_rules! snapshot_columns {
     () => {
         "id, url, final_url, status, http_version, header_block, request_header_block, \
          redirects, sha256, body_len, body_status, fetched_at, remote_addr, etag, last_modified, \
-         elapsed_ms, wire_sha256, wire_len, body_removed_at"
+         elapsed_ms, wire_sha256, wire_len, body_removed_at, revisit_of"
     };
 }
 
@@ -303,6 +321,7 @@ where
         wire_sha256,
         wire_len: row.try_get::<Option<i64>, _>(17)?.map(|n| n.max(0) as u64),
         body_removed_at: row.try_get(18)?,
+        revisit_of: row.try_get::<Option<i64>, _>(19)?.map(SnapshotId),
     })
 }
 
@@ -404,27 +423,28 @@ macro_rules! body_locked {
     };
 }
 
-impl EvidenceWrites for Store {
-    async fn has_body(&self, sha256: &[u8; 32]) -> Result<bool> {
-        let n: i64 = read_pool!(self, |pool| {
-            sqlx::query_scalar("SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1")
-                .bind(sha256.as_slice())
-                .fetch_one(pool)
-                .await?
-        });
-        Ok(n > 0)
-    }
-
-    #[instrument(skip_all, fields(status = s.status, bytes = s.body_len))]
-    async fn insert_snapshot(
+impl Store {
+    /// A response row, with `revisit_of` when it confirms an earlier capture.
+    async fn insert_response(
         &self,
         s: &NewSnapshot,
         body_zstd: Option<&[u8]>,
+        revisit_of: Option<SnapshotId>,
     ) -> Result<(SnapshotId, bool)> {
         let headers = serde_json::to_string(&s.headers)
             .map_err(|e| Error::InvalidInput(format!("snapshot headers: {e}")))?;
         let postgres = self.kind() == crate::BackendKind::Postgres;
         let stored = write_tx!(self, |tx| {
+            if let Some(of) = revisit_of {
+                let known: Option<i64> =
+                    sqlx::query_scalar("SELECT id FROM snapshots WHERE id = $1")
+                        .bind(of.0)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                if known.is_none() {
+                    return Err(Error::not_found("snapshot", of));
+                }
+            }
             if let Some(crawl) = s.crawl {
                 let known: Option<i64> = sqlx::query_scalar(
                     "SELECT id FROM snapshots WHERE crawl_id = $1 AND url = $2 AND sha256 = $3 \
@@ -472,9 +492,9 @@ impl EvidenceWrites for Store {
                 "INSERT INTO snapshots (page_id, url, final_url, status, headers, content_type, \
                  body_zstd, body_len, sha256, fetched_at, http_version, header_block, \
                  request_header_block, redirects, body_status, elapsed_ms, remote_addr, etag, \
-                 last_modified, crawl_id, wire_sha256, wire_len) VALUES ($1, $2, $3, $4, $5, $6, \
-                 $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) \
-                 RETURNING id",
+                 last_modified, crawl_id, wire_sha256, wire_len, revisit_of) VALUES ($1, $2, $3, \
+                 $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+                 $21, $22, $23) RETURNING id",
             )
             .bind(page_id)
             .bind(&s.url)
@@ -498,11 +518,43 @@ impl EvidenceWrites for Store {
             .bind(s.crawl.map(|c| c.0))
             .bind(s.wire.as_ref().map(|w| w.sha256.to_vec()))
             .bind(s.wire.as_ref().map(|w| w.len as i64))
+            .bind(revisit_of.map(|r| r.0))
             .fetch_one(&mut *tx)
             .await?;
             (SnapshotId(id), new_body)
         });
         Ok(stored)
+    }
+}
+
+impl EvidenceWrites for Store {
+    async fn has_body(&self, sha256: &[u8; 32]) -> Result<bool> {
+        let n: i64 = read_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT COUNT(*) FROM snapshot_bodies WHERE sha256 = $1")
+                .bind(sha256.as_slice())
+                .fetch_one(pool)
+                .await?
+        });
+        Ok(n > 0)
+    }
+
+    #[instrument(skip_all, fields(status = s.status, bytes = s.body_len))]
+    async fn insert_snapshot(
+        &self,
+        s: &NewSnapshot,
+        body_zstd: Option<&[u8]>,
+    ) -> Result<(SnapshotId, bool)> {
+        self.insert_response(s, body_zstd, None).await
+    }
+
+    #[instrument(skip_all, fields(status = s.status, of = %of))]
+    async fn insert_revisit(
+        &self,
+        s: &NewSnapshot,
+        body_zstd: Option<&[u8]>,
+        of: SnapshotId,
+    ) -> Result<(SnapshotId, bool)> {
+        self.insert_response(s, body_zstd, Some(of)).await
     }
 
     async fn insert_page_text(&self, page: &NewPageText) -> Result<()> {

@@ -32,8 +32,8 @@ pub struct TimestampRecord {
     pub id: i64,
     /// The snapshot.
     pub snapshot: SnapshotId,
-    /// SHA-256 of the snapshot's body, as stored with the snapshot (what verification
-    /// compares the token's imprint with).
+    /// SHA-256 of the snapshot's evidence (what verification compares the token's imprint
+    /// with): its body's, or for a revisit the body's of the capture it confirms.
     pub sha256: [u8; 32],
     /// The TSA that issued it.
     pub tsa_url: String,
@@ -57,7 +57,9 @@ pub trait Timestamps {
     /// [`Error::NotFound`] for an unknown snapshot.
     fn insert_timestamp(&self, new: &NewTimestamp) -> impl Future<Output = Result<bool>> + Send;
 
-    /// The SHA-256 stored with a snapshot: what a TSA is asked to stamp.
+    /// The SHA-256 of a snapshot's evidence, what a TSA is asked to stamp: its body's, or
+    /// for a revisit ([`crate::SnapshotRecord::revisit_of`]) the confirmed capture's, never
+    /// the empty body a `304 Not Modified` carries.
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown snapshot.
@@ -79,7 +81,7 @@ pub trait Timestamps {
     ) -> impl Future<Output = Result<Vec<TimestampRecord>>> + Send;
 
     /// The snapshots of a case's matches that have no token from `tsa_url`, by id, with
-    /// their SHA-256.
+    /// the SHA-256 of their evidence (as [`Timestamps::snapshot_sha256`]).
     ///
     /// # Errors
     /// [`Error::NotFound`] for an unknown case.
@@ -104,7 +106,7 @@ type Row = (
 /// The columns [`record`] reads, in its order (a macro so queries stay literals).
 macro_rules! timestamp_columns {
     () => {
-        "t.id, t.snapshot_id, sn.sha256, t.tsa_url, t.token, t.gen_time, t.hash_algorithm, \
+        "t.id, t.snapshot_id, COALESCE(rv.sha256, sn.sha256), t.tsa_url, t.token, t.gen_time, t.hash_algorithm, \
          t.created_at"
     };
 }
@@ -159,10 +161,13 @@ impl Timestamps for Store {
 
     async fn snapshot_sha256(&self, id: SnapshotId) -> Result<[u8; 32]> {
         let sha: Option<Vec<u8>> = read_pool!(self, |pool| {
-            sqlx::query_scalar("SELECT sha256 FROM snapshots WHERE id = $1")
-                .bind(id)
-                .fetch_optional(pool)
-                .await?
+            sqlx::query_scalar(
+                "SELECT COALESCE(rv.sha256, sn.sha256) FROM snapshots sn \
+                 LEFT JOIN snapshots rv ON rv.id = sn.revisit_of WHERE sn.id = $1",
+            )
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
         });
         sha256(sha.ok_or_else(|| Error::not_found("snapshot", id))?, id.0)
     }
@@ -173,6 +178,7 @@ impl Timestamps for Store {
                 "SELECT ",
                 timestamp_columns!(),
                 " FROM snapshot_timestamps t JOIN snapshots sn ON sn.id = t.snapshot_id \
+                 LEFT JOIN snapshots rv ON rv.id = sn.revisit_of \
                  WHERE t.snapshot_id = $1 ORDER BY t.id"
             ))
             .bind(id)
@@ -190,6 +196,7 @@ impl Timestamps for Store {
                 "SELECT ",
                 timestamp_columns!(),
                 " FROM snapshot_timestamps t JOIN snapshots sn ON sn.id = t.snapshot_id \
+                 LEFT JOIN snapshots rv ON rv.id = sn.revisit_of \
                  WHERE t.snapshot_id IN (SELECT snapshot_id FROM matches WHERE case_id = $1) \
                  ORDER BY t.snapshot_id, t.id"
             ))
@@ -209,7 +216,8 @@ impl Timestamps for Store {
         self.case_exists(case).await?;
         let rows: Vec<(i64, Vec<u8>)> = read_pool!(self, |pool| {
             sqlx::query_as(
-                "SELECT sn.id, sn.sha256 FROM snapshots sn \
+                "SELECT sn.id, COALESCE(rv.sha256, sn.sha256) FROM snapshots sn \
+                 LEFT JOIN snapshots rv ON rv.id = sn.revisit_of \
                  WHERE sn.id IN (SELECT snapshot_id FROM matches WHERE case_id = $1) \
                  AND NOT EXISTS (SELECT 1 FROM snapshot_timestamps t \
                                  WHERE t.snapshot_id = sn.id AND t.tsa_url = $2) \

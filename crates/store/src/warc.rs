@@ -131,6 +131,17 @@ pub fn decode_member(member: &[u8], max_bytes: u64) -> Result<Record, String> {
     })
 }
 
+/// The `WARC-Target-URI` of a screenshot of the page at `url` (the `urn:view:` scheme
+/// web-archiving crawlers give what a browser showed of a page).
+pub fn view_uri(url: &str) -> String {
+    format!("urn:view:{url}")
+}
+
+/// The `WARC-Target-URI` of text extracted from the page at `url`.
+pub fn text_uri(url: &str) -> String {
+    format!("urn:text:{url}")
+}
+
 /// A `WARC-Date`: UTC to the microsecond.
 pub fn warc_date(t: chrono::DateTime<chrono::Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)

@@ -713,8 +713,9 @@ async fn a_screenshot_is_a_png_resource_record_and_its_row_follows_the_upload() 
                         }
                         pngs += 1;
                         assert!(text.contains("WARC-Type: resource\r\n"), "{text}");
+                        // Its own URI: under the page's, replay would show it as the page.
                         assert!(
-                            text.contains("WARC-Target-URI: http://盗版.example/"),
+                            text.contains("WARC-Target-URI: urn:view:http://盗版.example/"),
                             "{text}"
                         );
                         assert!(one.ends_with(&[&shot[..], b"\r\n\r\n"].concat()));

@@ -210,6 +210,8 @@ pub(crate) struct SnapshotRow {
     pub stamp_ok: bool,
     /// When its newest screenshot was taken, if it has one.
     pub screenshot: Option<String>,
+    /// For a revisit (the server said 304): when the capture it confirms was fetched.
+    pub unchanged_since: Option<String>,
 }
 
 #[derive(Template)]
@@ -420,6 +422,7 @@ pub(crate) async fn detail_page(
             stamp: stamp.map(|s| format!("{} · {}", ctx.when(&s.gen_time), s.tsa)),
             stamp_ok: stamp.is_some_and(|s| matches!(s.verification, Verification::Valid { .. })),
             screenshot: shot.map(|r| ctx.when(&r.rendered_at)),
+            unchanged_since: m.and_then(|m| m.revisit_of).map(|(_, at)| ctx.when(&at)),
         });
     }
     let days_since_notice = recheck

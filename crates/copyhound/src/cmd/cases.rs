@@ -136,6 +136,8 @@ pub async fn run(command: CasesCommand, database: &str, settings: &Settings) -> 
             "no time-stamping authority configured: set evidence.timestamp.url \
                  (COPYHOUND_EVIDENCE__TIMESTAMP__URL)",
         )?),
+        // A capture stamps its screenshots when an authority is configured.
+        CasesCommand::Capture(_) => timestamp::Tsa::from_settings(timestamps)?,
         _ => None,
     };
     let trust = match &command {
@@ -155,7 +157,7 @@ pub async fn run(command: CasesCommand, database: &str, settings: &Settings) -> 
             None => unreachable!("a stamp command has its tsa"),
         },
         CasesCommand::Evidence(a) => evidence(store, a).await,
-        CasesCommand::Capture(a) => capture(store, a, settings).await,
+        CasesCommand::Capture(a) => capture(store, a, settings, tsa.as_ref()).await,
         CasesCommand::Removals(a) => removals(store, a).await,
     })
     .await
@@ -277,27 +279,45 @@ async fn stamp(store: &Store, args: StampArgs, tsa: &timestamp::Tsa) -> Result<(
     Ok(())
 }
 
-async fn capture(store: &Store, args: CaptureArgs, settings: &Settings) -> Result<()> {
+async fn capture(
+    store: &Store,
+    args: CaptureArgs,
+    settings: &Settings,
+    tsa: Option<&timestamp::Tsa>,
+) -> Result<()> {
     let mut crawl = settings.crawler.clone();
     if args.allow_private {
         crawl.fetch.safety.allow_private = true;
     }
-    let done = pipeline::capture_case(store, &crawl, args.id)
+    let done = pipeline::capture_case(store, &crawl, tsa, args.id)
         .await
         .with_context(|| format!("while capturing case {}", args.id))?;
     for (snapshot, why) in &done.failed {
         eprintln!("snapshot {snapshot}: no screenshot: {why}");
     }
+    for (snapshot, why) in &done.unstamped {
+        eprintln!("snapshot {snapshot}: screenshot not stamped: {why}");
+    }
     outln!(
-        "case {}: {} of {} page(s) captured",
+        "case {}: {} of {} page(s) captured, {} screenshot(s) stamped",
         args.id,
         done.captured,
-        done.pages
+        done.pages,
+        done.stamped
     );
     if !done.failed.is_empty() {
         bail!(
             "{} page(s) of case {} could not be captured",
             done.failed.len(),
+            args.id
+        );
+    }
+    if !done.unstamped.is_empty() {
+        bail!(
+            "{} screenshot(s) of case {} could not be stamped: run `copyhound cases stamp {}` \
+             when the time-stamping authority answers",
+            done.unstamped.len(),
+            args.id,
             args.id
         );
     }

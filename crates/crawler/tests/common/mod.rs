@@ -785,6 +785,10 @@ async fn handle(State(state): State<Arc<ServerState>>, req: Request) -> Response
                 .unwrap()
         }
         ["etag-child"] => html("<html><body><p>子页面。</p></body></html>".into()),
+        ["no-content"] => Response::builder()
+            .status(StatusCode::NO_CONTENT)
+            .body(Body::empty())
+            .unwrap(),
         ["dup", _] => html("<html><body><p>两个网址，同一个页面。</p></body></html>".into()),
         ["big5"] => {
             // The Gutenberg scrape is one line per chapter.

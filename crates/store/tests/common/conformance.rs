@@ -2445,6 +2445,41 @@ pub async fn the_latest_validated_response_is_found_by_either_url(db: &TestDb) {
     assert_eq!(s.latest_validated(url).await.unwrap().unwrap().id, new);
 }
 
+/// A `304 Not Modified` stored as a revisit: the row keeps the empty body it received and
+/// names its capture, whose SHA-256 is what gets stamped; never a response to revalidate.
+pub async fn a_revisit_names_its_capture_and_takes_its_digest(db: &TestDb) {
+    use store::Timestamps;
+    let s = &db.store;
+    let url = "http://例子.example/a";
+    let (capture, _) = s
+        .insert_snapshot(&new_snapshot(url, 2, Some("\"v1\"")), Some(&b"z"[..]))
+        .await
+        .unwrap();
+    let mut not_modified = new_snapshot(url, 0, Some("\"v1\""));
+    not_modified.status = 304;
+    not_modified.body_len = 0;
+    // A capture that is not stored: refused, nothing written.
+    let unknown = store::SnapshotId(capture.0 + 100);
+    let err = s
+        .insert_revisit(&not_modified, Some(&b"e"[..]), unknown)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert_eq!(s.snapshots(Page::all()).await.unwrap().len(), 1);
+
+    let (revisit, _) = s
+        .insert_revisit(&not_modified, Some(&b"e"[..]), capture)
+        .await
+        .unwrap();
+    let row = s.snapshot(revisit).await.unwrap();
+    assert_eq!((row.status, row.sha256), (304, [0; 32]));
+    assert_eq!(row.revisit_of, Some(capture));
+    assert_eq!(s.snapshot(capture).await.unwrap().revisit_of, None);
+    assert_eq!(s.snapshot_sha256(revisit).await.unwrap(), [2; 32]);
+    assert_eq!(s.snapshot_sha256(capture).await.unwrap(), [2; 32]);
+    assert_eq!(s.latest_validated(url).await.unwrap().unwrap().id, capture);
+}
+
 pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
     let s = &db.store;
     let (id, _) = s

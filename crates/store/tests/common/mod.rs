@@ -64,6 +64,7 @@ macro_rules! conformance_suite {
             evidence_bodies_are_stored_once,
             wire_bodies_are_kept_beside_decoded_ones_and_stored_once,
             the_latest_validated_response_is_found_by_either_url,
+            a_revisit_names_its_capture_and_takes_its_digest,
             page_texts_are_stored_and_replaced,
             a_pages_matches_are_replaced_as_a_whole,
             crawls_are_listed_newest_first_by_status,
