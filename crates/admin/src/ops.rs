@@ -108,11 +108,15 @@ impl RetentionOutlook {
 }
 
 /// `/healthz`, `/readyz` and `/metrics`.
+/// The paths of [`routes`]: what a connection in the reserved share may ask for.
+pub(crate) const PATHS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
 pub(crate) fn routes() -> Router<AdminState> {
+    let [health, ready, metrics_path] = PATHS;
     Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+        .route(health, get(healthz))
+        .route(ready, get(readyz))
+        .route(metrics_path, get(metrics))
 }
 
 /// Serves the operations endpoints alone on `listener` until `shutdown` resolves (a worker

@@ -39,8 +39,21 @@ pub struct AdminSettings {
     /// How long a request may take, its body included, before it is answered 408
     /// (`[server] request_timeout`).
     pub request_timeout: Duration,
+    /// How long a request's body may take before it is answered 408 and its connection
+    /// closed, extended by a second for every `body_min_rate` bytes that arrive
+    /// (`[server] body_read_timeout`).
+    pub body_read_timeout: Duration,
+    /// Bytes per second a body must keep up to use more than `body_read_timeout`
+    /// (`[server] body_min_rate`).
+    pub body_min_rate: u64,
     /// Connections served at once; more wait to be accepted (`[server] max_connections`).
     pub max_connections: usize,
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold open; more are closed
+    /// at once. Trusted proxies are not limited (`[server] max_connections_per_client`).
+    pub max_connections_per_client: usize,
+    /// Connections accepted past `max_connections` for `/healthz`, `/readyz` and `/metrics`
+    /// only, so probes answer while the cap is full (`[server] reserved_ops_connections`).
+    pub reserved_ops_connections: usize,
     /// Rows per page of a listing.
     pub page_size: u32,
     /// The crawler's settings, the base a suspect site's own limits apply to.
@@ -80,7 +93,16 @@ impl Default for AdminSettings {
             header_read_timeout: Duration::from_secs(15),
             // An upload of max_upload_bytes at 1 Mbit/s takes about four and a half minutes.
             request_timeout: Duration::from_secs(300),
+            // Apache's mod_reqtimeout defaults (`body=20,MinRate=500`), shortened: a form is
+            // sent in one go, and an upload at any real speed earns its time. A client that
+            // trickles its body on purpose holds a connection seconds, not minutes.
+            body_read_timeout: Duration::from_secs(10),
+            body_min_rate: 500,
             max_connections: 1024,
+            // A browser opens six connections to a host; an office behind one NAT address
+            // is a few browsers.
+            max_connections_per_client: 64,
+            reserved_ops_connections: 16,
             page_size: 50,
             figures_ttl: Duration::from_secs(10),
             crawler: crawler::CrawlSettings::default(),
@@ -123,7 +145,20 @@ impl AdminSettings {
             self.request_timeout,
             Duration::from_millis(1),
         )?;
-        bounds::at_least("max_connections", self.max_connections, 1)
+        bounds::between(
+            "body_read_timeout",
+            self.body_read_timeout,
+            Duration::from_millis(1),
+            self.request_timeout,
+        )?;
+        bounds::at_least("body_min_rate", self.body_min_rate, 1)?;
+        bounds::at_least("max_connections", self.max_connections, 1)?;
+        bounds::between(
+            "max_connections_per_client",
+            self.max_connections_per_client,
+            1,
+            self.max_connections,
+        )
     }
 }
 

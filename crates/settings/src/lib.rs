@@ -120,8 +120,17 @@ pub struct ServerSettings {
     /// How long a request may take, its body included.
     #[serde(with = "bounds::duration_serde")]
     pub request_timeout: std::time::Duration,
+    /// How long a request's body may take, plus a second per `body_min_rate` bytes received.
+    #[serde(with = "bounds::duration_serde")]
+    pub body_read_timeout: std::time::Duration,
+    /// Bytes per second a body must keep up to use more than `body_read_timeout`.
+    pub body_min_rate: u64,
     /// Connections served at once.
     pub max_connections: usize,
+    /// Connections one client address may hold open.
+    pub max_connections_per_client: usize,
+    /// Connections past `max_connections` kept for `/healthz`, `/readyz` and `/metrics`.
+    pub reserved_ops_connections: usize,
 }
 
 /// The shortest metrics token accepted: a bearer token is guessed online, one request a try.
@@ -141,7 +150,11 @@ impl Default for ServerSettings {
             max_upload_bytes: admin.max_upload_bytes,
             header_read_timeout: admin.header_read_timeout,
             request_timeout: admin.request_timeout,
+            body_read_timeout: admin.body_read_timeout,
+            body_min_rate: admin.body_min_rate,
             max_connections: admin.max_connections,
+            max_connections_per_client: admin.max_connections_per_client,
+            reserved_ops_connections: admin.reserved_ops_connections,
         }
     }
 }
@@ -158,7 +171,11 @@ impl ServerSettings {
             max_upload_bytes: self.max_upload_bytes,
             header_read_timeout: self.header_read_timeout,
             request_timeout: self.request_timeout,
+            body_read_timeout: self.body_read_timeout,
+            body_min_rate: self.body_min_rate,
             max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
+            reserved_ops_connections: self.reserved_ops_connections,
             ..admin::AdminSettings::default()
         }
     }

@@ -5,17 +5,24 @@
 //! (in its own process group, so killing it takes its Chromium along) with one session and
 //! one [`proxy::Proxy`]. Every request the page makes goes through that proxy, which applies
 //! the crawl's address rules and robots.txt and caps the page's requests: the browser is no
-//! way around the crawler's SSRF guard. A page gets `page_timeout` to load and
-//! `script_timeout` per script; a browser that does not answer in time, or whose tab
-//! crashed (a memory bomb over the V8 heap cap), is killed and a fresh one started for the
+//! way around the crawler's SSRF guard. Nor does the browser send anything else (issue
+//! #43): it resolves no name itself (`--host-resolver-rules` maps every host but the
+//! proxy's address to nothing), WebRTC sends no UDP (there is no proxy for UDP), and
+//! Chromium's own services (component and safe-browsing updates, sync, domain reliability,
+//! media-router discovery) are off. A page gets `page_timeout` to load and `script_timeout`
+//! per script; a browser that does not answer in time, whose tab crashed (a memory bomb over
+//! the V8 heap cap), or whose process tree as a whole went over `max_memory_mib` (canvases,
+//! images, array buffers: the `watchdog` module) is killed and a fresh one started for the
 //! next page. Dialogs and `window.open` are disabled before the page's own scripts run,
-//! downloads are denied, permission prompts refused.
+//! popups are blocked (`target=_blank` included), downloads are denied, permission prompts
+//! refused.
 //!
 //! What comes back ([`Rendered`]): the DOM as rendered (`outerHTML`), the extractor's reading
 //! of it, the displayed text (`innerText`, in the order the page shows it) of the element the
 //! extractor chose, and optionally a PNG of the page (height capped).
 
 pub mod proxy;
+mod watchdog;
 mod webdriver;
 
 use std::path::PathBuf;
@@ -61,6 +68,10 @@ pub struct RenderSettings {
     pub max_requests: u32,
     /// V8 heap of a page, MiB; a page past it crashes its tab, and the browser is restarted.
     pub max_heap_mib: u32,
+    /// Memory of a browser as a whole (chromedriver, Chromium and every process they
+    /// started, shared pages split between them), MiB; past it the browser is killed, the
+    /// page fails, and the next page gets a new browser.
+    pub max_memory_mib: u32,
     /// Viewport width and height, CSS pixels.
     pub window_width: u32,
     pub window_height: u32,
@@ -85,6 +96,10 @@ impl Default for RenderSettings {
             // A novel page needs tens of requests; a page asking for thousands is hostile.
             max_requests: 500,
             max_heap_mib: 256,
+            // An idle headless Chromium holds about 400 MiB (nine processes, Debian's
+            // chromium 156), a heavy novel page a few hundred more; a page past that is
+            // building something other than a chapter.
+            max_memory_mib: 1536,
             window_width: 1280,
             window_height: 1000,
             screenshot_max_height: 20_000,
@@ -105,6 +120,12 @@ impl RenderSettings {
         bounds::at_least("script_timeout", self.script_timeout, bounds::MIN_TIMEOUT)?;
         bounds::at_least("max_requests", self.max_requests, 1)?;
         bounds::at_least("max_heap_mib", self.max_heap_mib, 16)?;
+        // Room for the browser itself beside one full heap.
+        bounds::at_least(
+            "max_memory_mib",
+            self.max_memory_mib,
+            self.max_heap_mib.saturating_add(128),
+        )?;
         bounds::at_least("window_width", self.window_width, 100)?;
         bounds::at_least("window_height", self.window_height, 100)?;
         bounds::at_least("screenshot_max_height", self.screenshot_max_height, 100)?;
@@ -280,7 +301,15 @@ impl Renderer {
             url: request.url.to_string(),
             reason,
         };
-        let idle = self.idle.lock().expect("idle").pop();
+        let idle = loop {
+            let next = self.idle.lock().expect("idle").pop();
+            match next {
+                Some(b) if b.watchdog.tripped().is_some() => {
+                    tracing::info!("idle browser dropped: it went over its memory cap");
+                }
+                next => break next,
+            }
+        };
         let browser = match idle {
             Some(b) => b,
             None => {
@@ -291,14 +320,33 @@ impl Renderer {
         let s = &self.settings;
         // Load, and each of up to four scripts and a screenshot, with a margin.
         let budget = s.page_timeout + s.script_timeout * 5 + Duration::from_secs(5);
-        let outcome = tokio::time::timeout(budget, browser.render(s, extractor, &request)).await;
+        let over_cap = |used: u64| {
+            format!(
+                "the browser used {} MiB, over its cap of {} MiB, and was killed \
+                 (crawler.render.max_memory_mib)",
+                used >> 20,
+                s.max_memory_mib
+            )
+        };
+        let outcome = tokio::time::timeout(budget, async {
+            tokio::select! {
+                biased;
+                used = browser.watchdog.killed() => Err(over_cap(used)),
+                rendered = browser.render(s, extractor, &request) => rendered,
+            }
+        })
+        .await;
         match outcome {
             Ok(Ok(mut rendered)) => {
                 rendered.elapsed = started.elapsed();
-                self.idle.lock().expect("idle").push(browser);
+                if browser.watchdog.tripped().is_none() {
+                    self.idle.lock().expect("idle").push(browser);
+                }
                 Ok(rendered)
             }
             Ok(Err(reason)) => {
+                // The kill may reach the session before the watchdog's word reaches here.
+                let reason = browser.watchdog.tripped().map_or(reason, over_cap);
                 tracing::info!(url = %request.url, %reason, "browser dropped after a failed render");
                 Err(fail(reason))
             }
@@ -310,11 +358,12 @@ impl Renderer {
     }
 }
 
-/// One chromedriver with its Chromium, session, proxy and profile folder.
+/// One chromedriver with its Chromium, session, proxy, memory watchdog and profile folder.
 struct Browser {
     process: Child,
     session: Session,
     proxy: proxy::Proxy,
+    watchdog: watchdog::Watchdog,
     profile: PathBuf,
 }
 
@@ -372,6 +421,9 @@ impl Browser {
             .process_group(0)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", s.chromedriver.display()))?;
+        // Watched from the start: a page cannot be loaded before, but the browser's own
+        // start-up is bounded too.
+        let watchdog = watchdog::Watchdog::start(child.id(), u64::from(s.max_memory_mib) << 20);
         let mut started = Started(Some(child));
         let since = Instant::now();
         while !Session::ready(port).await {
@@ -394,11 +446,32 @@ impl Browser {
             format!("--proxy-server=http://{}", proxy.addr()),
             // Without this, Chromium sends loopback requests past the proxy.
             "--proxy-bypass-list=<-loopback>".to_owned(),
+            // The proxy resolves the page's hosts under the crawl's rules; the browser
+            // resolves nothing (its own services' names, a WebRTC server's) through the
+            // system resolver, and knows only the proxy's address.
+            format!(
+                "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE {}",
+                proxy.addr().ip()
+            ),
             "--disable-quic".to_owned(),
-            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
+            // WebRTC may send UDP only through a proxy, and ours carries none: no STUN
+            // packet to any address, no mDNS. (`--force-webrtc-ip-handling-policy`, used
+            // before, is no Chromium switch: it was ignored, and STUN reached refused
+            // addresses.) The `webrtc.*` preferences below say the same.
+            "--webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
             format!("--js-flags=--max-old-space-size={}", s.max_heap_mib),
-            "--block-new-web-contents".to_owned(),
+            // Chromium's own traffic: update checks, field trials, safe browsing lists,
+            // error reports, Cast discovery (multicast), hyperlink-auditing pings.
             "--disable-background-networking".to_owned(),
+            "--disable-component-update".to_owned(),
+            "--disable-domain-reliability".to_owned(),
+            "--disable-client-side-phishing-detection".to_owned(),
+            "--disable-default-apps".to_owned(),
+            "--disable-breakpad".to_owned(),
+            "--no-pings".to_owned(),
+            "--disable-features=MediaRouter,DialMediaRouteProvider,OptimizationHints,\
+             Translate,AutofillServerCommunication,CertificateTransparencyComponentUpdater"
+                .to_owned(),
             "--disable-extensions".to_owned(),
             "--disable-sync".to_owned(),
             "--disable-notifications".to_owned(),
@@ -420,7 +493,17 @@ impl Browser {
             "goog:chromeOptions": {
                 "binary": s.chromium,
                 "args": args,
+                // chromedriver turns the popup blocker off by default: with it on, and no
+                // user gesture ever given, no page opens a window (`target=_blank` clicks,
+                // `window.open` from a frame the guard script did not reach).
+                "excludeSwitches": ["disable-popup-blocking"],
                 "prefs": {
+                    "webrtc.ip_handling_policy": "disable_non_proxied_udp",
+                    "webrtc.multiple_routes_enabled": false,
+                    "webrtc.nonproxied_udp_enabled": false,
+                    "safebrowsing.enabled": false,
+                    // No DNS prefetch or preconnect.
+                    "net.network_prediction_options": 2,
                     "download_restrictions": 3,
                     "profile.default_content_setting_values.notifications": 2,
                     "profile.default_content_setting_values.geolocation": 2,
@@ -449,6 +532,7 @@ impl Browser {
             process: started.0.take().expect("started"),
             session,
             proxy,
+            watchdog,
             profile,
         })
     }
