@@ -28,7 +28,7 @@ mod shard;
 pub mod text;
 mod url;
 
-pub use secret::{MASK, Secret};
+pub use secret::{MASK, Secret, mask_secrets};
 pub use shard::Shard;
 pub use url::mask_url_password;
 

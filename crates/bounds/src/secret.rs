@@ -34,6 +34,36 @@ impl Secret {
     }
 }
 
+/// `text` with each secret's value, wherever it occurs, replaced by [`MASK`]: the one mask
+/// for a message, log line or error that may quote what a secret went into (an object
+/// store's error answer echoes the access key it was sent, a URL carries a key). `Debug`,
+/// `Display` and `Serialize` of a [`Secret`] mask the setting itself; this masks its value
+/// in anyone else's text.
+///
+/// ```
+/// let key = bounds::Secret::new("AKIA-S3CR3T");
+/// assert_eq!(
+///     bounds::mask_secrets("denied: <AWSAccessKeyId>AKIA-S3CR3T</AWSAccessKeyId>", [&key]),
+///     "denied: <AWSAccessKeyId>********</AWSAccessKeyId>"
+/// );
+/// ```
+pub fn mask_secrets<'a>(text: &str, secrets: impl IntoIterator<Item = &'a Secret>) -> String {
+    let mut values: Vec<&str> = secrets
+        .into_iter()
+        .map(Secret::expose)
+        .filter(|v| !v.is_empty())
+        .collect();
+    // Longest first: a secret that holds another is masked whole, not around it.
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    let mut shown = text.to_owned();
+    for value in values {
+        if shown.contains(value) {
+            shown = shown.replace(value, MASK);
+        }
+    }
+    shown
+}
+
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(MASK)

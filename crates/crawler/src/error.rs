@@ -76,6 +76,15 @@ pub enum Error {
     #[error("redirect from {url} has an unusable location {location:?}")]
     BadRedirect { url: String, location: String },
 
+    /// A redirect not followed: to another host from a request that carries a key, to a
+    /// scheme other than http(s), or past the limit ([`crate::outbound`]).
+    #[error("refused to follow the redirect from {url} to {target}: {reason}")]
+    RedirectRefused {
+        url: String,
+        target: String,
+        reason: String,
+    },
+
     /// robots.txt forbids the URL for our user agent.
     #[error("robots.txt for {host} denied {path}")]
     RobotsDenied { host: String, path: String },
@@ -225,7 +234,8 @@ impl Error {
             Self::Transport { .. } => ErrorKind::Transport,
             Self::TooManyRedirects { .. }
             | Self::RedirectLoop { .. }
-            | Self::BadRedirect { .. } => ErrorKind::Redirect,
+            | Self::BadRedirect { .. }
+            | Self::RedirectRefused { .. } => ErrorKind::Redirect,
             Self::ContentCoding { .. } => ErrorKind::ContentCoding,
             Self::RobotsDenied { .. } => ErrorKind::RobotsDenied,
             Self::InvalidPattern { .. } | Self::InvalidSetting { .. } | Self::OutOfRange(_) => {

@@ -530,28 +530,38 @@ impl Fetcher {
     }
 
     fn classify(&self, e: reqwest::Error, url: &Url) -> Error {
-        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
-        while let Some(s) = source {
-            if let Some(failure) = s.downcast_ref::<ResolveFailure>() {
-                return failure.clone().into();
-            }
-            source = s.source();
+        classify(
+            e,
+            url.to_string(),
+            self.settings.connect_timeout,
+            self.settings.read_timeout,
+        )
+    }
+}
+
+/// A client's error as ours: the resolver's refusal found in its chain, else a timeout (of
+/// `connect` or `read`), a failed connection or a broken transfer of `url`.
+pub(crate) fn classify(e: reqwest::Error, url: String, connect: Duration, read: Duration) -> Error {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(s) = source {
+        if let Some(failure) = s.downcast_ref::<ResolveFailure>() {
+            return failure.clone().into();
         }
-        let url = url.to_string();
-        if e.is_timeout() {
-            let (phase, after) = if e.is_connect() {
-                (TimeoutPhase::Connect, self.settings.connect_timeout)
-            } else {
-                (TimeoutPhase::Read, self.settings.read_timeout)
-            };
-            return Error::Timeout { url, phase, after };
-        }
-        let reason = error_chain(&e);
-        if e.is_connect() {
-            Error::Connect { url, reason }
+        source = s.source();
+    }
+    if e.is_timeout() {
+        let (phase, after) = if e.is_connect() {
+            (TimeoutPhase::Connect, connect)
         } else {
-            Error::Transport { url, reason }
-        }
+            (TimeoutPhase::Read, read)
+        };
+        return Error::Timeout { url, phase, after };
+    }
+    let reason = error_chain(&e);
+    if e.is_connect() {
+        Error::Connect { url, reason }
+    } else {
+        Error::Transport { url, reason }
     }
 }
 
@@ -593,7 +603,7 @@ fn version_str(v: reqwest::Version) -> &'static str {
 }
 
 /// The error's sources joined by `": "`, skipping reqwest's own top line (it repeats the URL).
-fn error_chain(e: &reqwest::Error) -> String {
+pub(crate) fn error_chain(e: &reqwest::Error) -> String {
     let mut parts = Vec::new();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {

@@ -14,6 +14,7 @@
 //! |---|---|---|
 //! | [`fetch`] | one URL → one [`Snapshot`]: timeouts, size cap, manual redirects, conditional requests | [`Fetcher`], [`FetchSettings`] |
 //! | [`coding`] | `Content-Encoding` (gzip, deflate, br, zstd, stacked) undone within size and ratio caps | [`coding::decode`] |
+//! | [`outbound`] | every other outbound HTTP client (search providers, the CDX index, WET files) under the same address rules, redirects checked hop by hop, keys kept to their host | [`outbound::Outbound`] |
 //! | [`safety`] | refuses loopback/private/link-local/multicast addresses after DNS and on every redirect | [`AddressPolicy`] |
 //! | [`robots`] | robots.txt fetched once per origin, cached, obeyed, per-site override | [`RobotsCache`] |
 //! | [`politeness`] | per-host delay/concurrency, global concurrency, `Retry-After`, backoff with jitter | [`Politeness`], [`HostStateStore`] |
@@ -81,6 +82,7 @@ pub mod fonts;
 pub mod frontier;
 pub mod js;
 pub mod links;
+pub mod outbound;
 pub mod politeness;
 pub mod render;
 pub mod robots;

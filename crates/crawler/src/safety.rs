@@ -7,6 +7,7 @@
 //! (or re-resolves to one later: DNS rebinding) is refused too. IP-literal hosts never reach a
 //! resolver, so [`Fetcher`](crate::Fetcher) checks them itself on every hop.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -130,6 +131,9 @@ pub struct SafetySettings {
     pub allow_private: bool,
     /// Networks allowed even though they are not public, e.g. `"10.20.0.0/16"` for a lab.
     pub allowed_networks: Vec<IpNet>,
+    /// Names answered from this table instead of DNS, like `/etc/hosts` (`"search.lab" =
+    /// "10.20.0.5"`); their addresses pass the same rules as looked-up ones.
+    pub hosts: BTreeMap<String, IpAddr>,
 }
 
 /// The compiled [`SafetySettings`]: decides, address by address, what may be connected to.
@@ -137,6 +141,8 @@ pub struct SafetySettings {
 pub struct AddressPolicy {
     allow_private: bool,
     allowed: Vec<IpNet>,
+    /// [`SafetySettings::hosts`], names lower-cased without a final dot.
+    hosts: BTreeMap<String, IpAddr>,
 }
 
 impl AddressPolicy {
@@ -149,7 +155,7 @@ impl AddressPolicy {
     pub fn allow_all() -> Self {
         Self {
             allow_private: true,
-            allowed: Vec::new(),
+            ..Self::default()
         }
     }
 
@@ -158,7 +164,62 @@ impl AddressPolicy {
         Self {
             allow_private: settings.allow_private,
             allowed: settings.allowed_networks.clone(),
+            hosts: settings
+                .hosts
+                .iter()
+                .map(|(name, ip)| (host_key(name), *ip))
+                .collect(),
         }
+    }
+
+    /// The addresses `host` may be connected to: its [`SafetySettings::hosts`] entry or what
+    /// DNS answers, the refused ones dropped. What the HTTP clients connect through, and what
+    /// a site's start URL is checked with when it is added.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AddressRefused`] when every address is refused, [`Error::Dns`] when the
+    /// lookup fails.
+    pub async fn resolve(&self, host: &str) -> Result<Vec<SocketAddr>> {
+        self.resolve_checked(host).await.map_err(Error::from)
+    }
+
+    async fn resolve_checked(&self, host: &str) -> Result<Vec<SocketAddr>, ResolveFailure> {
+        let resolved: Vec<SocketAddr> = match self.hosts.get(&host_key(host)) {
+            Some(ip) => vec![SocketAddr::new(*ip, 0)],
+            None => tokio::net::lookup_host((host, 0))
+                .await
+                .map_err(|e| ResolveFailure::Lookup {
+                    host: host.to_owned(),
+                    reason: e.to_string(),
+                })?
+                .collect(),
+        };
+        let mut first_refusal = None;
+        let allowed: Vec<SocketAddr> = resolved
+            .into_iter()
+            .filter(|addr| match self.refusal(addr.ip()) {
+                None => true,
+                Some(class) => {
+                    first_refusal.get_or_insert((addr.ip(), class));
+                    false
+                }
+            })
+            .collect();
+        if allowed.is_empty() {
+            return Err(match first_refusal {
+                Some((addr, class)) => ResolveFailure::Refused {
+                    host: host.to_owned(),
+                    addr,
+                    class,
+                },
+                None => ResolveFailure::Lookup {
+                    host: host.to_owned(),
+                    reason: "no addresses".to_owned(),
+                },
+            });
+        }
+        Ok(allowed)
     }
 
     /// Checks one resolved address of `host`.
@@ -247,38 +308,20 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let policy = Arc::clone(&self.policy);
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let resolved: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+            let allowed = policy
+                .resolve_checked(&host)
                 .await
-                .map_err(|e| ResolveFailure::Lookup {
-                    host: host.clone(),
-                    reason: e.to_string(),
-                })?
-                .collect();
-            let mut first_refusal = None;
-            let allowed: Vec<SocketAddr> = resolved
-                .into_iter()
-                .filter(|addr| match policy.refusal(addr.ip()) {
-                    None => true,
-                    Some(class) => {
-                        first_refusal.get_or_insert((addr.ip(), class));
-                        false
-                    }
-                })
-                .collect();
-            if allowed.is_empty() {
-                let failure = match first_refusal {
-                    Some((addr, class)) => ResolveFailure::Refused { host, addr, class },
-                    None => ResolveFailure::Lookup {
-                        host,
-                        reason: "no addresses".to_owned(),
-                    },
-                };
-                return Err(Box::new(failure) as Box<dyn std::error::Error + Send + Sync>);
-            }
+                .map_err(|failure| Box::new(failure) as Box<dyn std::error::Error + Send + Sync>)?;
             tracing::trace!(host = %host, addrs = allowed.len(), "resolved");
             Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
         })
     }
+}
+
+/// A host name as the `hosts` table is keyed: lower-case, without the final dot that
+/// makes it absolute (`Search.Lab.` is `search.lab`).
+fn host_key(host: &str) -> String {
+    host.trim_end_matches('.').to_ascii_lowercase()
 }
 
 #[cfg(test)]
@@ -331,6 +374,7 @@ mod tests {
         let policy = AddressPolicy::new(&SafetySettings {
             allow_private: false,
             allowed_networks: vec!["127.0.0.1/32".parse().unwrap()],
+            ..SafetySettings::default()
         });
         assert!(policy.check("a", "127.0.0.1".parse().unwrap()).is_ok());
         assert!(policy.check("a", "93.184.216.34".parse().unwrap()).is_ok());
@@ -371,5 +415,33 @@ mod tests {
         );
         let allowed = GuardedResolver::new(Arc::new(AddressPolicy::allow_all()));
         assert!(allowed.resolve("localhost".parse().unwrap()).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn names_in_the_hosts_table_pass_the_same_rules() {
+        let settings = |allow_private| SafetySettings {
+            allow_private,
+            hosts: [("Pirate.Test".to_owned(), "127.0.0.1".parse().unwrap())].into(),
+            ..SafetySettings::default()
+        };
+        let err = AddressPolicy::new(&settings(false))
+            .resolve("pirate.test.")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::AddressRefused {
+                    class: AddressClass::Loopback,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let allowed = AddressPolicy::new(&settings(true))
+            .resolve("PIRATE.test")
+            .await
+            .unwrap();
+        assert_eq!(allowed, ["127.0.0.1:0".parse().unwrap()]);
     }
 }

@@ -432,6 +432,7 @@ async fn private_addresses_are_refused_after_dns_and_on_redirects() {
         safety: SafetySettings {
             allow_private: false,
             allowed_networks: vec!["127.0.0.1/32".parse().unwrap()],
+            ..SafetySettings::default()
         },
         ..FetchSettings::default()
     })

@@ -201,6 +201,7 @@ async fn a_script_asking_for_a_private_address_is_refused_and_the_canary_sees_no
     let policy = AddressPolicy::new(&SafetySettings {
         allow_private: false,
         allowed_networks: vec!["127.0.0.1/32".parse().unwrap()],
+        ..SafetySettings::default()
     });
     let rendered = renderer
         .render(

@@ -85,24 +85,20 @@ pub fn check_username(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether two user names could be taken for each other: their TR39 confusable skeletons
-/// (Unicode's `confusables.txt`) are equal, case ignored. Skeletons are compared twice, of
-/// the names lower-cased first (so `ALICE` and `аlice`, with a Cyrillic а, look like
-/// `alice`) and of the names as written, lower-cased after (so `aIice`, with a capital i,
-/// does too: lower-casing first would make its I an i). Two such users could be mixed up in
-/// the audit log and the users page.
+/// Whether two user names could be taken for each other: a look-alike form of one
+/// ([`store::username_keys`]: the TR39 confusable skeleton, case, `.`, `_`, `-` and `@`
+/// ignored) is the other's. Two such users could be mixed up in the audit log and the users
+/// page; the store keeps the forms unique, so two creations at once cannot both pass.
 pub fn usernames_look_alike(a: &str, b: &str) -> bool {
-    let skeleton = |s: &str| {
-        unicode_security::skeleton(s)
-            .collect::<String>()
-            .to_lowercase()
-    };
-    skeleton(&a.to_lowercase()) == skeleton(&b.to_lowercase()) || skeleton(a) == skeleton(b)
+    let (a_key, a_cased) = store::username_keys(a);
+    let (b_key, b_cased) = store::username_keys(b);
+    a_key == b_key || a_cased == b_cased
 }
 
 /// Checks a new password for `username`: 12 to 1024 characters (ASVS 2.1.1), not one of the
-/// bundled common passwords and not the user name, case ignored (ASVS 2.1.7). The message
-/// never repeats the password.
+/// bundled common passwords (nor one written with digits or signs for letters, `p@ssw0rd`),
+/// not one character repeated, not containing the product's name and not the user name,
+/// case ignored (ASVS 2.1.7). The message never repeats the password.
 ///
 /// # Errors
 /// [`Error::Account`] saying what a password must be.
@@ -124,14 +120,63 @@ pub fn check_password(password: &str, username: &str) -> Result<()> {
             "the password is the user name: choose one nobody could guess from it".into(),
         ));
     }
-    if COMMON_PASSWORDS.lines().any(|common| common == folded) {
+    let mut distinct = folded.chars();
+    if let Some(first) = distinct.next()
+        && distinct.all(|c| c == first)
+    {
+        return Err(Error::Account(
+            "the password is one character repeated: choose one nobody could guess (a few \
+             unrelated words make a good one)"
+                .into(),
+        ));
+    }
+    let plain = unleet(&folded);
+    if plain.contains(PRODUCT_NAME) {
+        return Err(Error::Account(format!(
+            "the password contains the name of this software, {PRODUCT_NAME:?}, which \
+             attackers try first: choose another (a few unrelated words make a good one)"
+        )));
+    }
+    if common_passwords().contains(&plain) {
         return Err(Error::Account(
             "the password is on a list of the most common passwords, which attackers try \
-             first: choose another (a few unrelated words make a good one)"
+             first, or one of them with letters written as digits or signs: choose another \
+             (a few unrelated words make a good one)"
                 .into(),
         ));
     }
     Ok(())
+}
+
+/// The product's name, which a guesser tries with the common passwords.
+const PRODUCT_NAME: &str = "copyhound";
+
+/// `password` (lower-cased) with the digits and signs that stand for letters read as the
+/// letters (`p@ssw0rd` is `password`), and `l` read as `i` as `1` is: a common password
+/// written so is as easily guessed, since crackers' rules make the same swaps. The list is
+/// read so too, so a digit that is only a digit (`password1234`) is compared alike.
+fn unleet(password: &str) -> String {
+    password
+        .chars()
+        .map(|c| match c {
+            '0' => 'o',
+            '1' | '!' | '|' | 'l' => 'i',
+            '3' => 'e',
+            '4' | '@' => 'a',
+            '5' | '$' => 's',
+            '7' | '+' => 't',
+            '8' => 'b',
+            '9' => 'g',
+            other => other,
+        })
+        .collect()
+}
+
+/// [`COMMON_PASSWORDS`] read by [`unleet`], once.
+fn common_passwords() -> &'static std::collections::HashSet<String> {
+    static LIST: std::sync::OnceLock<std::collections::HashSet<String>> =
+        std::sync::OnceLock::new();
+    LIST.get_or_init(|| COMMON_PASSWORDS.lines().map(unleet).collect())
 }
 
 /// Hashes a password with argon2id (a PHC string with its own salt), on a blocking thread:
@@ -556,17 +601,38 @@ mod tests {
     fn passwords_have_12_to_1024_chars_are_uncommon_and_never_echoed() {
         check_password("012345678912", "u").unwrap();
         check_password("密码密码密码密码密码密码", "u").unwrap();
-        check_password(&"p".repeat(1024), "u").unwrap();
+        let long: String = "correct horse battery staple "
+            .repeat(40)
+            .chars()
+            .take(1024)
+            .collect();
+        check_password(&long, "u").unwrap();
         let short = check_password("hunter2hunt", "u").unwrap_err().to_string();
         assert_eq!(short, "the password has 11 characters: use at least 12");
         assert!(check_password(&"p".repeat(1025), "u").is_err());
         // Counted in characters, not bytes: eleven CJK characters are 33 bytes.
         assert!(check_password("密码密码密码密码密码密", "u").is_err());
         // ASVS 2.1.7: a common password, in any case, and the user's own name are refused.
-        for common in ["password1234", "QwertyQwerty", "1qaz2wsx3edc"] {
+        for common in [
+            "password1234",
+            "QwertyQwerty",
+            "1qaz2wsx3edc",
+            "p@ssw0rd1234",
+            "P@$$W0RD1234",
+            "qw3rtyqw3rty",
+        ] {
             let err = check_password(common, "u").unwrap_err().to_string();
             assert!(err.contains("most common passwords"), "{common}: {err}");
             assert!(!err.contains(common), "{err}");
+        }
+        // One character repeated, and the product's own name in any spelling.
+        for weak in ["aaaaaaaaaaaa", "############", "谁谁谁谁谁谁谁谁谁谁谁谁"] {
+            let err = check_password(weak, "u").unwrap_err().to_string();
+            assert!(err.contains("one character repeated"), "{weak}: {err}");
+        }
+        for named in ["copyhound2026", "CopyHound!!!", "my-c0pyh0und-pw"] {
+            let err = check_password(named, "u").unwrap_err().to_string();
+            assert!(err.contains("name of this software"), "{named}: {err}");
         }
         let err = check_password("Administrator.1", "administrator.1")
             .unwrap_err()
@@ -602,6 +668,9 @@ mod tests {
         assert!(!usernames_look_alike("bob", "alice"));
         assert!(usernames_look_alike("rn0", "mo"));
         assert!(usernames_look_alike("李雷", "李雷"));
+        for punctuated in ["alice.", "alice_", "a.lice", "-alice-", "alice@", "Al_ice"] {
+            assert!(usernames_look_alike(punctuated, "alice"), "{punctuated}");
+        }
         assert!(!usernames_look_alike("李雷", "李云"));
     }
 

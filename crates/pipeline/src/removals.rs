@@ -24,13 +24,15 @@ pub struct RemovalExport {
 }
 
 /// A field of the file: its control characters (tabs and line ends among them) made spaces,
-/// so a hostile title cannot add a line or a column.
+/// so a hostile title cannot add a line or a column, and one a spreadsheet would run as a
+/// formula (`=HYPERLINK(…)`) made text as the reports' CSV does: the file is tab-separated,
+/// and spreadsheets open it.
 fn field(s: &str) -> String {
-    s.chars()
+    let plain = s
+        .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_owned()
+        .collect::<String>();
+    crate::reports::inert_cell(plain.trim()).into_owned()
 }
 
 /// Writes the URLs of every case in `statuses` (confirmed and notice_sent are what a
@@ -65,9 +67,9 @@ pub async fn export_removals(
                             .work(case.work_id)
                             .await
                             .map_err(store_err("reading a case's work"))?;
-                        let named = match w.author.as_deref().map(field) {
+                        let named = match w.author.as_deref().map(str::trim) {
                             Some(author) if !author.is_empty() => {
-                                format!("{} ({author})", field(&w.title))
+                                field(&format!("{} ({author})", w.title.trim()))
                             }
                             _ => field(&w.title),
                         };
@@ -108,5 +110,18 @@ mod tests {
     #[test]
     fn fields_cannot_add_lines_or_columns() {
         assert_eq!(field("封神\t演义\r\nevil\u{1b}[2J"), "封神 演义  evil [2J");
+    }
+
+    #[test]
+    fn fields_cannot_be_formulas() {
+        assert_eq!(
+            field("=HYPERLINK(\"http://evil.example\",\"open\")"),
+            "'=HYPERLINK(\"http://evil.example\",\"open\")"
+        );
+        assert_eq!(field(" \t@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(
+            field("https://pirate.example/2.html"),
+            "https://pirate.example/2.html"
+        );
     }
 }

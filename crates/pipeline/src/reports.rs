@@ -198,7 +198,7 @@ pub async fn export_reports<W: Write>(
 /// carriage return is a formula to Excel and LibreOffice (`=HYPERLINK(...)` in a crawled
 /// page's title), so it gets a leading `'`, which they show as text (OWASP "CSV injection").
 /// No number this export writes is negative, so no number is changed.
-fn inert_cell(cell: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn inert_cell(cell: &str) -> std::borrow::Cow<'_, str> {
     if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         std::borrow::Cow::Owned(format!("'{cell}"))
     } else {

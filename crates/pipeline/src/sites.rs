@@ -99,8 +99,8 @@ fn checked_start_url(
 /// Refuses a start URL whose host is an address the crawler would refuse to fetch (a
 /// loopback, private or link-local IP written as the host, in any of its spellings:
 /// `0x7f000001`, `2130706433` and `127.1` are all 127.0.0.1 once parsed, and `localhost`),
-/// saying which setting allows it. A host name is not looked up here: where it points can
-/// change, and each fetch checks it.
+/// saying which setting allows it. A host name is looked up by [`watch_site`]
+/// ([`check_resolved_address`]); where it points can change, and each fetch checks it again.
 pub(crate) fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
     let ip = match url.host() {
         Some(url::Host::Ipv4(ip)) => std::net::IpAddr::V4(ip),
@@ -116,6 +116,23 @@ pub(crate) fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<(
     let host = url.host_str().unwrap_or_default();
     crawler::safety::AddressPolicy::new(&base.fetch.safety).check(host, ip)?;
     Ok(())
+}
+
+/// Refuses a start URL whose host name resolves only to addresses the crawler would refuse
+/// (a name pointing at 127.0.0.1), as [`check_literal_address`] does for one written as an
+/// address: the crawl would fail on every page. A name that does not resolve (yet) is
+/// accepted; each fetch checks where it points then.
+async fn check_resolved_address(base: &CrawlSettings, url: &Url) -> Result<()> {
+    let Some(url::Host::Domain(host)) = url.host() else {
+        return Ok(());
+    };
+    match crawler::AddressPolicy::new(&base.fetch.safety)
+        .resolve(host)
+        .await
+    {
+        Err(refused @ crawler::Error::AddressRefused { .. }) => Err(refused.into()),
+        Ok(_) | Err(_) => Ok(()),
+    }
 }
 
 /// Why the crawler's address policy in `base` refuses a stored site's start URL (a
@@ -150,6 +167,7 @@ fn parse_start_url(start_url: &str) -> Result<Url> {
 /// already, [`store::Error::InvalidInput`] for a bad schedule).
 pub async fn watch_site(store: &Store, base: &CrawlSettings, site: &NewSite) -> Result<Site> {
     let url = checked_start_url(base, &site.start_url, &site.settings)?;
+    check_resolved_address(base, &url).await?;
     let site = NewSite {
         start_url: url.into(),
         ..site.clone()

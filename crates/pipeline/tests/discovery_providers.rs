@@ -1,7 +1,9 @@
 //! Each search provider against a local server on 127.0.0.1 that answers in the provider's
 //! documented format (`tests/data/discovery`, sources in its README): the request it sends
 //! (method, path, parameters, headers, key, body), the hits it reads, and its quota, error,
-//! slow and oversized answers.
+//! slow and oversized answers. Then what discovery sends outside its rules (issue #43): a
+//! key carried across a redirect to another host, a redirect or a name that leads to a
+//! refused address, for the providers and for Common Crawl's downloads.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,6 +12,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use crawler::outbound::{Outbound, OutboundSettings, Redirects};
 use pipeline::discovery::providers::{self, ProviderError, ProviderKind, ProviderSettings};
 
 /// What the server saw of one request.
@@ -92,10 +95,23 @@ async fn ask(
 ) -> Result<Vec<String>, ProviderError> {
     let settings = ProviderSettings::new(kind, Some(endpoint), key);
     settings.validate().unwrap();
-    let client = reqwest::Client::new();
+    let client = client(&crawler::SafetySettings {
+        allow_private: true,
+        ..crawler::SafetySettings::default()
+    });
     providers::search(&client, &settings, PHRASE)
         .await
         .map(|hits| hits.into_iter().map(|h| h.url).collect())
+}
+
+/// A provider's client as discovery builds it: the address rules of `safety`, a redirect
+/// followed to the same host only.
+fn client(safety: &crawler::SafetySettings) -> Outbound {
+    Outbound::new(&OutboundSettings {
+        redirects: Redirects::SameHost,
+        ..OutboundSettings::new(safety, "copyhound-test/1")
+    })
+    .unwrap()
 }
 
 #[tokio::test]
@@ -273,9 +289,16 @@ async fn a_slow_or_oversized_answer_is_a_transport_error_not_a_hang() {
     let (base, seen) = server(200, &fixture("searxng.json"), true).await;
     let mut settings = ProviderSettings::new(ProviderKind::Searxng, Some(base), None);
     settings.timeout = Duration::from_millis(300);
-    let err = providers::search(&reqwest::Client::new(), &settings, PHRASE)
-        .await
-        .unwrap_err();
+    let err = providers::search(
+        &client(&crawler::SafetySettings {
+            allow_private: true,
+            ..Default::default()
+        }),
+        &settings,
+        PHRASE,
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(err, ProviderError::Transport(_)), "{err:?}");
     assert_eq!(seen.lock().unwrap().len(), 1, "asked once, never again");
 
@@ -286,11 +309,206 @@ async fn a_slow_or_oversized_answer_is_a_transport_error_not_a_hang() {
     let (base, _) = server(200, big.as_bytes(), false).await;
     let mut settings = ProviderSettings::new(ProviderKind::Searxng, Some(base), None);
     settings.max_response_bytes = 16 * 1024;
-    let err = providers::search(&reqwest::Client::new(), &settings, PHRASE)
-        .await
-        .unwrap_err();
+    let err = providers::search(
+        &client(&crawler::SafetySettings {
+            allow_private: true,
+            ..Default::default()
+        }),
+        &settings,
+        PHRASE,
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(&err, ProviderError::Transport(m) if m.contains("max_response_bytes")),
         "{err:?}"
+    );
+}
+
+// Issue #43: outbound requests outside the rules ---------------------------------------------
+
+/// A server on `ip` answering every request with a redirect to `to`, recording what it saw.
+async fn redirecting(ip: &str, to: String) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let state = (to, Arc::clone(&seen));
+    let app = Router::new()
+        .fallback(
+            |State((to, seen)): State<(String, Arc<Mutex<Vec<Seen>>>)>,
+             method: Method,
+             uri: Uri,
+             headers: HeaderMap| async move {
+                seen.lock().unwrap().push(Seen {
+                    method,
+                    path: uri.path().to_owned(),
+                    query: serde_urlencoded::from_str(uri.query().unwrap_or_default()).unwrap(),
+                    headers,
+                    body: Vec::new(),
+                });
+                (StatusCode::FOUND, [("location", to)])
+            },
+        )
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), seen)
+}
+
+/// Whether anything the server saw holds `secret`, in any header, the path or the query.
+fn leaked(seen: &[Seen], secret: &str) -> bool {
+    seen.iter().any(|s| {
+        s.path.contains(secret)
+            || s.query.iter().any(|(_, v)| v.contains(secret))
+            || s.headers
+                .values()
+                .any(|v| String::from_utf8_lossy(v.as_bytes()).contains(secret))
+    })
+}
+
+#[tokio::test]
+async fn a_providers_key_never_follows_a_redirect_to_another_host() {
+    for kind in [
+        ProviderKind::Brave,
+        ProviderKind::Serpapi,
+        ProviderKind::Baidu,
+    ] {
+        let secret = format!("{}-secret-key-value", kind.as_str());
+        // The other host: `localhost` where the provider is `127.0.0.1`, another name for
+        // another origin.
+        let (elsewhere, stolen) = server(200, b"{}", false).await;
+        let port = elsewhere.rsplit(':').next().unwrap();
+        let (endpoint, asked) =
+            redirecting("127.0.0.1", format!("http://localhost:{port}/collect")).await;
+        let err = ask(kind, endpoint, Some(&secret)).await.unwrap_err();
+        assert!(
+            matches!(&err, ProviderError::Transport(m) if m.contains("redirect")),
+            "{kind:?}: {err:?}"
+        );
+        assert!(!err.to_string().contains(&secret), "{err}");
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        let stolen = stolen.lock().unwrap();
+        assert!(stolen.is_empty(), "{kind:?}: the other host was asked");
+        assert!(!leaked(&stolen, &secret));
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_on_the_providers_own_host_is_followed() {
+    // The API moved to another path of the same server, which carries the key on.
+    let app = Router::new()
+        .route(
+            "/old",
+            axum::routing::get(|| async { (StatusCode::FOUND, [("location", "/new")]) }),
+        )
+        .route(
+            "/new",
+            axum::routing::get(|headers: HeaderMap| async move {
+                let keyed = headers
+                    .get("x-subscription-token")
+                    .is_some_and(|k| k == "k");
+                if keyed {
+                    (StatusCode::OK, fixture("brave.json"))
+                } else {
+                    (StatusCode::UNAUTHORIZED, fixture("brave_401.json"))
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let urls = ask(ProviderKind::Brave, format!("http://{addr}/old"), Some("k"))
+        .await
+        .unwrap();
+    assert!(!urls.is_empty());
+}
+
+/// Settings that allow `127.0.0.2` alone among the non-public addresses, as a lab network
+/// would be listed, `wet.test` naming 127.0.0.1.
+fn lab_only() -> crawler::CrawlSettings {
+    let mut crawl = crawler::CrawlSettings::default();
+    crawl.fetch.safety.allowed_networks = vec!["127.0.0.2/32".parse().unwrap()];
+    crawl
+        .fetch
+        .safety
+        .hosts
+        .insert("wet.test".into(), "127.0.0.1".parse().unwrap());
+    crawl
+}
+
+/// A gzip list of one WET path.
+fn segment_list_gz() -> Vec<u8> {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"crawl-data/CC-MAIN-2026-44/segments/1/wet/a.warc.wet.gz\n")
+        .unwrap();
+    gz.finish().unwrap()
+}
+
+#[tokio::test]
+async fn common_crawl_downloads_follow_no_redirect_or_name_to_a_refused_address() {
+    use pipeline::discovery::segment_list;
+    // The list, on 127.0.0.1: an address the settings refuse.
+    let (target, fetched) = server(200, &segment_list_gz(), false).await;
+    let port = target.rsplit(':').next().unwrap();
+    let crawl = lab_only();
+    for (how, to) in [
+        (
+            "an address",
+            format!("http://127.0.0.1:{port}/wet.paths.gz"),
+        ),
+        ("a name", format!("http://localhost:{port}/wet.paths.gz")),
+        (
+            "a listed name",
+            format!("http://wet.test:{port}/wet.paths.gz"),
+        ),
+    ] {
+        // A server on the allowed 127.0.0.2 redirects there.
+        let (lab, asked) = redirecting("127.0.0.2", to).await;
+        let err = segment_list(
+            &format!("{lab}/wet.paths.gz"),
+            &crawl,
+            bounds::Shard::ALL,
+            false,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("loopback address 127.0.0.1"), "{how}: {err}");
+        assert_eq!(asked.lock().unwrap().len(), 1, "{how}");
+        assert!(
+            fetched.lock().unwrap().is_empty(),
+            "{how}: the refused address was fetched"
+        );
+    }
+    // A name that resolves to a refused address, asked for directly.
+    let err = segment_list(
+        &format!("http://wet.test:{port}/wet.paths.gz"),
+        &crawl,
+        bounds::Shard::ALL,
+        false,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("wet.test") && err.contains("loopback"),
+        "{err}"
+    );
+    assert!(fetched.lock().unwrap().is_empty());
+    // The deployment's allow_private lets the same redirect through.
+    let (lab, _) = redirecting("127.0.0.2", format!("http://localhost:{port}/wet.paths.gz")).await;
+    let mut open = crawl.clone();
+    open.fetch.safety.allow_private = true;
+    let paths = segment_list(
+        &format!("{lab}/wet.paths.gz"),
+        &open,
+        bounds::Shard::ALL,
+        false,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        paths,
+        ["https://data.commoncrawl.org/crawl-data/CC-MAIN-2026-44/segments/1/wet/a.warc.wet.gz"]
     );
 }

@@ -54,6 +54,69 @@ impl fmt::Display for Role {
     }
 }
 
+/// The look-alike forms of a user name, kept unique in `users.name_key` and
+/// `users.name_key_cased`: its TR39 confusable skeleton (Unicode's `confusables.txt`) with
+/// `.`, `_`, `-` and `@` left out, case ignored. Two forms, of the name lower-cased first
+/// (so `ALICE` and `аlice`, with a Cyrillic а, are `alice`) and of the name as written,
+/// lower-cased after (so is `aIice`, with a capital i: lower-casing first would make its I
+/// an i). Two names with either form alike could be taken for each other in the audit log
+/// and on the users page; `alice.` and `alice_` are `alice` too.
+pub fn username_keys(name: &str) -> (String, String) {
+    let unmarked = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '.' | '_' | '-' | '@'))
+            .collect()
+    };
+    let skeleton = |s: &str| {
+        unmarked(&unicode_security::skeleton(&unmarked(s)).collect::<String>()).to_lowercase()
+    };
+    (skeleton(&name.to_lowercase()), skeleton(name))
+}
+
+impl Store {
+    /// Gives the users made before `users.name_key` existed their look-alike forms
+    /// ([`username_keys`]), the oldest first (migration `20261207130000`). A user whose
+    /// form an older one holds keeps none: they sign in as before, a new name like theirs
+    /// is still refused (by the check against every name), and each run logs them for an
+    /// admin to disable; the migration never fails over them.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the users cannot be read or written.
+    pub(crate) async fn backfill_username_keys(&self) -> Result<()> {
+        let rows: Vec<(i64, String)> = read_pool!(self, |pool| {
+            sqlx::query_as(
+                "SELECT id, username FROM users \
+                 WHERE name_key IS NULL OR name_key_cased IS NULL ORDER BY id",
+            )
+            .fetch_all(pool)
+            .await?
+        });
+        for (id, username) in rows {
+            let (key, key_cased) = username_keys(&username);
+            let updated = write_pool!(self, |pool| {
+                sqlx::query("UPDATE users SET name_key = $1, name_key_cased = $2 WHERE id = $3")
+                    .bind(&key)
+                    .bind(&key_cased)
+                    .bind(id)
+                    .execute(pool)
+                    .await
+                    .map(drop)
+            });
+            match updated.map_err(Error::from) {
+                Ok(_) => {}
+                Err(Error::Conflict(_)) => tracing::warn!(
+                    user = %username,
+                    "a user name looks like an older user's: it stays, without a look-alike \
+                     form; disable one of the two (`copyhound users disable`) if they are \
+                     not the same person"
+                ),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A role name that is none of [`Role::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown role {0:?}: use admin, reviewer or viewer")]
@@ -96,7 +159,8 @@ pub struct UserRecord {
 /// A user to create.
 #[derive(Debug, Clone)]
 pub struct NewUser<'a> {
-    /// The name they sign in with (checked by the caller; the store only keeps it unique).
+    /// The name they sign in with (checked by the caller; the store keeps it, and its
+    /// look-alike forms ([`username_keys`]), unique).
     pub username: &'a str,
     /// The name shown in the UI.
     pub display_name: Option<&'a str>,
@@ -518,17 +582,45 @@ impl Users for Store {
                     user.username
                 )));
             }
+            let (key, key_cased) = username_keys(user.username);
+            let look_alike = |existing: &str| {
+                Error::Conflict(format!(
+                    "user name {:?} looks like the existing user {existing:?}: choose a name \
+                     that cannot be taken for theirs",
+                    user.username
+                ))
+            };
+            let like: Option<String> = sqlx::query_scalar(
+                "SELECT username FROM users WHERE name_key = $1 OR name_key_cased = $2 LIMIT 1",
+            )
+            .bind(&key)
+            .bind(&key_cased)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(existing) = like {
+                return Err(look_alike(&existing));
+            }
+            // Two creations at once both pass the check above on Postgres; the unique
+            // indexes let one insert through.
             let id: i64 = sqlx::query_scalar(
-                "INSERT INTO users (username, display_name, password_hash, role, created_at) \
-                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                "INSERT INTO users \
+                 (username, display_name, password_hash, role, created_at, name_key, \
+                  name_key_cased) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
             )
             .bind(user.username)
             .bind(user.display_name)
             .bind(user.password_hash)
             .bind(user.role.as_str())
             .bind(now)
+            .bind(&key)
+            .bind(&key_cased)
             .fetch_one(&mut *tx)
-            .await?;
+            .await
+            .map_err(|e| match Error::from(e) {
+                Error::Conflict(_) => look_alike("created at the same moment"),
+                other => other,
+            })?;
             let details = serde_json::json!({
                 "username": user.username, "role": user.role, "display_name": user.display_name,
             });

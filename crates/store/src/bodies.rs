@@ -189,6 +189,12 @@ impl StorageSettings {
 #[derive(Debug)]
 pub struct BodyStore {
     objects: Arc<dyn ObjectStore>,
+    /// The keys it signs with: masked in its errors, which quote what the store answered
+    /// (an S3 error names the access key it was sent).
+    secrets: Vec<bounds::Secret>,
+    /// A `file://` store's folder, resolved: object_store's local store follows symbolic
+    /// links, and nothing of ours is reached through one ([`BodyStore::outside_root`]).
+    local_root: Option<PathBuf>,
     /// The key prefix every object of ours is under (maybe empty).
     prefix: String,
     /// `file:///…` or `s3://…`, for messages.
@@ -221,9 +227,18 @@ impl BodyStore {
         settings
             .validate()
             .map_err(|e| Error::InvalidInput(e.in_section("storage").to_string()))?;
+        let secrets: Vec<bounds::Secret> = [&settings.access_key_id, &settings.secret_access_key]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
         let refused = |e: object_store::Error| {
-            Error::InvalidInput(format!("storage.bodies = {:?}: {e}", settings.bodies))
+            Error::InvalidInput(bounds::mask_secrets(
+                &format!("storage.bodies = {:?}: {e}", settings.bodies),
+                &secrets,
+            ))
         };
+        let mut local_root = None;
         let (objects, prefix, describe): (Arc<dyn ObjectStore>, String, String) =
             match settings.location().expect("validated above") {
                 BodiesLocation::Db => return Ok(None),
@@ -236,6 +251,12 @@ impl BodyStore {
                     })?;
                     let local = object_store::local::LocalFileSystem::new_with_prefix(&root)
                         .map_err(refused)?;
+                    local_root = Some(std::fs::canonicalize(&root).map_err(|e| {
+                        Error::InvalidInput(format!(
+                            "storage.bodies: cannot resolve {}: {e}",
+                            root.display()
+                        ))
+                    })?);
                     (
                         Arc::new(local),
                         String::new(),
@@ -282,6 +303,8 @@ impl BodyStore {
             };
         Ok(Some(BodyStore {
             objects,
+            secrets,
+            local_root,
             prefix,
             describe,
             segment_bytes: settings.segment_bytes,
@@ -314,7 +337,12 @@ impl BodyStore {
 
     fn failed(&self, doing: &str) -> impl FnOnce(object_store::Error) -> Error + '_ {
         let doing = doing.to_owned();
-        move |e| Error::ObjectStore(format!("{doing} on {}: {e}", self.describe))
+        move |e| {
+            Error::ObjectStore(bounds::mask_secrets(
+                &format!("{doing} on {}: {e}", self.describe),
+                &self.secrets,
+            ))
+        }
     }
 
     /// Writes, reads back and deletes a small object: whether the store is reachable and
@@ -439,8 +467,36 @@ impl BodyStore {
         Ok(())
     }
 
+    /// Whether `key` of a `file://` store is reached through a symbolic link: a link to a
+    /// folder elsewhere (`segments/x -> /etc`) would have gc list and delete files that are
+    /// not ours, and a linked file is not an object we wrote. A key whose folder does not
+    /// exist names nothing and is not outside.
+    fn outside_root(&self, key: &str) -> bool {
+        let Some(root) = &self.local_root else {
+            return false;
+        };
+        let path = root.join(key);
+        let linked = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+        let folder_outside = path
+            .parent()
+            .map(std::fs::canonicalize)
+            .is_some_and(|dir| dir.is_ok_and(|dir| !dir.starts_with(root)));
+        linked || folder_outside
+    }
+
     /// Deletes object `key`; one already gone is no error.
+    ///
+    /// # Errors
+    /// [`Error::ObjectStore`] when the delete fails or `key` is reached through a symbolic
+    /// link out of a `file://` store.
     pub(crate) async fn delete(&self, key: &str) -> Result<()> {
+        if self.outside_root(key) {
+            return Err(Error::ObjectStore(format!(
+                "deleting {key} on {}: refused, it is reached through a symbolic link; \
+                 remove the link from the store's folder",
+                self.describe
+            )));
+        }
         match self.objects.delete(&self.path(key)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.failed(&format!("deleting {key}"))(e)),
@@ -473,12 +529,32 @@ impl BodyStore {
                 Err(object_store::Error::NotFound { .. }) => continue,
                 Err(e) => return Err(self.failed(&format!("listing {folder}/"))(e)),
             };
-            folders.extend(listed.common_prefixes);
-            out.extend(listed.objects.into_iter().map(|meta| SegmentObject {
-                key: meta.location.as_ref().to_owned(),
-                size: meta.size,
-                modified: meta.last_modified,
-            }));
+            // A linked folder or file is not ours: never listed, so never deleted as an
+            // orphan.
+            folders.extend(
+                listed
+                    .common_prefixes
+                    .into_iter()
+                    // A name in the folder: its parent is the folder, resolved.
+                    .filter(|folder| !self.outside_root(&format!("{folder}/entry"))),
+            );
+            out.extend(
+                listed
+                    .objects
+                    .into_iter()
+                    .filter(|meta| {
+                        let outside = self.outside_root(meta.location.as_ref());
+                        if outside {
+                            warn!(key = %meta.location, "skipped: reached through a symbolic link");
+                        }
+                        !outside
+                    })
+                    .map(|meta| SegmentObject {
+                        key: meta.location.as_ref().to_owned(),
+                        size: meta.size,
+                        modified: meta.last_modified,
+                    }),
+            );
         }
         Ok(out)
     }

@@ -380,6 +380,7 @@ impl Store {
             }
         };
         result.map_err(|error| Error::Migrate { backend, error })?;
+        self.backfill_username_keys().await?;
         info!("migrations applied");
         Ok(())
     }

@@ -78,7 +78,7 @@ mod works;
 
 pub use accounts::{
     ApiTokenRecord, ApiTokens, NewUser, PasswordReset, Role, SessionRecord, Sessions, UnknownRole,
-    UserChanges, UserRecord, Users,
+    UserChanges, UserRecord, Users, username_keys,
 };
 pub use alerts::{AlertDelivery, AlertEvent, AlertStart, Alerts};
 pub use audit::{AuditLog, AuditRecord};

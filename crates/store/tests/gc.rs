@@ -636,3 +636,48 @@ async fn segment_objects_no_row_names_go_once_old_and_fresh_ones_stay() {
         }
     }
 }
+
+/// Issue #43 point 5: a symbolic link inside a `file://` store to a folder elsewhere, and
+/// one to a file elsewhere, holding old `.warc.gz` files no row names. gc neither lists nor
+/// deletes them: nothing outside the store's folder is ever gc's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gc_never_follows_a_link_out_of_a_file_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let two_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400);
+    let victim = |name: &str| {
+        let path = outside.path().join(name);
+        std::fs::write(&path, b"someone else's file").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(two_days_ago)
+            .unwrap();
+        path
+    };
+    let in_folder = victim("kept.warc.gz");
+    let linked_file = victim("linked.warc.gz");
+    for db in databases("gc_never_follows_a_link").await {
+        let root = dir.path().join(format!("links-{}", db.kind()));
+        let storage = StorageSettings {
+            bodies: format!("file://{}", root.display()),
+            spool_dir: dir.path().join("spool"),
+            ..StorageSettings::default()
+        };
+        let s = db.store.clone().with_storage(&storage).unwrap();
+        let day = root.join("segments/2020/01/02");
+        std::fs::create_dir_all(&day).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("segments/2020/elsewhere")).unwrap();
+        std::os::unix::fs::symlink(&linked_file, day.join("link.warc.gz")).unwrap();
+        let report = s.gc(&retention(true), false).await.unwrap();
+        assert_eq!(report.orphan_objects, 0, "{report:?}");
+        assert!(in_folder.exists(), "a file in a linked folder was deleted");
+        assert!(linked_file.exists(), "a linked file's target was deleted");
+        let dry = s.gc(&retention(true), true).await.unwrap();
+        assert_eq!(
+            dry.orphan_objects, 0,
+            "a dry run lists nothing through them: {dry:?}"
+        );
+    }
+}

@@ -163,7 +163,7 @@ pub fn parse(status: u16, body: &[u8]) -> Result<Vec<String>, ProviderError> {
 /// # Errors
 /// [`ProviderError`]: quota, an error answer, no answer, or an unreadable one.
 pub async fn domain_urls(
-    client: &reqwest::Client,
+    client: &crawler::outbound::Outbound,
     settings: &CdxSettings,
     domain: &str,
 ) -> Result<Vec<String>, ProviderError> {
@@ -178,7 +178,8 @@ pub async fn domain_urls(
         ],
     );
     let (status, body) = send_bounded(
-        client.get(url),
+        client,
+        client.client().get(url),
         settings.max_response_bytes,
         settings.timeout,
     )

@@ -161,7 +161,8 @@ pub struct SearchOptions {
     pub provider: Option<String>,
     /// At most this many queries sent this run (within the day's budgets).
     pub max_queries: Option<u32>,
-    /// Let the probe reach loopback and private addresses (tests, a lab).
+    /// Let the provider's requests and the probe reach loopback and private addresses
+    /// (tests, a lab; a SearXNG on this machine).
     pub allow_private: bool,
 }
 
@@ -200,18 +201,26 @@ pub struct SearchReport {
 }
 
 /// The HTTP client an API (a search provider, the CDX index) is asked with: the crawler's
-/// agent, every request bounded by `timeout`.
-fn api_client(crawl: &CrawlSettings, timeout: Duration) -> Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .connect_timeout(timeout)
-        .timeout(timeout)
-        .user_agent(format!(
-            "{}/{}",
-            crawl.fetch.agent,
-            env!("CARGO_PKG_VERSION")
-        ))
-        .build()
-        .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))
+/// agent and address rules, every request bounded by `timeout`, redirects as `redirects`
+/// (a provider's key stays on its host).
+fn api_client(
+    crawl: &CrawlSettings,
+    timeout: Duration,
+    redirects: crawler::outbound::Redirects,
+) -> Result<crawler::outbound::Outbound> {
+    use crawler::outbound::{Outbound, OutboundSettings};
+    Outbound::new(&OutboundSettings {
+        connect_timeout: timeout,
+        timeout: Some(timeout),
+        redirects,
+        ..OutboundSettings::new(&crawl.fetch.safety, &agent(crawl))
+    })
+    .map_err(|e| Error::Refused(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// The `User-Agent` of discovery's requests: the crawler's agent and our version.
+fn agent(crawl: &CrawlSettings) -> String {
+    format!("{}/{}", crawl.fetch.agent, env!("CARGO_PKG_VERSION"))
 }
 
 /// The start of the UTC day of `now`: the budgets' day.
@@ -361,7 +370,13 @@ pub async fn search_work(
         .into_iter()
         .collect();
     let phrases = rotate(phrases, &last_asked);
-    let client = api_client(crawl, provider.timeout)?;
+    let mut api_crawl = crawl.clone();
+    api_crawl.fetch.safety.allow_private |= options.allow_private;
+    let client = api_client(
+        &api_crawl,
+        provider.timeout,
+        crawler::outbound::Redirects::SameHost,
+    )?;
     let mut found: Vec<(String, Option<WorkId>)> = Vec::new();
     for phrase in &phrases {
         let asked = last_asked.get(&phrase.text);
@@ -986,25 +1001,22 @@ async fn open_wet(
             .map(|f| Box::new(f) as Box<dyn std::io::Read + Send>)
             .map_err(|e| e.to_string());
     }
-    if let Some(refused) = crate::sites::address_refused(crawl, input) {
-        return Err(refused);
-    }
-    let client = reqwest::Client::builder()
-        .connect_timeout(crawl.fetch.connect_timeout)
-        .read_timeout(options.read_timeout)
-        .user_agent(format!(
-            "{}/{}",
-            crawl.fetch.agent,
-            env!("CARGO_PKG_VERSION")
-        ))
-        .build()
-        .map_err(|e| e.to_string())?;
+    use crawler::outbound::{Outbound, OutboundSettings, Redirects};
+    let client = Outbound::new(&OutboundSettings {
+        connect_timeout: crawl.fetch.connect_timeout,
+        read_timeout: Some(options.read_timeout),
+        redirects: Redirects::Checked,
+        ..OutboundSettings::new(&crawl.fetch.safety, &agent(crawl))
+    })
+    .map_err(|e| e.to_string())?;
     let mut response = client
-        .get(input)
-        .send()
+        .send(client.client().get(input))
         .await
-        .and_then(reqwest::Response::error_for_status)
-        .map_err(|e| e.without_url().to_string())?;
+        .map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("{input} answered {}", response.status()));
+    }
+    let url = response.url().clone();
     let (tx, rx) = std::sync::mpsc::sync_channel(16);
     tokio::spawn(async move {
         loop {
@@ -1013,7 +1025,7 @@ async fn open_wet(
                 Ok(None) => break,
                 Err(e) => Err(std::io::Error::new(
                     std::io::ErrorKind::ConnectionAborted,
-                    e.without_url().to_string(),
+                    client.read_error(e, &url).to_string(),
                 )),
             };
             let failed = next.is_err();

@@ -82,7 +82,13 @@ pub async fn probe_domain(
     };
     let mut urls: Vec<String> = Vec::new();
     if settings.cdx.enabled() {
-        let client = api_client(crawl, settings.cdx.timeout)?;
+        let mut api_crawl = crawl.clone();
+        api_crawl.fetch.safety.allow_private |= allow_private;
+        let client = api_client(
+            &api_crawl,
+            settings.cdx.timeout,
+            crawler::outbound::Redirects::Checked,
+        )?;
         match cdx::domain_urls(&client, &settings.cdx, &domain).await {
             Ok(listed) => {
                 // The index's answer for `domain/*` is the domain's own; a URL elsewhere is

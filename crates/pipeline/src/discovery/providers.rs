@@ -262,14 +262,15 @@ pub fn exact_query(phrase: &str) -> String {
 /// # Errors
 /// [`ProviderError`]: quota, an error answer, no answer, or an unreadable one.
 pub async fn search(
-    client: &reqwest::Client,
+    client: &crawler::outbound::Outbound,
     settings: &ProviderSettings,
     phrase: &str,
 ) -> Result<Vec<Hit>, ProviderError> {
     let api = settings.kind.api();
     let query = exact_query(phrase);
     let (status, body) = send_bounded(
-        api.request(client, settings, &query),
+        client,
+        api.request(client.client(), settings, &query),
         settings.max_response_bytes,
         settings.timeout,
     )
@@ -288,27 +289,30 @@ pub async fn search(
     }
 }
 
-/// Sends `request` and reads its answer's status and body, at most `max_bytes` within
-/// `timeout` (the whole exchange); never retries.
+/// Sends `request` through `client` (the crawler's address rules) and reads its answer's
+/// status and body, at most `max_bytes` within `timeout` (the whole exchange); never retries.
 ///
 /// # Errors
-/// [`ProviderError::Transport`]: no answer, or one longer than `max_bytes`.
+/// [`ProviderError::Transport`]: no answer, a refused address or redirect, or an answer
+/// longer than `max_bytes`.
 pub(super) async fn send_bounded(
+    client: &crawler::outbound::Outbound,
     request: reqwest::RequestBuilder,
     max_bytes: u64,
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>), ProviderError> {
     let asked = async {
-        let mut response = request
-            .send()
+        let mut response = client
+            .send(request)
             .await
-            .map_err(|e| ProviderError::Transport(transport_message(&e.without_url())))?;
+            .map_err(|e| ProviderError::Transport(e.to_string()))?;
         let status = response.status().as_u16();
+        let url = response.url().clone();
         let mut body = Vec::new();
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| ProviderError::Transport(transport_message(&e.without_url())))?
+            .map_err(|e| ProviderError::Transport(client.read_error(e, &url).to_string()))?
         {
             if body.len() as u64 + chunk.len() as u64 > max_bytes {
                 return Err(ProviderError::Transport(format!(
@@ -322,19 +326,6 @@ pub(super) async fn send_bounded(
     tokio::time::timeout(timeout, asked)
         .await
         .map_err(|_| ProviderError::Transport(format!("no answer within {timeout:?}")))?
-}
-
-/// reqwest's error with its causes (the top level alone says only "error sending request");
-/// the caller takes the URL out first, as it may carry a key.
-fn transport_message(e: &reqwest::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        message.push_str(": ");
-        message.push_str(&s.to_string());
-        source = s.source();
-    }
-    message
 }
 
 /// Whether an error message says a quota, a rate limit or the searches ran out (English
