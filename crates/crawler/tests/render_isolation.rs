@@ -42,6 +42,7 @@ fn own_server_only() -> Arc<AddressPolicy> {
     Arc::new(AddressPolicy::new(&SafetySettings {
         allow_private: false,
         allowed_networks: vec!["127.0.0.1/32".parse().unwrap()],
+        ..SafetySettings::default()
     }))
 }
 
