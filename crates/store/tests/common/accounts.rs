@@ -95,7 +95,9 @@ pub async fn users_are_created_read_listed_and_kept_unique(db: &TestDb) {
     assert_eq!(names, ["Viewer", "admin", "审校·李@例子.中国"]);
     assert_eq!(s.count_users().await.unwrap(), 3);
 
-    // Taken names are refused, saying which; a name differing in case is another user.
+    // Taken names are refused, saying which; so is a name that differs only in case or
+    // punctuation (issue #43: the look-alike forms are unique in the store, so two creations
+    // cannot race past the check).
     conflict(
         s.create_user(
             &NewUser {
@@ -109,7 +111,22 @@ pub async fn users_are_created_read_listed_and_kept_unique(db: &TestDb) {
         .await,
         "\"admin\" is taken",
     );
-    add(db, "viewer", Role::Viewer).await;
+    for look_alike in ["viewer", "VIEWER", "Viewer.", "view_er"] {
+        conflict(
+            s.create_user(
+                &NewUser {
+                    username: look_alike,
+                    display_name: None,
+                    password_hash: "x",
+                    role: Role::Viewer,
+                },
+                "cli",
+            )
+            .await,
+            "looks like the existing user \"Viewer\"",
+        );
+    }
+    add(db, "viewer2", Role::Viewer).await;
     assert_eq!(s.count_users().await.unwrap(), 4);
 
     not_found(s.user(UserId(9999)).await, "user");
