@@ -18,7 +18,7 @@
 //! was still there, of the body an earlier capture holds: the WARC file has that capture's
 //! `response` and the revisit's `revisit` record pointing at it, the manifest lists the
 //! revisit with no body digest of its own, `revisit_of` naming the capture and
-//! `unchanged_since` saying "unchanged since <date> (server said 304)", and its text (read
+//! `unchanged_since` saying `unchanged since <date> (server said 304)`, and its text (read
 //! from the capture's body) with `text_from` naming the capture. Its token covers the
 //! capture's SHA-256, stamped at the revisit's time.
 //!
@@ -100,7 +100,7 @@ struct ManifestSnapshot {
     /// For a revisit: the capture it confirms unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     revisit_of: Option<ManifestCapture>,
-    /// For a revisit: "unchanged since <date> (server said 304)".
+    /// For a revisit: `unchanged since <date> (server said 304)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     unchanged_since: Option<String>,
     /// Its page text, when one was extracted.

@@ -1,7 +1,7 @@
 //! The stored crawl evidence, all of it or one crawl's, written as one WARC file
 //! (`snapshots export`), reading a batch of rows at a time so memory stays flat. Snapshots
 //! whose bodies gc removed are left out, and counted. A revisit (the server said `304 Not
-//! Modified`) is a `revisit` record naming its capture's `response` ([`write_stored`]).
+//! Modified`) is a `revisit` record naming its capture's `response` (`write_stored`).
 
 use std::path::Path;
 
