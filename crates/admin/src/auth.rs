@@ -453,8 +453,8 @@ fn parse_node(node: &str) -> Option<IpAddr> {
 /// How many login attempts may fail before the next must wait.
 #[derive(Debug, Clone)]
 pub struct LoginLimits {
-    /// Failed attempts per user name within `window`, from browsers that have not signed in
-    /// as that user before.
+    /// Failed attempts per user name and client address within `window`, from browsers that
+    /// have not signed in as that user before.
     pub per_user: u32,
     /// Failed attempts per client address within `window` (over all names), from such
     /// browsers.
@@ -490,9 +490,9 @@ impl Default for LoginLimits {
 /// limit are checked. Which budget an attempt draws on follows OWASP's device cookies
 /// ("Slow Down Online Guessing Attacks with Device Cookies"): a browser that signed in as a
 /// user holds a cookie, signed by this server, naming that user, and its attempts for that
-/// user draw on a budget of that cookie's own; everyone else's draw on the user name's and
-/// the address's. So strangers who use up a name's budget lock out strangers, not the
-/// user's own browser.
+/// user draw on a budget of that cookie's own; everyone else's draw on the user name's at
+/// their address and on the address's. So a stranger who uses up a name's budget locks out
+/// that stranger's address, neither the user's own browser nor other browsers.
 #[derive(Debug)]
 pub(crate) struct LoginLimiter {
     limits: LoginLimits,
@@ -541,24 +541,24 @@ impl LoginLimiter {
     }
 
     /// The budgets an attempt at `username` draws on: its device cookie's when the browser
-    /// holds a good one for that name, else the name's and the address's.
+    /// holds a good one for that name, else the name's at that address and the address's.
+    /// A name's budget is per address so that a stranger's failures cost the stranger: five
+    /// wrong passwords from one address must not lock the name for every other browser.
     fn budgets(
         &self,
         username: &str,
         address: Option<IpAddr>,
         device: Option<&str>,
     ) -> Vec<(String, u32)> {
+        let address = address.map_or("-".into(), |a| a.to_string());
         match device.and_then(|d| self.verify_device(username, d)) {
             Some(nonce) => vec![(format!("device:{nonce}"), self.limits.per_device)],
             None => vec![
                 (
-                    format!("user:{}", username.to_lowercase()),
+                    format!("user:{}@{address}", username.to_lowercase()),
                     self.limits.per_user,
                 ),
-                (
-                    format!("addr:{}", address.map_or("-".into(), |a| a.to_string())),
-                    self.limits.per_address,
-                ),
+                (format!("addr:{address}"), self.limits.per_address),
             ],
         }
     }
@@ -700,23 +700,23 @@ mod tests {
         let limiter = limiter(2, 3);
         let a: IpAddr = "127.0.0.1".parse().unwrap();
         let b: IpAddr = "127.0.0.2".parse().unwrap();
-        // Two pending attempts use the name's budget up: a third is refused before either
-        // is checked.
+        // Two pending attempts from one address use the name's budget there up: a third is
+        // refused before either is checked.
         let first = limiter.reserve("Admin", Some(a), None).unwrap();
-        let second = limiter.reserve("admin", Some(b), None).unwrap();
+        let second = limiter.reserve("admin", Some(a), None).unwrap();
         assert!(matches!(
             limiter.reserve("admin", Some(a), None),
             Err(WebError::TooManyRequests(s)) if s > 0
         ));
         assert!(
-            limiter.reserve("other", Some(a), None).is_ok(),
-            "another name"
+            limiter.reserve("admin", Some(b), None).is_ok(),
+            "the name from another address: a stranger's failures cost the stranger"
         );
         // The right password gives its attempt back; a wrong one keeps it.
         first.succeeded();
         drop(second);
-        let third = limiter.reserve("ADMIN", Some(b), None).unwrap();
-        assert!(limiter.reserve("admin", Some(b), None).is_err());
+        let third = limiter.reserve("ADMIN", Some(a), None).unwrap();
+        assert!(limiter.reserve("admin", Some(a), None).is_err());
         drop(third);
         // Per address, over all names.
         let limiter = self::limiter(100, 2);

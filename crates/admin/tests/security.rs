@@ -14,7 +14,8 @@ use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode, header};
 use store::testing::TestDb;
 use store::{
-    AuditLog, CaseReads, JobQueue, Sessions, Store, Users, WorkReads, WorkUpdate, WorkWrites,
+    AuditLog, CaseReads, JobQueue, Sessions, Store, SuspectSites, Users, WorkReads, WorkUpdate,
+    WorkWrites,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -793,6 +794,20 @@ async fn weak_passwords_and_look_alike_names_are_refused(db: &TestDb) {
             "a long enough passphrase",
             "looks like the existing user",
         ),
+        // Issue #43: punctuation, one repeated character, leetspeak, the product's name.
+        (
+            "alice.",
+            "a long enough passphrase",
+            "looks like the existing user",
+        ),
+        (
+            "alice_",
+            "a long enough passphrase",
+            "looks like the existing user",
+        ),
+        ("nina", "aaaaaaaaaaaa", "one character repeated"),
+        ("nina", "p%40ssw0rd1234", "most common passwords"),
+        ("nina", "copyhound2026", "name of this software"),
     ] {
         let a = ui.post("/users", Some(&admin), &add(name, password)).await;
         // Refused on the form (issue #26): 422 with the reason beside the field.
@@ -917,4 +932,222 @@ fn settings_refuse_an_idle_timeout_past_the_lifetime() {
         "{err}"
     );
     AdminSettings::default().validate().unwrap();
+}
+
+// 10. Issue #43: a stranger's lockout, look-alike races, removal files, sites by name,
+// secrets in doctor -------------------------------------------------------------------------
+
+async fn a_strangers_failures_lock_the_stranger_only(db: &TestDb) {
+    users(&db.store).await;
+    let ui = Ui::with(&db.store, |_| {});
+    let token = ui.login_token().await;
+    let stranger = "192.0.2.66";
+    for i in 0..LoginLimits::default().per_user {
+        let a = ui
+            .send(login_via(
+                stranger,
+                None,
+                &token,
+                "alice",
+                &format!("guess-number-{i}"),
+            ))
+            .await;
+        assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
+    }
+    let a = ui
+        .send(login_via(stranger, None, &token, "alice", PASSWORD))
+        .await;
+    assert_eq!(
+        a.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the stranger waits"
+    );
+    // A browser that never signed in, from another address: not locked out.
+    let a = ui
+        .send(login_via("198.51.100.7", None, &token, "alice", PASSWORD))
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    assert!(a.cookie("copyhound_session").is_some());
+}
+on_both!(
+    lockout_per_address,
+    a_strangers_failures_lock_the_stranger_only
+);
+
+async fn look_alike_names_cannot_race_and_old_pairs_do_not_stop_the_migration(db: &TestDb) {
+    let store = &db.store;
+    // Two names made before their look-alike forms were kept: migrating again keeps both,
+    // the older with its form, the newer without.
+    db.execute(
+        "INSERT INTO users (username, password_hash, role) VALUES ('bob', 'x', 'viewer'); \
+         INSERT INTO users (username, password_hash, role) VALUES ('bob.', 'x', 'viewer')",
+    )
+    .await;
+    store.migrate().await.unwrap();
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM users WHERE username = 'bob' AND name_key = 'bob'")
+            .await,
+        1
+    );
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM users WHERE username = 'bob.' AND name_key IS NULL")
+            .await,
+        1
+    );
+    assert!(store.user_by_name("bob.").await.unwrap().is_some());
+    for name in ["bob_", "BOB-"] {
+        let err =
+            pipeline::accounts::add_user(store, name, None, store::Role::Viewer, PASSWORD, "test")
+                .await
+                .unwrap_err();
+        assert!(err.to_string().contains("looks like"), "{name}: {err}");
+    }
+    // Look-alike names created at the same moment, past any check done before the insert:
+    // one gets in.
+    let names = [
+        "carol",
+        "carol.",
+        "carol_",
+        "carol-",
+        "Carol",
+        "CAROL.",
+        "caro_l",
+        "c.a.r.o.l",
+    ];
+    let start = Arc::new(tokio::sync::Barrier::new(names.len()));
+    let tasks: Vec<_> = names
+        .into_iter()
+        .map(|name| {
+            let (store, start) = (store.clone(), Arc::clone(&start));
+            tokio::spawn(async move {
+                start.wait().await;
+                store
+                    .create_user(
+                        &store::NewUser {
+                            username: name,
+                            display_name: None,
+                            password_hash: "x",
+                            role: store::Role::Viewer,
+                        },
+                        "test",
+                    )
+                    .await
+            })
+        })
+        .collect();
+    let mut created = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(user) => created.push(user.username),
+            Err(store::Error::Conflict(message)) => {
+                assert!(message.contains("looks like"), "{message}");
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(created.len(), 1, "{created:?}");
+}
+on_both!(
+    look_alike_race,
+    look_alike_names_cannot_race_and_old_pairs_do_not_stop_the_migration
+);
+
+async fn removal_files_cannot_hold_formulas(db: &TestDb) {
+    let store = &db.store;
+    let case = with_case(store).await;
+    let record = store.case(case).await.unwrap();
+    store
+        .update_work(
+            record.work_id,
+            &WorkUpdate {
+                title: Some("=HYPERLINK(\"http://evil.example\",\"open\")".into()),
+                author: None,
+            },
+            "test",
+        )
+        .await
+        .unwrap();
+    let mut file = Vec::new();
+    let written = pipeline::removals::export_removals(store, &[record.status], &mut file)
+        .await
+        .unwrap();
+    assert_eq!(written.urls, 1);
+    let file = String::from_utf8(file).unwrap();
+    let (url, work) = file.trim_end().split_once('\t').unwrap();
+    assert_eq!(url, "http://pirate.example/book/1.html");
+    assert!(
+        work.starts_with("'=HYPERLINK(\"http://evil.example\",\"open\")"),
+        "{work}"
+    );
+}
+on_both!(removal_formulas, removal_files_cannot_hold_formulas);
+
+async fn a_site_whose_name_resolves_to_loopback_is_refused_at_add(db: &TestDb) {
+    users(&db.store).await;
+    // `pirate.test` resolves to 127.0.0.1, through the table the resolver reads first.
+    let ui = Ui::with(&db.store, |s| {
+        s.crawler
+            .fetch
+            .safety
+            .hosts
+            .insert("pirate.test".into(), "127.0.0.1".parse().unwrap());
+    });
+    let (admin, csrf) = ui.login("alice", PASSWORD).await;
+    let a = ui
+        .post(
+            "/sites",
+            Some(&admin),
+            &format!("start_url=http%3A%2F%2Fpirate.test%2Fbook%2F&csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
+    assert!(
+        a.body.contains("pirate.test") && a.body.contains("loopback"),
+        "{}",
+        a.body
+    );
+    assert!(
+        a.body.contains("allow_private"),
+        "how to allow it: {}",
+        a.body
+    );
+    assert!(db.store.watched_sites().await.unwrap().is_empty());
+    // A name that does not resolve (yet) is added: each fetch checks it then.
+    let a = ui
+        .post(
+            "/sites",
+            Some(&admin),
+            &format!("start_url=http%3A%2F%2Fpirate.example%2Fbook%2F&csrf={csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+}
+on_both!(
+    site_names,
+    a_site_whose_name_resolves_to_loopback_is_refused_at_add
+);
+
+/// `doctor`'s storage check against an S3 store that refuses the keys: s3rver, as S3 does,
+/// answers with the access key it was sent, and the finding must not repeat it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_never_prints_the_object_stores_keys() {
+    let Some(s3) = store::testing::S3Server::start().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let settings = store::StorageSettings {
+        access_key_id: Some(bounds::Secret::new("AKIACOPYHOUNDLEAKED")),
+        secret_access_key: Some(bounds::Secret::new("the-secret-access-key-value")),
+        ..s3.storage("doctor", &dir.path().join("spool"))
+    };
+    let finding = pipeline::doctor::body_storage(&settings, None).await;
+    assert_eq!(finding.level, pipeline::doctor::Level::Fail, "{finding}");
+    let shown = finding.to_string();
+    assert!(
+        shown.contains("InvalidAccessKeyId"),
+        "the store's answer: {shown}"
+    );
+    assert!(!shown.contains("AKIACOPYHOUNDLEAKED"), "{shown}");
+    assert!(!shown.contains("the-secret-access-key-value"), "{shown}");
+    assert!(shown.contains(bounds::MASK), "{shown}");
 }
