@@ -2,6 +2,8 @@
 //! addresses (127.0.0.2 and on are other clients) that hold connections open, trickle bodies
 //! or fill the cap, against the others' `/healthz` and pages.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -217,17 +219,11 @@ async fn probes_answer_while_the_cap_is_full() {
         reserve.push(kept_alive([127, 0, 0, 5], addr).await);
     }
     let mut waiting = connect_from([127, 0, 0, 6], addr).await;
-    waiting
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut byte = [0u8; 1];
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), waiting.read(&mut byte))
-            .await
-            .is_err(),
-        "a connection was served past the cap and its reserved share"
-    );
+    common::wire::ask_healthz_and_see_it_wait(
+        &mut waiting,
+        "a connection was served past the cap and its reserved share",
+    )
+    .await;
     // A general connection ends: the waiting one is served.
     drop(held.pop());
     let answer = read_until_closed(&mut waiting, Duration::from_secs(10)).await;

@@ -613,17 +613,11 @@ async fn connections_past_the_cap_wait_and_slow_bodies_time_out() {
         held.push(stream);
     }
     let mut third = TcpStream::connect(addr).await.unwrap();
-    third
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut byte = [0u8; 1];
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), third.read(&mut byte))
-            .await
-            .is_err(),
-        "a third connection was served past the cap of two"
-    );
+    common::wire::ask_healthz_and_see_it_wait(
+        &mut third,
+        "a third connection was served past the cap of two",
+    )
+    .await;
     // One of the two ends: the third is served.
     drop(held.pop());
     let answer = read_to_close(&mut third, Duration::from_secs(10)).await;

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses part of it
 
 pub mod ui;
+pub mod wire;
 
 use std::sync::Arc;
 
