@@ -28,7 +28,7 @@ mod shard;
 pub mod text;
 mod url;
 
-pub use secret::{MASK, Secret, mask_secrets};
+pub use secret::{MASK, MIN_REMEMBERED_LEN, Secret, mask_known, mask_secrets, remember};
 pub use shard::Shard;
 pub use url::mask_url_password;
 

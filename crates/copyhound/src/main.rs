@@ -157,7 +157,8 @@ fn main() -> ExitCode {
         // The reader of our output went away (`... | head`): it has what it wanted.
         Err(e) if e.is::<cmd::StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // A secret quoted by whatever it went into (a URL, a server's answer) is masked.
+            eprintln!("error: {}", bounds::mask_known(&format!("{e:#}")));
             ExitCode::FAILURE
         }
     };

@@ -436,7 +436,7 @@ pub fn init_logs(json: bool, color: bool) {
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(|| Masked(std::io::stderr()));
     if json {
         builder
             .json()
@@ -445,6 +445,30 @@ pub fn init_logs(json: bool, color: bool) {
             .init();
     } else {
         builder.with_ansi(color).init();
+    }
+}
+
+/// A log writer that masks every secret the process has read ([`bounds::mask_known`]) in
+/// what it writes. The log formats each event whole and writes it in one call, so a secret
+/// is never split across two writes.
+struct Masked<W>(W);
+
+impl<W: std::io::Write> std::io::Write for Masked<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let shown = bounds::mask_known(&text);
+        if matches!(text, std::borrow::Cow::Borrowed(_))
+            && matches!(shown, std::borrow::Cow::Borrowed(_))
+        {
+            self.0.write_all(buf)?;
+        } else {
+            self.0.write_all(shown.as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -464,6 +488,17 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/copyhound.db";
 /// # Errors
 /// The file cannot be read, or holds nothing.
 pub fn database_url(given: Option<String>) -> Result<String> {
+    let url = database_url_given(given)?;
+    // Its password is a secret like the settings' own: masked in every log line and error.
+    if let Ok(parsed) = url::Url::parse(&url)
+        && let Some(password) = parsed.password()
+    {
+        bounds::remember(password);
+    }
+    Ok(url)
+}
+
+fn database_url_given(given: Option<String>) -> Result<String> {
     if let Some(url) = given.filter(|u| !u.trim().is_empty()) {
         return Ok(url);
     }
@@ -568,6 +603,14 @@ pub async fn diagnose(
         ));
         findings.push(doctor::smtp(&settings.notify.smtp).await);
         findings.push(doctor::rendering(&settings.crawler.render).await);
+    }
+    // Whatever a check quoted (a URL given to probe, a server's answer, a path), no finding
+    // shows a secret the settings hold.
+    for finding in &mut findings {
+        finding.detail = bounds::mask_known(&finding.detail).into_owned();
+        if let Some(fix) = &mut finding.fix {
+            *fix = bounds::mask_known(fix).into_owned();
+        }
     }
     findings
 }
@@ -810,6 +853,21 @@ pub fn load(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_masks_every_secret_read() {
+        use std::io::Write;
+        let _token = bounds::Secret::new("log-line-secret-0042");
+        let mut out = Masked(Vec::new());
+        let line = "WARN delivery to https://hooks.test/?k=log-line-secret-0042 failed\n";
+        assert_eq!(out.write(line.as_bytes()).unwrap(), line.len());
+        out.write_all(b"a line with nothing to hide\n").unwrap();
+        assert_eq!(
+            String::from_utf8(out.0).unwrap(),
+            "WARN delivery to https://hooks.test/?k=******** failed\n\
+             a line with nothing to hide\n"
+        );
+    }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
