@@ -5,10 +5,19 @@
 //! one shape: the key (a dotted path, relative to the struct checked), the value and what is
 //! allowed. A struct that holds another prefixes the inner key with
 //! [`OutOfRange::in_section`], so the binary ends up with full paths such as
-//! `crawler.fetch.timeout`. [`duration_serde`] reads and writes durations the way settings
-//! files write them, for every crate's settings; [`Secret`] is a setting that is never shown,
-//! and [`mask_url_password`] a URL setting shown without its password. [`text`] makes
-//! stored text safe to store and to print: no control characters, no bidi overrides.
+//! `crawler.fetch.timeout`.
+//!
+//! The rest is what every crate shares about settings and text, with no dependency of ours:
+//!
+//! - [`duration_serde`]: durations the way settings files write them (`"30s"`).
+//! - [`Secret`]: a setting whose `Debug`, `Display` and `Serialize` write [`MASK`];
+//!   [`mask_url_password`]: a URL shown with `***` for its password (`store`'s database URLs,
+//!   `copyhound config`'s URL settings).
+//! - [`parse_count`]: a count of 1 or more typed on a command line.
+//! - [`Shard`]: a spec `K/N` and the hash that puts a work in a shard of the matcher's index.
+//! - [`text`]: stored text safe to store and to print: [`text::strip_controls`] takes control
+//!   characters and bidi overrides out of a title or name before it is stored, and
+//!   [`text::escape_controls`] shows each as `\uXXXX` where stored text is printed.
 //!
 //! ```
 //! use std::time::Duration;

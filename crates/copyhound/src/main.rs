@@ -1,7 +1,71 @@
 //! The `copyhound` binary: command-line interface and process wiring.
 //!
-//! Each subcommand lives in its own module under `cmd/`; this file only parses the command
-//! line, sets up logging and dispatches.
+//! Parse, call a library, print. Each subcommand lives in its own module under `cmd/`; this
+//! file only parses the command line, loads the settings (the `settings` crate), sets up
+//! logging (`--log-format`, handed to `settings::init_logs`) and dispatches. It is the only
+//! place that reads configuration, opens the database and starts servers and workers; it may
+//! use every crate but `ingest`, `fontmap` and `testkit` (a dev-dependency of its tests).
+//!
+//! # The database and the output
+//!
+//! - The global `--database` (`COPYHOUND_DATABASE_URL`, else the file
+//!   `COPYHOUND_DATABASE_URL_FILE` names, default `sqlite://data/copyhound.db`) names the
+//!   store. Every database command runs through `cmd::on_store` (open, apply pending
+//!   migrations, run, close); `doctor` and `backup` connect without migrating. The global
+//!   options carry `help_heading = "Global options"`.
+//! - Commands print through `cmd::write_stdout` (the `outln!` macro): when the reader has
+//!   closed the pipe (`... | head`) it returns `StdoutClosed`, which `main` turns into a
+//!   quiet success. Every control character but line feeds and tabs, and every bidi
+//!   override, goes out as `\uXXXX` (`bounds::text::escape_controls`), so stored text never
+//!   drives the terminal; `check`, which colours its output, escapes what it prints and
+//!   writes through `write_stdout_styled`. `config` prints the settings with every URL's
+//!   password masked.
+//! - Ctrl-C (`cmd::worker::shutdown_signal_quiet`, over the pipeline's stop signal) marks the
+//!   run interrupted (`cmd::mark_interrupted`), and `main` then exits 130 whatever the
+//!   command returned; SIGTERM stops the same way with the command's own status.
+//!
+//! # Commands, by what they call
+//!
+//! - **Works**: `works import|list|show|set|delete|refingerprint` over `import::Importer`
+//!   and the store's audited writes (actor `cli`; a progress bar on a terminal, each
+//!   `ImportWarning` as `warning: FILE: ...` on standard error; `delete` refused while cases
+//!   refer to the work unless `--force`).
+//! - **Crawling**: `crawl` checks the crawl settings before it writes anything, then runs the
+//!   crawl in this process with the match queue served beside it, so the command ends with
+//!   every page it stored matched (Ctrl-C stops it resumably, `--resume` continues it), or
+//!   queues its runners for the workers (`--enqueue`); each runner is a run of the crawl with
+//!   a heartbeat, so after a `kill -9` its URLs come back within `crawler.run_dead_after`
+//!   (15 s) rather than the frontier lease. `crawls list|show`, `sites
+//!   add|list|show|set|pause|resume|crawl` (the watched sites), `snapshots export --warc
+//!   FILE [--crawl ID]`.
+//! - **Matching**: `check PATH|DIR|URL...` (a page with no match says whether it was a
+//!   challenge, a redirect stub, an index or empty), `rematch [--site HOST] [--since DATE]
+//!   [--mode auto|page|batch]`, `index snapshot [--to PATH_OR_URL]`, `discover
+//!   search|phrases|commoncrawl|candidates|approve|ignore|probe|import-domains|queries`.
+//! - **Cases and notices**: `cases list|show|set|stamp|capture|evidence|removals`,
+//!   `licensed add|list|remove`, `reports export [--format jsonl|csv]`, `notices
+//!   create|list|show|send|mark-sent|recheck`, `notify test`.
+//! - **Serving**: `serve` and `demo` share `cmd::serve::serve` (the admin UI on a bound
+//!   listener, workers on every queue with the schedules, stopped in that order on
+//!   Ctrl-C/SIGTERM); `worker [--shard K/N] [--lease SECS]` serves the queues until
+//!   Ctrl-C/SIGTERM. `serve` and `worker` start loading the matcher index at start-up, so
+//!   `/readyz` turns ready without waiting for the first page. `demo` opens
+//!   `DIR/copyhound.db` of its `--data DIR`, lets the crawler reach loopback addresses only
+//!   (`crawler.fetch.safety.allowed_networks`: sites carry no address policy of their own, so
+//!   it is the process's), registers the sample, serves the pages of `bench::demo`, watches
+//!   the demo sites and prints the login it sets.
+//! - **Operating**: `migrate`, `config`, `doctor`, `backup`, `gc`, `storage migrate|status`,
+//!   `stats`, `users add|list|set-role|disable|enable|passwd|token|tokens|revoke-token`,
+//!   `completions`; `bench …` hands its subcommand to `bench::cli` with the settings and
+//!   standard output.
+//!
+//! # Tests
+//!
+//! `tests/` run the binary as a process. `tests/deploy.rs` checks `docker-compose.yml`, the
+//! `Dockerfile` and `config/production.example.toml` against the settings and against the
+//! binary's own command line; `tests/e2e_browser.rs` drives `serve` in a headless Chromium
+//! through chromedriver, with a pirate site served by the test, and fails on any browser
+//! console error; `tests/crawl_kill.rs` and `tests/worker_kill.rs` kill the process part-way.
 
 mod cmd;
 

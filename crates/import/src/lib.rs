@@ -2,19 +2,32 @@
 //! chapters, each fingerprinted.
 //!
 //! This is the first stage of copyhound's flow (`register work → fingerprint → store`); the
-//! CLI (`copyhound works import`), the admin UI and the API all call [`Importer`]. The steps:
+//! CLI (`copyhound works import`), the admin UI and the API all call [`Importer`]. It has no
+//! database or HTTP of its own: [`Importer::import_file`] and [`Importer::import_bytes`] take
+//! any `WorkReads + WorkWrites`. It may use `ingest`, `fingerprint`, `store` and `bounds`.
 //!
-//! 1. **Format**: EPUB (zip with an EPUB mimetype, or `.epub`), HTML (`.html`/`.htm`/
-//!    `.xhtml` or a document that starts like one), otherwise plain text.
-//! 2. **Decoding** ([`decode`]): byte-order mark, then chardetng's guess (UTF-8, GBK/
-//!    GB18030, Big5, ...), then encoding_rs; an empty or binary file is refused.
+//! # Steps
+//!
+//! 1. **Format**: EPUB (zip with an EPUB mimetype, or `.epub`; [`EpubLimits`] checked while
+//!    inflating, then rbook, Apache-2.0, where epub-rs is GPL-3.0), HTML (`.html`/`.htm`/
+//!    `.xhtml` or a document that starts like one: [`mod@html`]), otherwise plain text.
+//! 2. **Decoding** ([`decode`]): `ingest::charset::decode`, the crawler's decoder too; then
+//!    the importer's refusals: NUL bytes, or more than 1% control or replacement characters
+//!    in the encoding found (named in the message).
 //! 3. **Splitting** ([`split`]): chapters on their headings, a table of contents at the top
-//!    and the front matter kept apart.
-//! 4. **De-duplication**: the SHA-256 of the text without whitespace finds a work already
-//!    stored (the same novel in another encoding or with other line breaks); then nothing
-//!    is fingerprinted or written.
-//! 5. **Fingerprinting**: every chapter, on all cores.
-//! 6. **Storing**: the work, its chapters and fingerprints in one transaction.
+//!    and the front matter kept apart. A work whose chapters hold no letter or digit is
+//!    refused ([`Error::NoText`]).
+//! 4. **De-duplication**: the SHA-256 of the text without whitespace ([`content_hash`]) finds
+//!    a work already stored (the same novel in another encoding or with other line breaks);
+//!    then nothing is fingerprinted or written.
+//! 5. **Fingerprinting**: every chapter, on all cores, longest first.
+//! 6. **Storing**: the work, its chapters and fingerprints through `store::WorkWrites`,
+//!    which keeps the work hidden until all of it is written.
+//!
+//! [`ImportEvent`]s report progress; [`ImportReport::warnings`] lists what is likely a
+//! mistake but imported anyway ([`ImportWarning`]: little text, one very long chapter, an
+//! anti-bot challenge page by `ingest::challenge`). [`Importer::refingerprint`] fingerprints
+//! a stored work again from its stored chapter texts (`works refingerprint`).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

@@ -30,6 +30,10 @@
 //! the fewest malformed sequences (on the same terms) that chardetng confirms on the lines
 //! that decode cleanly is taken. The errors become U+FFFD and are counted in
 //! [`Decoded::replaced`].
+//!
+//! A remapped font's page is GBK whose user-defined area decodes to Private Use Area
+//! characters; chardetng alone took such pages for Big5. GBK that decodes cleanly to them is
+//! therefore GBK when chardetng confirms it once they are left out.
 
 use encoding_rs::{BIG5, EUC_JP, EUC_KR, Encoding, GBK, SHIFT_JIS, UTF_8, WINDOWS_1252};
 

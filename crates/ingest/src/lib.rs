@@ -8,6 +8,29 @@
 //! [`html::parse_document`], so a page that is hostile to one is hostile to neither; both
 //! tell a challenge page with [`challenge::is_challenge`].
 //!
+//! It depends on encoding_rs, chardetng, scraper/html5ever and `bounds`: no async, no HTTP,
+//! no database.
+//!
+//! # Pieces
+//!
+//! - [`charset::decode`]: BOM, `Content-Type`, the `<meta>` prescan, then chardetng on a
+//!   prefix; a weak or wrong declaration loses to a guess that decodes cleanly
+//!   ([`charset::Decoded::overridden`] keeps it, and the crawl stores it as
+//!   `page_texts.declared_encoding`), damaged multi-byte text is rescued, and
+//!   [`charset::Decoded::replaced`] counts the U+FFFD left.
+//! - [`html::parse_document`]: html5ever within [`html::HtmlLimits`] (attributes, depth,
+//!   open formatting, elements) and a deadline. Below the limits the DOM is the standard
+//!   parser's (a property test checks).
+//! - [`challenge::is_challenge`]: a Cloudflare or DDoS-Guard interstitial with fewer than
+//!   [`challenge::MAX_TEXT_CHARS`] characters of text; the crawler files such a page as a
+//!   challenge, the importer warns.
+//!
+//! # Written by hand, and why
+//!
+//! html5ever has no limits of its own and scraper none either; the guards are the few hundred
+//! lines that make them linear. The decoder's rescue is ours because chardetng disqualifies an
+//! encoding on one malformed sequence, by design.
+//!
 //! ```
 //! use ingest::{charset, html};
 //!

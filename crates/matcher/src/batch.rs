@@ -244,7 +244,7 @@ impl Mode {
 
 /// The CPU cost of matching B pages against C chapters each way, up to candidates
 /// (verification costs the same both ways and is left out), in nanoseconds per unit.
-/// Measured by `crates/bench/benches/batch.rs` (see `ARCHITECTURE.md`); reading the
+/// Measured by `crates/bench/benches/batch.rs` (the figures are in the crate docs); reading the
 /// chapters' fingerprints from the store costs the same for a build and for a stream and is
 /// left out too.
 ///

@@ -4,11 +4,12 @@
 //! (applied by each command).
 //!
 //! Each crate owns its typed settings struct with a `Default` and a `validate` that refuses
-//! out-of-range values; this module only stacks the layers, calls each section's `validate`,
-//! and says where a refused value came from. `config/default.toml` documents every key with
-//! its default (commented out, so each default is written once, in code; a test keeps the two
-//! in agreement). Unknown keys are reported as warnings, not errors, so that an old binary can
-//! read a newer file.
+//! out-of-range values with a `bounds::OutOfRange` (the constructors that take the settings,
+//! such as `Fingerprinter::new` or `Matcher::new`, call it too); this module only stacks the
+//! layers, calls each section's `validate`, and says where a refused value came from.
+//! `config/default.toml` documents every key with its default (commented out, so each default
+//! is written once, in code; a test keeps the two in agreement). Unknown keys are reported as
+//! warnings, not errors, so that an old binary can read a newer file.
 //!
 //! The layers are merged here rather than by the `config` crate, which rounds `2.5` to `2`
 //! for an integer key and reads `true` or `yes` as 1. An environment value is typed by the
@@ -17,10 +18,28 @@
 //! `max_pages = 2.5` is an error too.
 //!
 //! Every process kind (`serve`, `worker`, the one-shot commands, `doctor`) starts here: the
-//! crate sits on top of the stages and `pipeline`, whose `…Settings` sections it stacks, and
-//! below the binary, which only adds its command-line flags. Main types: [`Settings`] (one
-//! section per crate), [`ServerSettings`] (`[server]`), [`Loaded`] (the settings and the
-//! keys nobody knows); [`load`] builds them.
+//! crate sits on top of the stages, `pipeline` and `admin`, whose `…Settings` sections it
+//! stacks, and below the binary, which only adds its command-line flags. It may use `admin`,
+//! `pipeline`, `crawler`, `import`, `matcher`, `fingerprint`, `store`, `timestamp` and
+//! `bounds`.
+//!
+//! # Main items
+//!
+//! - [`load`] builds a [`Loaded`]: the [`Settings`] (one section per crate) and the keys
+//!   nobody knows. It remembers which variable or file set each key and names it when a
+//!   value is refused (`serde_path_to_error` names the key of a type error).
+//! - [`ServerSettings`] (`[server]`): listen address, uploads, the metrics token, and the
+//!   admin UI's limits ([`ServerSettings::admin`]).
+//! - What the settings build: [`Settings::handler`] (the job handler: importer, analyser,
+//!   crawler, re-checks, time-stamping; [`Settings::shard_handler`] for one shard),
+//!   [`Settings::importer`], [`Settings::rechecker`], [`Settings::index_snapshots`],
+//!   [`Settings::admin`] and [`Settings::ops`] (the admin UI's and the ops endpoints'
+//!   settings), [`Settings::masked_toml`] (`copyhound config`, secrets and URL passwords
+//!   masked).
+//! - [`diagnose`]: `copyhound doctor`'s findings, broken settings among them.
+//! - [`init_logs`]: standard error, filtered by `COPYHOUND_LOG`, as text or JSON.
+//! - [`database_url`]: `--database`, `COPYHOUND_DATABASE_URL`, `…_FILE`, else
+//!   [`DEFAULT_DATABASE_URL`].
 //!
 //! ```
 //! let vars = [("COPYHOUND_CRAWLER__MAX_PAGES".to_owned(), "50".to_owned())];

@@ -1,19 +1,10 @@
 //! Page bodies on an object store (`[storage] bodies`): WARC segments on the local
 //! filesystem or an S3-compatible store, read back by a ranged read of one record.
 //!
-//! Every body is first stored in the database, as before (`snapshot_bodies.body_zstd`),
-//! where it is readable at once. A [`SegmentWriter`] then takes the bodies still in the
-//! database, in order of their SHA-256, and appends each, checked against its hash, as a
-//! WARC record in a gzip member of its own to a spool file in `spool_dir`, until the file
-//! reaches `segment_bytes`. The finished file is uploaded as one object ([`SegmentWriter::upload`],
-//! after a `body_segments` row `uploading` names it), its size checked, and only then
-//! ([`UploadedSegment::commit`]) one transaction points each body's row at its record
-//! (segment, offset, length), empties its `body_zstd` and marks the segment `sealed`. So a
-//! row points only at an object that was uploaded whole; a process killed before the commit
-//! leaves its bodies in the database, readable, for the next segment, and at worst an
-//! object nothing points to (its row still `uploading`, for gc to delete). A body is stored
-//! once: a body already in a segment is found by its hash and not written again (no
-//! `revisit` record: the row is the reference).
+//! The design, its crash argument and its measurements are in the crate docs ("Bodies on an
+//! object store"); this module holds [`SegmentWriter`], [`UploadedSegment`], [`BodyStore`] and
+//! the moves either way. A body is stored once: a body already in a segment is found by its
+//! hash and not written again (no `revisit` record: the row is the reference).
 //!
 //! Each body's record is a `response` (the HTTP header as received and the bytes as served)
 //! when a snapshot served these bytes, else a `resource` (the decoded body of a response with

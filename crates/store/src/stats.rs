@@ -4,9 +4,15 @@
 //! Figures over matches read counters kept by the transaction that records a snapshot's
 //! matches ([`crate::MatchWrites::record_matches`], through [`detection_deltas`]):
 //! `detections_daily` (matches per UTC fetch day, work and licensed flag) and
-//! `chapter_copies` (matches per chapter copied off licensed domains), so a read at 10^6
+//! `chapter_copies` (matches per chapter copied off licensed domains) and `copies_daily`
+//! (new copies, (page, chapter) pairs, per day of their first match), so a read at 10^6
 //! matches touches thousands of rows, not millions. Deleting a work removes its counters with
 //! it (foreign keys); nothing else deletes matches.
+//!
+//! Case figures sum the counters on the case rows; the funnel reads when each case first
+//! reached confirmed, notice sent, removed and dismissed (`cases.confirmed_at` …, set by the
+//! status change and back-filled from the audit log); crawl health reads an ended crawl's
+//! totals from its row.
 
 use std::collections::BTreeMap;
 use std::future::Future;

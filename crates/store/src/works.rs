@@ -297,8 +297,12 @@ impl<Id> Page<Id> {
 
 /// Writes of works, for the importer.
 pub trait WorkWrites {
-    /// Stores a work with its chapters and their fingerprints in one transaction, unless a
-    /// work with the same content hash exists.
+    /// Stores a work with its chapters and their fingerprints, unless a work with the same
+    /// content hash exists. The work is written hidden, its chapters in transactions of about
+    /// 1 MB of text, and made visible with its change-log row in one last transaction: no read
+    /// sees it before. An import abandoned by a killed process is removed by the next
+    /// ([`StoreSettings::abandoned_import_after`](crate::StoreSettings)); a concurrent import
+    /// of the same text waits for the first.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a work without chapters or a posting offset beyond

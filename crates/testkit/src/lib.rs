@@ -20,11 +20,23 @@
 //!
 //! The counts are process-wide: concurrent threads add to the same figures.
 //!
-//! [`hostile`] makes the documents a pirate site or an upload may use to stop copyhound.
-//! `tsa` (feature `tsa`) runs a local RFC 3161 time-stamping authority on the `openssl` CLI.
-//! `hold` (feature `hold`) holds a test server's requests until the test releases them.
-//! `fonts` (feature `fonts`) builds remapped fonts (a reference font's glyphs under Private
-//! Use Area code points) as TrueType and WOFF2.
+//! # The rest, by module
+//!
+//! - [`hostile`]: the documents a pirate site or an upload may use to stop a parser (nested
+//!   markup, attribute and element bombs, reopened formatting, byte soup).
+//! - [`warcio`]: `warcio check`, the archivists' reader, run on a WARC file a test wrote.
+//! - `fonts` (feature `fonts`; also a dependency of `bench`, for its pirate fonts): remapped
+//!   fonts built as a subsetter builds them (a reference font's glyphs copied under Private
+//!   Use Area code points with write-fonts, WOFF2 by ttf2woff2), the reference font's path
+//!   (loudly missing under `CI=true`), a font rescaled to another em and a WOFF2 bomb.
+//! - `tsa` (feature `tsa`): a local RFC 3161 time-stamping authority on the `openssl` CLI
+//!   behind axum.
+//! - `hold` (feature `hold`): a gate for a test's HTTP server that answers a number of
+//!   requests and holds the rest until the test releases them, so a test stops or kills a
+//!   crawl part-way at a point it chooses.
+//!
+//! Tools a test needs but cannot build (openssl, warcio, the reference font) are skipped
+//! loudly when missing, and fail the run under `CI=true`.
 
 #[cfg(feature = "fonts")]
 pub mod fonts;
