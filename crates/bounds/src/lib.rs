@@ -10,7 +10,10 @@
 //! The rest is what every crate shares about settings and text, with no dependency of ours:
 //!
 //! - [`duration_serde`]: durations the way settings files write them (`"30s"`).
-//! - [`Secret`]: a setting whose `Debug`, `Display` and `Serialize` write [`MASK`];
+//! - [`Secret`]: a setting whose `Debug`, `Display` and `Serialize` write [`MASK`]; each one
+//!   made or read is [`remember`]ed, and [`mask_known`] masks every value remembered in any
+//!   text: the one mask that log lines, `doctor`'s findings and printed errors go through
+//!   ([`mask_secrets`] masks a given few);
 //!   [`mask_url_password`]: a URL shown with `***` for its password (`store`'s database URLs,
 //!   `copyhound config`'s URL settings).
 //! - [`parse_count`]: a count of 1 or more typed on a command line.
