@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use bench::pirate::PageOptions;
 use crawler::render::RenderSettings;
-use crawler::{AddressPolicy, Extractor, RenderRequest, Renderer};
+use crawler::{AddressPolicy, RenderRequest, Renderer};
+use extract::Extractor;
 use pipeline::demo::{PageKind, SitePage, SiteServer};
 
 /// Resident bytes of every process descending from this one (Linux `/proc`).
@@ -106,7 +107,7 @@ fn main() -> anyhow::Result<()> {
         let server = SiteServer::start(listener, site)?;
         let base = format!("http://{}", server.addr());
         let renderer = Arc::new(Renderer::new(settings)?);
-        let extractor = Arc::new(Extractor::new(&crawler::ExtractSettings::default())?);
+        let extractor = Arc::new(Extractor::new(&extract::ExtractSettings::default())?);
         let urls = Arc::new(html);
         // Browsers start on first use: one warm-up page each, not timed.
         let mut warm = tokio::task::JoinSet::new();

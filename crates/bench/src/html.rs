@@ -2,7 +2,7 @@
 //!
 //! Layouts: `div-br` (`<div id="content">` with `<br>` line breaks, the classic novel-site
 //! page), `p-article` (`<article>` of `<p>`), `table` (the text in a table cell, old
-//! sites), `biquge` (a real 笔趣阁 page, `crawler/tests/data/html/biquge_info_book_toc.html`,
+//! sites), `biquge` (a real 笔趣阁 page, `extract/tests/data/html/biquge_info_book_toc.html`,
 //! with its chapter list replaced by the chapter). Script-written pages have layouts of
 //! their own, an empty `<div id="content">` filled by an inline script: `script-escaped` (the
 //! chapter's HTML as `\uXXXX` literals cut into pieces joined with `+=`, assigned to
@@ -140,7 +140,7 @@ pub fn write_pages(
 
 /// The bytes of the first of `settings`' reference fonts that can be read: what the fonts of
 /// remapped-font pages are built from, as the decoder reads them with; `None` when none can.
-pub fn reference_font(settings: &crawler::FontSettings) -> Option<Vec<u8>> {
+pub fn reference_font(settings: &extract::FontSettings) -> Option<Vec<u8>> {
     settings
         .reference_fonts
         .iter()

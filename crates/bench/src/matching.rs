@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use crawler::extract::ExtractSettings;
+use extract::ExtractSettings;
 use fingerprint::{FingerprintSettings, Fingerprinter};
 use matcher::{Matcher, MatcherSettings};
 use pipeline::{Checker, LoadReport, load_matcher};

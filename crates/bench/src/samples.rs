@@ -91,15 +91,15 @@ pub fn corpus(dir: Option<&Path>, chapter_bytes: usize) -> Result<Corpus> {
     }
 }
 
-/// A real 笔趣阁 table of contents (the crawler's test data, `crates/crawler/tests/data/html`,
+/// A real 笔趣阁 table of contents (the extraction tests' data, `crates/extract/tests/data/html`,
 /// see its README): `bench extract`'s first page, and the `biquge` layout of
 /// [`crate::html`] with its chapter list replaced by a chapter.
-pub static BIQUGE: &str = include_str!("../../crawler/tests/data/html/biquge_info_book_toc.html");
+pub static BIQUGE: &str = include_str!("../../extract/tests/data/html/biquge_info_book_toc.html");
 
 /// Real pages of novel sites, `bench extract`'s default input: [`BIQUGE`], an anti-bot
 /// challenge and a script redirect stub.
 pub static PAGES: [&[u8]; 3] = [
     BIQUGE.as_bytes(),
-    include_bytes!("../../crawler/tests/data/html/69shuba_cloudflare_challenge.html"),
-    include_bytes!("../../crawler/tests/data/html/biquge_info_js_redirect_stub.html"),
+    include_bytes!("../../extract/tests/data/html/69shuba_cloudflare_challenge.html"),
+    include_bytes!("../../extract/tests/data/html/biquge_info_js_redirect_stub.html"),
 ];

@@ -1,6 +1,6 @@
 //! Throughput of the per-document hot paths, measured on this machine: fingerprinting
 //! (`bench fingerprint`, [`FingerprintBench`]) and HTML parsing and main-text extraction
-//! (`bench extract`, [`extract`]).
+//! (`bench extract`, [`extract`](fn@extract)).
 //!
 //! `bench fingerprint` fingerprints every `.txt` file under a directory (default: the
 //! sample's registered novels) split into ~8 KB chapters, once per fingerprint kind and once
@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use crawler::extract::{ExtractSettings, Extractor};
+use extract::{ExtractSettings, Extractor};
 use fingerprint::{FingerprintSettings, Fingerprinter};
 use serde::{Serialize, Serializer};
 
@@ -423,7 +423,7 @@ pub fn extract(
     }
     let pages: Vec<String> = raw
         .iter()
-        .map(|b| crawler::charset::decode(b, None, None).text)
+        .map(|b| extract::charset::decode(b, None, None).text)
         .collect();
     let bytes: usize = pages.iter().map(String::len).sum();
     let extractor = Extractor::new(settings).context("building the extractor")?;

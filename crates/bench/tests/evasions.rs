@@ -303,7 +303,7 @@ fn remapped_font_pages_read_back_through_their_own_font() {
     };
     let reference = std::fs::read(reference).unwrap();
     let f = fixture();
-    let decoder = crawler::fonts::decoder(&crawler::FontSettings::default());
+    let decoder = extract::fonts::decoder(&extract::FontSettings::default());
     let mut read = 0;
     for p in f.pages.iter().filter(|p| p.case == Case::FontRemap) {
         assert!(!p.remapped.is_empty(), "{}", p.origin);
@@ -312,7 +312,7 @@ fn remapped_font_pages_read_back_through_their_own_font() {
             .and_then(|ttf| testkit::fonts::woff2(&ttf))
             .unwrap();
         let url = url::Url::parse("http://pirate.example/fonts/r0.woff2").unwrap();
-        let decoded = crawler::fonts::decode_text(&decoder, &p.text, &[(url, Ok(font))]);
+        let decoded = extract::fonts::decode_text(&decoder, &p.text, &[(url, Ok(font))]);
         assert_eq!(decoded.notes, Vec::<String>::new(), "{}", p.origin);
         assert_eq!(decoded.left, 0, "{}: PUA characters left", p.origin);
         let original: String = p

@@ -448,7 +448,7 @@ async fn works_are_retitled_and_deleted_on_postgres() {
 
 /// The Cloudflare interstitial a pirate site served (see the crawler's `tests/data`).
 const CHALLENGE: &str =
-    include_str!("../../crawler/tests/data/html/69shuba_cloudflare_challenge.html");
+    include_str!("../../extract/tests/data/html/69shuba_cloudflare_challenge.html");
 
 #[test]
 fn likely_mistakes_are_imported_with_a_warning() {

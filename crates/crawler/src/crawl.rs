@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use extract::{ExtractSettings, Extracted, Extractor, PageKind, TextSource};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::extract::{ExtractSettings, Extracted, Extractor, PageKind, TextSource};
 use crate::fetch::{FetchRequest, FetchSettings, Fetcher};
 use crate::frontier::{
     ChainPos, Claim, Claimed, Discovery, EntryId, EntryState, Frontier, FrontierEntry,
@@ -367,7 +367,7 @@ impl Parts {
         let seeds = seeds
             .iter()
             .map(|s| {
-                links::normalize(s)
+                extract::links::normalize(s)
                     .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -588,7 +588,7 @@ where
                 entries.extend(
                     sitemaps
                         .into_iter()
-                        .filter_map(|u| links::normalize(&u))
+                        .filter_map(|u| extract::links::normalize(&u))
                         .filter(|u| self.scope.check(u).is_ok())
                         .map(|url| FrontierEntry {
                             url,
@@ -785,10 +785,7 @@ where
         body: Bytes,
         not_modified: bool,
     ) -> Result<()> {
-        let read = match self
-            .read_blocking(snapshot, body, crate::extract::read_page)
-            .await
-        {
+        let read = match self.read_blocking(snapshot, body, extract::read_page).await {
             Ok(done) => done,
             Err(e) => {
                 tracing::error!(error = %e, "extraction panicked; page skipped");
@@ -799,7 +796,7 @@ where
             tracing::info!(url = %snapshot.final_url, %exceeded, "page over a parsing limit; skipped");
             return self.skip(id, SkipReason::OverLimit).await;
         }
-        let crate::extract::ReadPage {
+        let extract::ReadPage {
             decoded,
             extracted,
             mut kind,
@@ -823,7 +820,7 @@ where
         // (as evidence of its own) and the text read through it.
         if let Some(extracted) = &extracted {
             let fonts = &self.settings.extract.fonts;
-            let wanted = crate::fonts::sources_to_fetch(fonts, &text, &extracted.font_sources);
+            let wanted = extract::fonts::sources_to_fetch(fonts, &text, &extracted.font_sources);
             if !wanted.is_empty()
                 && let Some(decoded) = self
                     .decode_fonts(&snapshot.final_url, &text, wanted)
@@ -949,7 +946,7 @@ where
     async fn fetch_endpoint(
         &self,
         url: Url,
-    ) -> Result<Option<(crate::sink::SnapshotId, crate::extract::ReadPage)>> {
+    ) -> Result<Option<(crate::sink::SnapshotId, extract::ReadPage)>> {
         let Some(host) = HostKey::of(&url) else {
             return Ok(None);
         };
@@ -984,7 +981,7 @@ where
         }
         let body = snapshot.body.clone();
         let read = self
-            .read_blocking(&snapshot, body, crate::extract::read_endpoint)
+            .read_blocking(&snapshot, body, extract::read_endpoint)
             .await;
         Ok(read.ok().map(|read| (stored.id, read)))
     }
@@ -997,10 +994,10 @@ where
         for url in urls {
             fonts.push((url.clone(), self.fetch_font(url.clone()).await?));
         }
-        let decoder = crate::fonts::decoder(&self.settings.extract.fonts);
+        let decoder = extract::fonts::decoder(&self.settings.extract.fonts);
         let input = text.to_owned();
         let decoded = tokio::task::spawn_blocking(move || {
-            crate::fonts::decode_text(&decoder, &input, &fonts)
+            extract::fonts::decode_text(&decoder, &input, &fonts)
         })
         .await;
         let decoded = match decoded {
@@ -1036,7 +1033,7 @@ where
             return Ok(Err("robots.txt denies it".to_owned()));
         }
         let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
-        let request = crate::fonts::font_request(url, &self.settings.extract.fonts);
+        let request = crate::fetch::font_request(url, &self.settings.extract.fonts);
         let result = self.fetcher.fetch(&request).await;
         self.politeness.release(permit, feedback(&result)).await?;
         let snapshot = match result {
@@ -1067,7 +1064,7 @@ where
         snapshot: &Snapshot,
         body: Bytes,
         read: Reader,
-    ) -> std::result::Result<crate::extract::ReadPage, tokio::task::JoinError> {
+    ) -> std::result::Result<extract::ReadPage, tokio::task::JoinError> {
         let extractor = Arc::clone(&self.extractor);
         let content_type = snapshot.content_type().map(str::to_owned);
         let url = snapshot.final_url.clone();
@@ -1190,7 +1187,7 @@ where
                 break;
             }
             if let Some(url) =
-                links::resolve(&entry.url, loc).filter(|u| self.scope.check(u).is_ok())
+                extract::links::resolve(&entry.url, loc).filter(|u| self.scope.check(u).is_ok())
             {
                 out.push(FrontierEntry {
                     url,
@@ -1207,7 +1204,7 @@ where
                 sitemap
                     .pages
                     .iter()
-                    .filter_map(|loc| links::resolve(&entry.url, loc))
+                    .filter_map(|loc| extract::links::resolve(&entry.url, loc))
                     .filter(|u| self.scope.check(u).is_ok())
                     .map(|url| FrontierEntry {
                         url,
@@ -1278,8 +1275,7 @@ where
 }
 
 /// A way from a response's body to its text: `extract::read_page` or `read_endpoint`.
-type Reader =
-    fn(&Extractor, &[u8], Option<&str>, &Url, Option<Instant>) -> crate::extract::ReadPage;
+type Reader = fn(&Extractor, &[u8], Option<&str>, &Url, Option<Instant>) -> extract::ReadPage;
 
 /// How a fetch result bears on the host's health.
 fn feedback(result: &Result<Snapshot>) -> HostFeedback {
@@ -1503,7 +1499,7 @@ mod tests {
             decode_errors: false,
             not_modified: false,
             fetched_at: Utc::now(),
-            source: crate::extract::TextSource::Markup,
+            source: extract::TextSource::Markup,
             text_snapshot: None,
             declared_encoding: None,
         }

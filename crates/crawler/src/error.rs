@@ -3,8 +3,6 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use crate::safety::AddressClass;
-
 /// Everything the crawler can fail with, split by what a caller does about it.
 ///
 /// A non-2xx HTTP status is **not** an error: the response is evidence and comes back as a
@@ -145,6 +143,43 @@ pub enum Error {
     },
 }
 
+/// Why an address is not a public unicast address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddressClass {
+    /// `127.0.0.0/8`, `::1`.
+    Loopback,
+    /// RFC 1918 (`10/8`, `172.16/12`, `192.168/16`) and IPv6 unique-local `fc00::/7`.
+    Private,
+    /// `169.254/16` (includes cloud metadata services), `fe80::/10`.
+    LinkLocal,
+    /// `224/4`, `ff00::/8`.
+    Multicast,
+    /// `0.0.0.0/8` and `::`; on Linux a connect to `0.0.0.0` reaches the local host.
+    Unspecified,
+    /// `255.255.255.255`.
+    Broadcast,
+    /// Carrier-grade NAT `100.64/10`.
+    SharedAddressSpace,
+    /// IETF protocol assignments, documentation, benchmarking, `240/4`, Teredo and the
+    /// deprecated site-local range: nothing a public web site lives on.
+    Reserved,
+}
+
+impl std::fmt::Display for AddressClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Loopback => "a loopback",
+            Self::Private => "a private",
+            Self::LinkLocal => "a link-local",
+            Self::Multicast => "a multicast",
+            Self::Unspecified => "an unspecified",
+            Self::Broadcast => "a broadcast",
+            Self::SharedAddressSpace => "a shared (carrier-grade nat)",
+            Self::Reserved => "a reserved",
+        })
+    }
+}
+
 /// `Result` with the crawler's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -267,6 +302,24 @@ impl Error {
         Self::InvalidUrl {
             url: url.into(),
             reason: reason.to_string(),
+        }
+    }
+}
+
+/// A site's extraction rule that does not compile is a setting refused like any other
+/// pattern ([`ErrorKind::Config`]).
+impl From<extract::Error> for Error {
+    fn from(e: extract::Error) -> Self {
+        match e {
+            extract::Error::InvalidPattern {
+                what,
+                pattern,
+                reason,
+            } => Self::InvalidPattern {
+                what,
+                pattern,
+                reason,
+            },
         }
     }
 }

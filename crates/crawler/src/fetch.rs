@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use chrono::Utc;
+use fontmap::FontSettings;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use url::{Host, Url};
@@ -148,7 +149,7 @@ pub struct FetchRequest {
     pub accept_json: bool,
     /// Download a font body too (`font/*` and the older `application/font-*`,
     /// `application/x-font-*` and `application/octet-stream` labels servers give fonts): a
-    /// page's `@font-face` ([`crate::fonts`]).
+    /// page's `@font-face` ([`extract::fonts`]).
     pub accept_font: bool,
 }
 
@@ -162,6 +163,29 @@ impl FetchRequest {
             accept_json: false,
             accept_font: false,
         }
+    }
+}
+
+/// Whether a response's media type may be a font: `font/*`, the older `application/font-*`
+/// and `application/x-font-*`, `application/vnd.ms-opentype`, and `application/octet-stream`,
+/// which many servers give any binary file.
+pub fn is_font_type(media_type: &str) -> bool {
+    media_type.starts_with("font/")
+        || media_type.starts_with("application/font-")
+        || media_type.starts_with("application/x-font-")
+        || matches!(
+            media_type,
+            "application/vnd.ms-opentype" | "application/octet-stream"
+        )
+}
+
+/// The request for a page's font ([`extract::fonts`]): a font body accepted, capped at
+/// `max_font_bytes`.
+pub fn font_request(url: Url, settings: &FontSettings) -> FetchRequest {
+    FetchRequest {
+        max_body_bytes: Some(settings.max_font_bytes),
+        accept_font: true,
+        ..FetchRequest::get(url)
     }
 }
 
@@ -382,7 +406,7 @@ impl Fetcher {
             let accepted = media_type(response.headers()).is_none_or(|m| {
                 self.settings.accept_types.contains(&m)
                     || (request.accept_json && (m == "application/json" || m.ends_with("+json")))
-                    || (request.accept_font && crate::fonts::is_font_type(&m))
+                    || (request.accept_font && is_font_type(&m))
             });
             let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)

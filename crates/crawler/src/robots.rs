@@ -213,7 +213,7 @@ impl RobotsCache {
             return true;
         }
         let host = url.host_str().unwrap_or_default();
-        let domain = crate::links::registrable_domain(host);
+        let domain = extract::links::registrable_domain(host);
         let overridden = self
             .settings
             .ignore_for

@@ -14,44 +14,8 @@ use std::sync::Arc;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::AddressClass;
 use crate::error::{Error, Result};
-
-/// Why an address is not a public unicast address.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AddressClass {
-    /// `127.0.0.0/8`, `::1`.
-    Loopback,
-    /// RFC 1918 (`10/8`, `172.16/12`, `192.168/16`) and IPv6 unique-local `fc00::/7`.
-    Private,
-    /// `169.254/16` (includes cloud metadata services), `fe80::/10`.
-    LinkLocal,
-    /// `224/4`, `ff00::/8`.
-    Multicast,
-    /// `0.0.0.0/8` and `::`; on Linux a connect to `0.0.0.0` reaches the local host.
-    Unspecified,
-    /// `255.255.255.255`.
-    Broadcast,
-    /// Carrier-grade NAT `100.64/10`.
-    SharedAddressSpace,
-    /// IETF protocol assignments, documentation, benchmarking, `240/4`, Teredo and the
-    /// deprecated site-local range: nothing a public web site lives on.
-    Reserved,
-}
-
-impl std::fmt::Display for AddressClass {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Loopback => "a loopback",
-            Self::Private => "a private",
-            Self::LinkLocal => "a link-local",
-            Self::Multicast => "a multicast",
-            Self::Unspecified => "an unspecified",
-            Self::Broadcast => "a broadcast",
-            Self::SharedAddressSpace => "a shared (carrier-grade nat)",
-            Self::Reserved => "a reserved",
-        })
-    }
-}
 
 /// Classifies an address; `None` means public unicast, which is always allowed.
 ///

@@ -9,10 +9,10 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
+use extract::{PageKind, TextSource};
 use url::Url;
 
 use crate::error::Result;
-use crate::extract::PageKind;
 use crate::fetch::Validators;
 use crate::frontier::ChainPos;
 use crate::snapshot::{BodyStatus, Sha256, Snapshot, compress, decompress, encode_headers};
@@ -65,12 +65,21 @@ pub struct PageRecord {
     pub not_modified: bool,
     pub fetched_at: DateTime<Utc>,
     /// Where the text came from (markup, an inline script, or the page's content endpoint).
-    pub source: crate::extract::TextSource,
+    pub source: TextSource,
     /// For a text from the content endpoint: the snapshot of the endpoint's response.
     pub text_snapshot: Option<SnapshotId>,
     /// The charset the page declared, when it was decoded in another one
-    /// ([`ingest::charset::Decoded::overridden`]).
+    /// ([`extract::charset::Decoded::overridden`]).
     pub declared_encoding: Option<&'static str>,
+}
+
+/// A PNG of a rendered page.
+#[derive(Clone, Debug)]
+pub struct Screenshot {
+    pub png: Vec<u8>,
+    /// Pixels (the height cut at `screenshot_max_height`).
+    pub width: u32,
+    pub height: u32,
 }
 
 /// What a rendered fetch of a page left, to store beside the page's snapshot.
@@ -84,7 +93,7 @@ pub struct RenderedPage {
     pub html: String,
     /// The displayed text.
     pub text: String,
-    pub screenshot: Option<crate::render::Screenshot>,
+    pub screenshot: Option<Screenshot>,
     pub rendered_at: DateTime<Utc>,
     pub timed_out: bool,
     pub requests: u32,

@@ -576,7 +576,7 @@ fn new_crawl(settings: &CrawlSettings, seeds: &[Url]) -> Result<NewCrawl> {
     let seeds = seeds
         .iter()
         .map(|s| {
-            crate::links::normalize(s)
+            extract::links::normalize(s)
                 .map(String::from)
                 .ok_or_else(|| Error::invalid_url(s.as_str(), "a seed must be an http(s) url"))
         })

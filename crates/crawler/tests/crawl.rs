@@ -11,9 +11,9 @@ use crawler::crawl::LinkSkip;
 use crawler::links::Rejection;
 use crawler::{
     Crawl, CrawlSettings, ErrorKind, Failure, FetchSettings, MemoryFrontier, MemoryHostStates,
-    MemorySink, PageKind, PolitenessSettings, RobotsSettings, SkipReason, TextSource,
-    assemble_chapters,
+    MemorySink, PolitenessSettings, RobotsSettings, SkipReason, assemble_chapters,
 };
+use extract::{PageKind, TextSource};
 
 fn squash(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()

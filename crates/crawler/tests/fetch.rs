@@ -12,8 +12,9 @@ use crawler::snapshot::{decode_headers, encode_headers};
 use crawler::warc::{WarcReader, WarcWriter};
 use crawler::{
     BodyStatus, Error, FetchRequest, FetchSettings, Fetcher, Sha256, Snapshot, TimeoutPhase,
-    Validators, Wire, charset,
+    Validators, Wire,
 };
+use extract::charset;
 
 fn settings() -> FetchSettings {
     FetchSettings {

@@ -12,7 +12,8 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use crawler::{Crawl, CrawlSettings, PageKind, TextSource};
+use crawler::{Crawl, CrawlSettings};
+use extract::{PageKind, TextSource};
 use ipnet::IpNet;
 use testkit::fonts::{reference_font, remapped_font, woff2};
 

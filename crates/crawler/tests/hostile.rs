@@ -20,8 +20,8 @@ use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::Response;
 use common::local_crawl_settings;
-use crawler::extract::ExtractSettings;
 use crawler::{Crawl, CrawlSettings, ErrorKind, SkipReason};
+use extract::ExtractSettings;
 use testkit::hostile;
 
 const SIZE: usize = 5 * 1024 * 1024;

@@ -16,10 +16,8 @@ use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use crawler::render::RenderSettings;
-use crawler::{
-    AddressPolicy, Extractor, MemoryCrawl, PageKind, RenderRequest, Renderer, SafetySettings,
-    TextSource,
-};
+use crawler::{AddressPolicy, MemoryCrawl, RenderRequest, Renderer, SafetySettings};
+use extract::{Extractor, PageKind, TextSource};
 use url::Url;
 
 /// The chapter every text-hiding page hides.
@@ -134,7 +132,7 @@ fn settings() -> RenderSettings {
 }
 
 fn extractor() -> Arc<Extractor> {
-    Arc::new(Extractor::new(&crawler::ExtractSettings::default()).unwrap())
+    Arc::new(Extractor::new(&extract::ExtractSettings::default()).unwrap())
 }
 
 /// Text as a fingerprint sees it: no whitespace.

@@ -16,7 +16,8 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use crawler::render::RenderSettings;
-use crawler::{AddressPolicy, Extractor, RenderRequest, Renderer, SafetySettings};
+use crawler::{AddressPolicy, RenderRequest, Renderer, SafetySettings};
+use extract::Extractor;
 use url::Url;
 
 const HTML: &str = "text/html; charset=utf-8";
@@ -33,7 +34,7 @@ fn settings() -> RenderSettings {
 }
 
 fn extractor() -> Arc<Extractor> {
-    Arc::new(Extractor::new(&crawler::ExtractSettings::default()).unwrap())
+    Arc::new(Extractor::new(&extract::ExtractSettings::default()).unwrap())
 }
 
 /// Only the page's own server, 127.0.0.1, is allowed: every other loopback address is refused

@@ -148,7 +148,7 @@ async fn a_dead_runners_urls_come_back(db: &TestDb) {
         .unwrap();
     // A runner takes the seed and dies before fetching it.
     let dead = StoreFrontier::new(db.store.clone(), id, settings.frontier_lease);
-    let seed = crawler::links::normalize(&seed).unwrap();
+    let seed = extract::links::normalize(&seed).unwrap();
     dead.push(vec![FrontierEntry::seed(seed)]).await.unwrap();
     assert!(matches!(dead.claim().await.unwrap(), Claim::Entry(_)));
     drop(dead);

@@ -8,7 +8,8 @@ use bytes::Bytes;
 use chrono::{TimeZone, Utc};
 use crawler::sink::{PageRecord, SnapshotSink};
 use crawler::snapshot::RedirectHop;
-use crawler::{BodyStatus, PageKind, Sha256, Snapshot, StoreSink, WarcReader, WarcWriter, Wire};
+use crawler::{BodyStatus, Sha256, Snapshot, StoreSink, WarcReader, WarcWriter, Wire};
+use extract::PageKind;
 use reqwest::header::{HeaderMap, HeaderValue};
 use store::testing::TestDb;
 use store::{EvidenceReads, EvidenceWrites, Page};
@@ -95,7 +96,7 @@ async fn evidence_round_trips(db: &TestDb) {
         decode_errors: false,
         not_modified: false,
         fetched_at: first.fetched_at,
-        source: crawler::TextSource::Script,
+        source: extract::TextSource::Script,
         text_snapshot: None,
         declared_encoding: Some("windows-1252"),
     })

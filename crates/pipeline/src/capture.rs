@@ -67,7 +67,8 @@ pub async fn capture_case(
 ) -> Result<CaptureSummary> {
     let view = case_view(store, case).await?;
     let renderer = crawler::Renderer::new(settings.render.clone())?;
-    let extractor = Arc::new(crawler::Extractor::new(&settings.extract)?);
+    let extractor =
+        Arc::new(extract::Extractor::new(&settings.extract).map_err(crawler::Error::from)?);
     let policy = Arc::new(crawler::AddressPolicy::new(&settings.fetch.safety));
     // The newest snapshot of each page.
     let mut newest: Vec<(SnapshotId, String)> = Vec::new();

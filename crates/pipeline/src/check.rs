@@ -11,11 +11,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bounds::text::escape_controls;
-use crawler::fonts::FetchedFont;
-use crawler::{
-    BodyStatus, ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind,
-    TextSource,
-};
+use crawler::{BodyStatus, FetchRequest, FetchSettings, Fetcher};
+use extract::fonts::FetchedFont;
+use extract::{ExtractSettings, Extractor, PageKind, TextSource};
 use matcher::{Match, Matcher};
 use serde::Serialize;
 use store::{Store, WorkReads};
@@ -68,7 +66,7 @@ impl Checker {
         extract: ExtractSettings,
     ) -> Result<Self> {
         let fetcher = Fetcher::new(fetch)?;
-        let extractor = Arc::new(Extractor::new(&extract)?);
+        let extractor = Arc::new(Extractor::new(&extract).map_err(crawler::Error::from)?);
         Ok(Checker {
             matcher,
             store,
@@ -147,7 +145,7 @@ impl Checker {
     }
 
     /// `text` read through the page's `fonts` as the crawl reads it
-    /// ([`crawler::fonts::decode_text`]), with where it came from; each font that could not
+    /// ([`extract::fonts::decode_text`]), with where it came from; each font that could not
     /// be used is logged. CPU work: on a blocking thread.
     fn apply_fonts(
         &self,
@@ -158,8 +156,8 @@ impl Checker {
         if fonts.is_empty() {
             return (text, source);
         }
-        let decoder = crawler::fonts::decoder(&self.extract.fonts);
-        let decoded = crawler::fonts::decode_text(&decoder, &text, fonts);
+        let decoder = extract::fonts::decoder(&self.extract.fonts);
+        let decoded = extract::fonts::decode_text(&decoder, &text, fonts);
         for note in &decoded.notes {
             tracing::info!(%note, "page font not used");
         }
@@ -171,12 +169,12 @@ impl Checker {
     }
 
     /// The fonts a page read from a file names, read from beside it
-    /// ([`crawler::fonts::read_file_font`]).
+    /// ([`extract::fonts::read_file_font`]).
     fn file_fonts(&self, page: &Url, read: &PageRead) -> Vec<FetchedFont> {
-        crawler::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts)
+        extract::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts)
             .iter()
             .map(|url| {
-                let bytes = crawler::fonts::read_file_font(page, url, &self.extract.fonts);
+                let bytes = extract::fonts::read_file_font(page, url, &self.extract.fonts);
                 (url.clone(), bytes)
             })
             .collect()
@@ -187,7 +185,7 @@ impl Checker {
     async fn fetch_fonts(&self, urls: &[Url]) -> Vec<FetchedFont> {
         let mut fonts = Vec::with_capacity(urls.len());
         for url in urls {
-            let request = crawler::fonts::font_request(url.clone(), &self.extract.fonts);
+            let request = crawler::fetch::font_request(url.clone(), &self.extract.fonts);
             let bytes = match self.fetcher.fetch(&request).await {
                 Ok(a)
                     if (200..300).contains(&a.status) && a.body_status == BodyStatus::Complete =>
@@ -225,7 +223,7 @@ impl Checker {
         })
         .await
         .map_err(|e| Error::task("reading a page", e))??;
-        let wanted = crawler::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts);
+        let wanted = extract::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts);
         let fonts = self.fetch_fonts(wanted).await;
         let PageRead {
             text,
@@ -249,7 +247,7 @@ impl Checker {
         let extractor = Arc::clone(&self.extractor);
         let deadline = Instant::now() + self.extract.time_budget;
         let read = tokio::task::spawn_blocking(move || {
-            crawler::read_endpoint(
+            extract::read_endpoint(
                 &extractor,
                 &answer.body,
                 answer.content_type(),
@@ -289,7 +287,7 @@ impl Checker {
     /// where the text came from and the content endpoint its script names.
     fn read(&self, body: &[u8], content_type: Option<&str>, url: &Url) -> Result<PageRead> {
         let deadline = Instant::now() + self.extract.time_budget;
-        let read = crawler::read_page(&self.extractor, body, content_type, url, Some(deadline));
+        let read = extract::read_page(&self.extractor, body, content_type, url, Some(deadline));
         if let Some(exceeded) = read.exceeded() {
             return Err(Error::Page(format!("{exceeded}: the page is not read")));
         }

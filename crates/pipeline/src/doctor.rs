@@ -481,7 +481,7 @@ async fn try_rendering(settings: &crawler::RenderSettings) -> Finding {
             };
         }
     };
-    let extractor = match crawler::Extractor::new(&crawler::ExtractSettings::default()) {
+    let extractor = match extract::Extractor::new(&extract::ExtractSettings::default()) {
         Ok(e) => std::sync::Arc::new(e),
         Err(e) => return Finding::fail("rendering", e.to_string(), "report this as a bug"),
     };

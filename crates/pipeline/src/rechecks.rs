@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use crawler::{
-    CrawlSettings, ErrorKind, ExtractSettings, Extractor, FetchRequest, Fetcher, PageKind,
-    PageRecord, SnapshotSink, StoreSink,
+    CrawlSettings, ErrorKind, FetchRequest, Fetcher, PageRecord, SnapshotSink, StoreSink,
 };
+use extract::{ExtractSettings, Extractor, PageKind};
 use serde::{Deserialize, Serialize};
 use store::{
     CaseId, CaseReads, CopyCheck, CopyState, JobQueue, NewJob, PageId, RecheckRecord,
@@ -278,7 +278,7 @@ impl Rechecker {
             store,
             analyser,
             fetcher: Fetcher::new(crawl.fetch.clone())?,
-            extractor: Arc::new(Extractor::new(&crawl.extract)?),
+            extractor: Arc::new(Extractor::new(&crawl.extract).map_err(crawler::Error::from)?),
             extract: crawl.extract.clone(),
             settings,
             shards: 1,
@@ -485,7 +485,7 @@ impl Rechecker {
         let content_type = snapshot.content_type().map(str::to_owned);
         let final_url = snapshot.final_url.clone();
         let read = tokio::task::spawn_blocking(move || {
-            crawler::read_page(
+            extract::read_page(
                 &extractor,
                 &body,
                 content_type.as_deref(),

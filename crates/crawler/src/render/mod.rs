@@ -31,13 +31,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use extract::{Extracted, Extractor, RENDER_MARK};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::extract::{Extracted, Extractor, RENDER_MARK};
 use crate::safety::AddressPolicy;
+use crate::sink::{RenderedPage, Screenshot, SnapshotId};
 pub use proxy::{PageGate, UrlGate};
 use webdriver::{Failure, Session};
 
@@ -156,15 +157,6 @@ pub struct RenderRequest {
     pub screenshot: bool,
 }
 
-/// A PNG of a rendered page.
-#[derive(Clone, Debug)]
-pub struct Screenshot {
-    pub png: Vec<u8>,
-    /// Pixels (the height cut at `screenshot_max_height`).
-    pub width: u32,
-    pub height: u32,
-}
-
 /// What rendering a page gave.
 #[derive(Debug)]
 pub struct Rendered {
@@ -189,8 +181,8 @@ pub struct Rendered {
 impl Rendered {
     /// What to store of it beside the page's snapshot `snapshot` (the screenshot moves
     /// there).
-    pub fn to_store(&mut self, snapshot: crate::sink::SnapshotId) -> crate::sink::RenderedPage {
-        crate::sink::RenderedPage {
+    pub fn to_store(&mut self, snapshot: SnapshotId) -> RenderedPage {
+        RenderedPage {
             snapshot,
             final_url: self.final_url.clone(),
             html: self.html.clone(),

@@ -12,30 +12,6 @@ use std::sync::Arc;
 use fontmap::{FontDecoder, FontMap, FontSettings};
 use url::Url;
 
-use crate::fetch::FetchRequest;
-
-/// Whether a response's media type may be a font: `font/*`, the older `application/font-*`
-/// and `application/x-font-*`, `application/vnd.ms-opentype`, and `application/octet-stream`,
-/// which many servers give any binary file.
-pub fn is_font_type(media_type: &str) -> bool {
-    media_type.starts_with("font/")
-        || media_type.starts_with("application/font-")
-        || media_type.starts_with("application/x-font-")
-        || matches!(
-            media_type,
-            "application/vnd.ms-opentype" | "application/octet-stream"
-        )
-}
-
-/// The request for a page's font: a font body accepted, capped at `max_font_bytes`.
-pub fn font_request(url: Url, settings: &FontSettings) -> FetchRequest {
-    FetchRequest {
-        max_body_bytes: Some(settings.max_font_bytes),
-        accept_font: true,
-        ..FetchRequest::get(url)
-    }
-}
-
 /// The sources of a page's fonts worth fetching: none when decoding is off or the text
 /// holds no PUA code point, else the first [`FontSettings::max_fonts_per_page`].
 pub fn sources_to_fetch<'a>(settings: &FontSettings, text: &str, sources: &'a [Url]) -> &'a [Url] {

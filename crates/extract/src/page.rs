@@ -127,7 +127,7 @@ pub enum TextSource {
     /// The page's text with its Private Use Area code points read through the page's own
     /// remapped font ([`crate::fonts`]).
     Font,
-    /// The displayed text of the page rendered in a headless browser ([`crate::render`]).
+    /// The displayed text of the page rendered in a headless browser (the crawler's `render`).
     Rendered,
 }
 
@@ -157,8 +157,9 @@ impl TextSource {
     }
 }
 
-/// The attribute [`crate::render`] numbers a rendered page's elements with before the page's
-/// HTML is extracted, so the browser can be asked for the chosen element's displayed text.
+/// The attribute the crawler's `render` numbers a rendered page's elements with before the
+/// page's HTML is extracted, so the browser can be asked for the chosen element's displayed
+/// text.
 pub const RENDER_MARK: &str = "data-copyhound-i";
 
 /// A page with fewer characters of main text than this holds no chapter: when its script

@@ -2,10 +2,10 @@
 //! their text, run in the sandbox, beside the same chapter in markup (which runs no script),
 //! and the page's CSS applied to a page without `order`.
 //!
-//! `cargo bench -p crawler --bench rendered` (release build) times whole extractions with
-//! criterion. `cargo bench -p crawler --bench rendered -- --p99 N` extracts each page N times
+//! `cargo bench -p extract --bench rendered` (release build) times whole extractions with
+//! criterion. `cargo bench -p extract --bench rendered -- --p99 N` extracts each page N times
 //! (default 2,000) and prints the 50th and 99th percentiles of one extraction, and of the
-//! sandbox alone (`crawler::js::evaluate` over the page's scripts): the target is ≤ 5 ms p99
+//! sandbox alone (`extract::js::evaluate` over the page's scripts): the target is ≤ 5 ms p99
 //! added per page that needs it, and nothing added to a page that does not.
 
 #[path = "../tests/common/mod.rs"]
@@ -14,8 +14,8 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crawler::js::{PageElement, ScriptSettings, evaluate};
 use criterion::Criterion;
+use extract::js::{PageElement, ScriptSettings, evaluate};
 
 fn url() -> url::Url {
     url::Url::parse("http://x.example/book/1/2.html").unwrap()
@@ -42,7 +42,7 @@ fn extraction(c: &mut Criterion) {
     let mut group = c.benchmark_group("rendered text");
     for (name, html) in pages() {
         group.bench_function(&name, |b| {
-            b.iter(|| black_box(crawler::extract::extract(black_box(&html), &url)))
+            b.iter(|| black_box(extract::extract(black_box(&html), &url)))
         });
     }
     group.finish();
@@ -92,7 +92,7 @@ fn p99(n: usize) {
         let scripts = scripts(&html);
         for _ in 0..n {
             let t = Instant::now();
-            black_box(crawler::extract::extract(&html, &url));
+            black_box(extract::extract(&html, &url));
             whole.push(t.elapsed());
             if name.starts_with("script") {
                 let t = Instant::now();

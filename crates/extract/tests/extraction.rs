@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Chapter, Nav, Quality, data, en_chapter, gbk, quality, zh_chapter};
-use crawler::extract::{Method, extract};
-use crawler::{PageKind, charset};
+use extract::page::Method;
+use extract::{PageKind, charset, extract};
 use url::Url;
 
 fn url(s: &str) -> Url {
@@ -41,7 +41,7 @@ fn real_book_page_is_an_index_with_its_synopsis() {
     let chapter_links = e
         .links
         .iter()
-        .filter(|l| crawler::extract::is_chapter_heading(&l.text))
+        .filter(|l| extract::page::is_chapter_heading(&l.text))
         .count();
     assert!(chapter_links >= 650, "{chapter_links} chapter links");
     assert!(e.links.iter().any(|l| l.url.as_str()

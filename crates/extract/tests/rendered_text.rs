@@ -5,8 +5,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use crawler::extract::{Extracted, Method};
-use crawler::{ExtractSettings, Extractor, PageKind, ScriptSettings, TextSource};
+use extract::page::Method;
+use extract::{ExtractSettings, Extracted, Extractor, PageKind, ScriptSettings, TextSource};
 use url::Url;
 
 const CHAPTER: &str = "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。推其致乱之由，殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。及桓帝崩，灵帝即位，大将军窦武、太傅陈蕃共相辅佐。";
