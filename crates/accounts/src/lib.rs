@@ -7,10 +7,10 @@
 //! secret of that size cannot be guessed, so only a leaked database matters, and a hash of
 //! it does not open anything.
 //!
-//! ```no_run
-//! # async fn demo(store: &store::Store) -> pipeline::Result<()> {
-//! use pipeline::accounts;
+//! It may use the store and the error of the `jobs` crate, nothing else of copyhound's.
 //!
+//! ```no_run
+//! # async fn demo(store: &store::Store) -> jobs::Result<()> {
 //! if let Some(user) = accounts::authenticate(store, "alice", "correct horse battery").await? {
 //!     let session = accounts::start_session(store, user.id, std::time::Duration::from_secs(3600)).await?;
 //!     // Set `session.cookie` as an HttpOnly cookie and put `session.csrf_token` in forms.
@@ -24,15 +24,13 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use chrono::{DateTime, SubsecRound as _, Utc};
+use jobs::{Error, Result, store_err};
 use sha2::Digest;
 use store::{
     ApiTokenRecord, ApiTokens, NewUser, PasswordReset, Role, SessionRecord, Sessions, Store,
     UserId, UserRecord, Users,
 };
 use tracing::instrument;
-
-use crate::error::store_err;
-use crate::{Error, Result};
 
 /// The fewest characters (Unicode scalar values) a password may have (OWASP ASVS 2.1.1).
 pub const MIN_PASSWORD_CHARS: usize = 12;

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use accounts::BOOTSTRAP_ADMIN;
 use chrono::Utc;
-use pipeline::Error;
-use pipeline::accounts::{self, BOOTSTRAP_ADMIN};
+use jobs::Error;
 use store::testing::TestDb;
 use store::{ApiTokens, Role, Sessions, UserChanges, Users};
 
@@ -21,7 +21,7 @@ store::on_both_backends!(
     the_first_admin_is_created_once,
 );
 
-fn refused(r: pipeline::Result<impl std::fmt::Debug>, says: &str) {
+fn refused(r: jobs::Result<impl std::fmt::Debug>, says: &str) {
     match r {
         Err(Error::Account(msg)) => assert!(msg.contains(says), "{msg}"),
         other => panic!("expected an account input refused saying {says:?}, got {other:?}"),

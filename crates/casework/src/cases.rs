@@ -6,10 +6,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use jobs::{Result, store_err};
 use serde::{Deserialize, Serialize};
 use store::{CaseId, CaseMatch, CaseReads, CaseRecord, ChapterId, Store};
-
-use crate::error::{Result, store_err};
 
 /// One chapter of a case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -79,7 +78,7 @@ struct Span {
 /// Reads case `id` with its chapters' combined coverage.
 ///
 /// # Errors
-/// [`crate::Error::is_not_found`] for an unknown case; a database failure.
+/// [`jobs::Error::is_not_found`] for an unknown case; a database failure.
 pub async fn case_view(store: &Store, id: CaseId) -> Result<CaseView> {
     let case = store
         .case(id)
@@ -247,13 +246,13 @@ pub struct CaseDossier {
     /// The re-checks since its notice, if one was sent.
     pub recheck: Option<store::RecheckRecord>,
     /// The trusted timestamps of its snapshots, verified against `trust` where given.
-    pub timestamps: Vec<crate::SnapshotTimestamp>,
+    pub timestamps: Vec<crate::timestamps::SnapshotTimestamp>,
 }
 
 /// Reads case `id`'s dossier, its parts concurrently.
 ///
 /// # Errors
-/// An unknown case ([`crate::Error::is_not_found`]), a database failure.
+/// An unknown case ([`jobs::Error::is_not_found`]), a database failure.
 pub async fn case_dossier(
     store: &Store,
     id: CaseId,
@@ -272,7 +271,7 @@ pub async fn case_dossier(
                 .await
                 .map_err(store_err("reading the case's re-checks"))
         },
-        crate::case_timestamps(store, id, trust),
+        crate::timestamps::case_timestamps(store, id, trust),
     )?;
     Ok(CaseDossier {
         view,
@@ -340,7 +339,9 @@ pub async fn case_sheet<'a>(store: &Store, dossier: &'a CaseDossier) -> Result<C
             continue;
         }
         let source = match store::EvidenceReads::page_text(store, m.snapshot_id).await {
-            Ok(t) => crate::check::source_note(&t.text_source).map(|note| (note, t.text_snapshot)),
+            Ok(t) => {
+                detection::check::source_note(&t.text_source).map(|note| (note, t.text_snapshot))
+            }
             Err(store::Error::NotFound { .. }) => None,
             Err(e) => return Err(store_err("reading a page text")(e)),
         };
@@ -444,7 +445,7 @@ impl fmt::Display for CaseSheet<'_> {
 fn write_timestamps(
     f: &mut fmt::Formatter<'_>,
     view: &CaseView,
-    stamps: &[crate::SnapshotTimestamp],
+    stamps: &[crate::timestamps::SnapshotTimestamp],
 ) -> fmt::Result {
     for (id, url) in view.snapshots() {
         let mine: Vec<_> = stamps.iter().filter(|t| t.snapshot == id).collect();
@@ -457,14 +458,16 @@ fn write_timestamps(
         }
         for t in mine {
             let verdict = match &t.verification {
-                crate::Verification::Valid { chained: true, .. } => {
+                crate::timestamps::Verification::Valid { chained: true, .. } => {
                     "verified, signer chains to the trusted ca".to_owned()
                 }
-                crate::Verification::Valid { signer, .. } => format!(
+                crate::timestamps::Verification::Valid { signer, .. } => format!(
                     "signature verified; signer {signer} not checked against a ca \
                      (set evidence.timestamp.ca_certificates)"
                 ),
-                crate::Verification::Invalid { reason } => format!("NOT VALID: {reason}"),
+                crate::timestamps::Verification::Invalid { reason } => {
+                    format!("NOT VALID: {reason}")
+                }
             };
             writeln!(
                 f,

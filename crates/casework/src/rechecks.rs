@@ -20,16 +20,14 @@ use crawler::{
     CrawlSettings, ErrorKind, ExtractSettings, Extractor, FetchRequest, Fetcher, PageKind,
     PageRecord, SnapshotSink, StoreSink,
 };
+use detection::Analyser;
+use jobs::{Error, Job, Result, store_err};
 use serde::{Deserialize, Serialize};
 use store::{
     CaseId, CaseReads, CopyCheck, CopyState, JobQueue, NewJob, PageId, RecheckRecord,
     RecheckWritten, Rechecks, Schedules, SnapshotId, Store,
 };
 use url::Url;
-
-use crate::analyse::Analyser;
-use crate::error::{Error, Result, store_err};
-use crate::job::Job;
 
 /// Who the audit log names for what re-checks do.
 pub const ACTOR: &str = "recheck";
@@ -301,7 +299,7 @@ impl Rechecker {
     /// next re-check.
     ///
     /// # Errors
-    /// [`crate::Error::is_not_found`] when no notice of the case was sent; a database
+    /// [`jobs::Error::is_not_found`] when no notice of the case was sent; a database
     /// failure (nothing is recorded then, and the job runs again).
     pub async fn recheck(&self, case: CaseId, now: DateTime<Utc>) -> Result<RecheckReport> {
         let before = self
@@ -348,8 +346,8 @@ impl Rechecker {
                     .removed_snapshot
                     .filter(|_| written.newly_removed.contains(&copy.page))
                 {
-                    let job = crate::timestamps::stamp_job(snapshot)
-                        .map_err(store_err("encoding the stamp job"))?;
+                    let job =
+                        jobs::stamp_job(snapshot).map_err(store_err("encoding the stamp job"))?;
                     self.store
                         .enqueue(&job)
                         .await
@@ -358,7 +356,7 @@ impl Rechecker {
             }
         }
         if self.analyser.emits() {
-            use crate::webhooks::{Event, emit};
+            use jobs::{Event, emit};
             for copy in written
                 .recheck
                 .copies
@@ -546,7 +544,7 @@ impl Rechecker {
             // The shard workers record the page's matches (its job fans out to them); this
             // worker holds no index and judges the copy by the case's work alone.
             let up = self.analyser.copies_work(id, work).await?;
-            let job = crate::crawl::match_job(id).map_err(store_err("making a match job"))?;
+            let job = jobs::match_job(id).map_err(store_err("making a match job"))?;
             self.store
                 .enqueue(&job)
                 .await

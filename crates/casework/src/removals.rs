@@ -6,10 +6,9 @@
 use std::collections::HashSet;
 use std::io::Write;
 
+use jobs::{Error, Result, store_err};
 use serde::Serialize;
 use store::{CaseCursor, CaseFilter, CaseReads, CaseStatus, Store, WorkReads};
-
-use crate::error::{Error, Result, store_err};
 
 /// Cases read a query.
 const PAGE: u32 = 200;

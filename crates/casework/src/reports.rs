@@ -4,10 +4,9 @@
 
 use std::io::Write;
 
+use jobs::{Error, Result, store_err};
 use serde::Serialize;
 use store::{CaseStatus, ReportFilter, ReportRow, Reports, Store};
-
-use crate::error::{Error, Result, store_err};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

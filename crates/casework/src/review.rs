@@ -13,13 +13,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+use detection::texts::TextCache;
+use jobs::{Result, store_err};
 use serde::{Deserialize, Serialize};
 use similar::{Algorithm, DiffOp};
 use store::{CaseMatch, ChapterId, EvidenceReads, SnapshotId, Store};
 
 use crate::cases::CaseView;
-use crate::error::{Result, store_err};
-use crate::texts::TextCache;
 
 /// A way a page disguises what it copied, as the case page lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -518,7 +518,7 @@ pub async fn review_pages(
         .filter(|m| shown.contains(&m.snapshot_id))
         .map(|m| m.chapter_id)
         .collect();
-    let bodies = crate::chapters(store, chapter_ids, cache).await?;
+    let bodies = detection::chapters(store, chapter_ids, cache).await?;
     let mut texts = HashMap::new();
     for (m, _) in &rows {
         let text = store
@@ -567,7 +567,7 @@ pub async fn review_pages(
                             .collect::<Vec<_>>()
                     })
                     .await
-                    .map_err(|e| crate::Error::task("comparing passages", e))?
+                    .map_err(|e| jobs::Error::task("comparing passages", e))?
                 }
                 _ => Vec::new(),
             };
@@ -743,13 +743,13 @@ impl DismissReason {
     /// The reason named `name`.
     ///
     /// # Errors
-    /// [`crate::Error::Refused`] naming the reasons.
+    /// [`jobs::Error::Refused`] naming the reasons.
     pub fn parse(name: &str) -> Result<DismissReason> {
         Self::ALL
             .into_iter()
             .find(|r| r.as_str() == name.trim())
             .ok_or_else(|| {
-                crate::Error::Refused(format!(
+                jobs::Error::Refused(format!(
                     "a reason for dismissing is one of {}, not {name:?}",
                     Self::ALL.map(DismissReason::as_str).join(", ")
                 ))
@@ -770,8 +770,8 @@ pub fn decision_note(reason: Option<DismissReason>, note: Option<&str>) -> Optio
 /// history.
 ///
 /// # Errors
-/// [`crate::Error::Refused`] when the case is no longer `now` (someone acted since) or cannot
-/// go back to `before`; [`crate::Error::is_not_found`] for an unknown case; a database failure.
+/// [`jobs::Error::Refused`] when the case is no longer `now` (someone acted since) or cannot
+/// go back to `before`; [`jobs::Error::is_not_found`] for an unknown case; a database failure.
 pub async fn undo(
     store: &Store,
     id: store::CaseId,
@@ -785,13 +785,13 @@ pub async fn undo(
         .await
         .map_err(store_err("reading the case"))?;
     if case.status != now {
-        return Err(crate::Error::Refused(format!(
+        return Err(jobs::Error::Refused(format!(
             "case {id} is {} now, not {now}: nothing to undo",
             case.status
         )));
     }
     if !now.can_become(before) {
-        return Err(crate::Error::Refused(format!(
+        return Err(jobs::Error::Refused(format!(
             "a {now} case cannot go back to {before}"
         )));
     }

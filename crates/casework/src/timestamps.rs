@@ -1,5 +1,5 @@
 //! Trusted timestamps of evidence (RFC 3161): a snapshot that becomes evidence of a case is
-//! stamped by the configured time-stamping authority ([`Job::StampSnapshot`], queued by the
+//! stamped by the configured time-stamping authority ([`jobs::Job::StampSnapshot`], queued by the
 //! match stage), `cases stamp` stamps what a case still lacks, and [`case_timestamps`] reads
 //! a case's tokens back *verified*, for `cases show` and the evidence package.
 //!
@@ -7,15 +7,12 @@
 //! to stamp and keeps the tokens with the store.
 
 use chrono::{DateTime, Utc};
+use jobs::{Error, Result, store_err};
 use serde::Serialize;
 use store::{
-    CaseId, JobQueue, NewJob, NewTimestamp, Renders, ScreenshotToken, SnapshotId, Store,
-    TimestampRecord, Timestamps,
+    CaseId, NewTimestamp, Renders, ScreenshotToken, SnapshotId, Store, TimestampRecord, Timestamps,
 };
 use timestamp::{Trust, Tsa};
-
-use crate::error::{Error, Result, store_err};
-use crate::job::{Job, chain};
 
 /// `[evidence]` settings: how evidence is kept beyond the snapshot itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
@@ -39,17 +36,6 @@ impl EvidenceSettings {
 
 /// The message imprint's hash algorithm, as stored beside each token.
 const HASH_ALGORITHM: &str = "sha-256";
-
-/// The job that stamps a snapshot: de-duplicated per snapshot while it waits; a TSA that is
-/// down gets a few attempts with backoff.
-///
-/// # Errors
-/// Never in practice ([`Job`] always serialises).
-pub fn stamp_job(snapshot: SnapshotId) -> store::Result<NewJob> {
-    Ok(NewJob::new(&Job::StampSnapshot { snapshot })?
-        .dedupe_key(format!("stamp:{snapshot}"))
-        .max_attempts(5))
-}
 
 /// What stamping one snapshot did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +81,12 @@ pub async fn stamp_snapshot(store: &Store, tsa: &Tsa, snapshot: SnapshotId) -> R
     stamp_hash(store, tsa, snapshot, &sha256).await
 }
 
-async fn stamp_hash(
+/// Stamps `sha256`, the hash of snapshot `snapshot`'s evidence, at `tsa` and stores the
+/// token; an empty body's hash is not stamped.
+///
+/// # Errors
+/// [`Error::Timestamp`] when the TSA failed or its token was refused; a database failure.
+pub async fn stamp_hash(
     store: &Store,
     tsa: &Tsa,
     snapshot: SnapshotId,
@@ -175,77 +166,6 @@ pub async fn stamp_screenshot(
     } else {
         Stamped::Already
     }))
-}
-
-/// What [`stamp_case`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CaseStamps {
-    /// Snapshots stamped now, with the stamped time.
-    pub stamped: Vec<(SnapshotId, DateTime<Utc>)>,
-    /// Screenshots stamped now, by their snapshot, with the stamped time.
-    pub screenshots: Vec<(SnapshotId, DateTime<Utc>)>,
-    /// Snapshots the TSA could not stamp, with why (the others were still tried).
-    pub failed: Vec<(SnapshotId, String)>,
-}
-
-impl CaseStamps {
-    /// What `cases stamp` prints: each snapshot stamped by the TSA at `tsa`, then the
-    /// counts (the failures, with why, are the caller's to show).
-    pub fn text(&self, case: CaseId, tsa: &str) -> String {
-        let mut text = String::new();
-        for (snapshot, at) in &self.stamped {
-            text.push_str(&format!(
-                "snapshot {snapshot}: stamped {} by {tsa}\n",
-                at.to_rfc3339()
-            ));
-        }
-        for (snapshot, at) in &self.screenshots {
-            text.push_str(&format!(
-                "snapshot {snapshot}: screenshot stamped {} by {tsa}\n",
-                at.to_rfc3339()
-            ));
-        }
-        text.push_str(&format!(
-            "case {case}: {} snapshot(s) and {} screenshot(s) stamped, {} failed\n",
-            self.stamped.len(),
-            self.screenshots.len(),
-            self.failed.len()
-        ));
-        text
-    }
-}
-
-/// Stamps every snapshot of case `case` that has no token from `tsa` yet, one at a time,
-/// and every newest screenshot of its snapshots that has none (`cases stamp`). One
-/// failure is recorded and the rest still tried.
-///
-/// # Errors
-/// [`Error::is_not_found`] for an unknown case; a database failure.
-pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseStamps> {
-    let todo = store
-        .unstamped_case_snapshots(case, tsa.url())
-        .await
-        .map_err(store_err("listing the case's unstamped snapshots"))?;
-    let mut out = CaseStamps::default();
-    for (snapshot, sha256) in todo {
-        match stamp_hash(store, tsa, snapshot, &sha256).await {
-            Ok(Stamped::New(at)) => out.stamped.push((snapshot, at)),
-            Ok(Stamped::Already | Stamped::Empty) => {}
-            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
-            Err(e) => return Err(e),
-        }
-    }
-    // The case's screenshots too (a screenshot may be newer than its snapshot's token).
-    let view = crate::cases::case_view(store, case).await?;
-    for (snapshot, _) in view.snapshots() {
-        match stamp_screenshot(store, tsa, snapshot).await {
-            Ok(Some(Stamped::New(at))) => out.screenshots.push((snapshot, at)),
-            Ok(_) => {}
-            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(out)
 }
 
 /// Whether a stored token proves what it should.
@@ -329,22 +249,4 @@ fn verified(row: TimestampRecord, trust: Option<&Trust>) -> SnapshotTimestamp {
         token_der: row.token,
         verification,
     }
-}
-
-/// Queues [`stamp_job`] for `snapshot` when it is evidence of a case (`cases` non-empty):
-/// what the match stage calls after recording a page's matches, when a TSA is configured.
-pub(crate) async fn queue_stamp(
-    store: &Store,
-    snapshot: SnapshotId,
-    cases: &[CaseId],
-) -> Result<()> {
-    if cases.is_empty() {
-        return Ok(());
-    }
-    let job = stamp_job(snapshot).map_err(store_err("encoding the stamp job"))?;
-    store
-        .enqueue(&job)
-        .await
-        .map_err(store_err("queueing the stamp job"))?;
-    Ok(())
 }

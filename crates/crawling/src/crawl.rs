@@ -5,41 +5,13 @@
 //! error. `copyhound crawl` and the workers' crawl jobs both go through here.
 
 use std::future::Future;
-use std::sync::Arc;
 
-use crawler::{CrawlReport, CrawlSettings, PageFollowUp, StoreCrawl};
-use store::{CrawlFrontier, CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, NewJob, Store};
+use crawler::{CrawlReport, CrawlSettings, StoreCrawl};
+use store::{CrawlFrontier, CrawlId, CrawlRecord, CrawlRuns, CrawlStatus, Crawls, Store};
 
-use crate::error::{Error, Result, store_err};
-use crate::job::{Job, MATCH_QUEUE};
-
-/// The job that analyses a stored page: queued in the transaction that stores its text,
-/// once per snapshot (its key de-duplicates it while it waits).
-///
-/// # Errors
-/// Never in practice ([`Job`] always serialises); the store's refusal otherwise.
-pub fn match_job(snapshot: store::SnapshotId) -> store::Result<NewJob> {
-    Ok(NewJob::new(&Job::MatchSnapshot { snapshot })?
-        .queue(MATCH_QUEUE)
-        .dedupe_key(format!("match:{snapshot}")))
-}
-
-/// The follow-up a crawl's page store gets: every page with text queues its match job in the
-/// same transaction.
-pub fn match_follow_up() -> PageFollowUp {
-    Arc::new(|page: &store::NewPageText| {
-        if page.body.trim().is_empty() {
-            return None;
-        }
-        match match_job(page.snapshot) {
-            Ok(job) => Some(job),
-            Err(e) => {
-                tracing::error!(error = %e, "match job not queued");
-                None
-            }
-        }
-    })
-}
+use jobs::{Error, Job, Result, match_follow_up, store_err};
+use store::JobQueue;
+use url::Url;
 
 /// How a runner ended.
 #[derive(Debug)]
@@ -187,4 +159,42 @@ impl CrawlRunner {
             CrawlStatus::Queued
         })
     }
+}
+
+/// Queues `runners` runner jobs of crawl `id` for the workers.
+///
+/// # Errors
+/// A database failure.
+pub async fn queue_crawl(store: &Store, id: CrawlId, runners: u32) -> Result<()> {
+    for runner in 0..runners {
+        let job = Job::crawl_runner(id, runner).map_err(store_err("encoding the crawl job"))?;
+        store
+            .enqueue(&job)
+            .await
+            .map_err(store_err("queueing the crawl"))?;
+    }
+    Ok(())
+}
+
+/// Seeds as absolute http(s) URLs.
+///
+/// # Errors
+/// A URL that does not parse, or of another scheme.
+pub fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
+    urls.iter()
+        .map(|u| {
+            let url = Url::parse(u).map_err(|e| {
+                Error::Refused(format!(
+                    "invalid url {u:?}: give absolute http(s) urls, e.g. \
+                     https://example.com/book/1/: {e}"
+                ))
+            })?;
+            if !matches!(url.scheme(), "http" | "https") {
+                return Err(Error::Refused(format!(
+                    "invalid url {u:?}: only http and https urls are crawled"
+                )));
+            }
+            Ok(url)
+        })
+        .collect()
 }

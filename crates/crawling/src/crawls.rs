@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use chrono::{DateTime, Utc};
+use jobs::{Result, store_err};
 use serde::Serialize;
 use store::{CrawlDetail, CrawlId, CrawlRecord, CrawlStatus, Crawls, Store};
-
-use crate::error::{Result, store_err};
 
 /// A crawl as `crawls list --json` prints it.
 #[derive(Debug, Serialize)]
@@ -143,7 +142,7 @@ impl CrawlSheet {
     /// Reads crawl `id`'s sheet.
     ///
     /// # Errors
-    /// An unknown crawl ([`crate::Error::is_not_found`]), a database failure.
+    /// An unknown crawl ([`jobs::Error::is_not_found`]), a database failure.
     pub async fn read(store: &Store, id: CrawlId) -> Result<Self> {
         let detail = store
             .crawl_detail(id)

@@ -9,14 +9,12 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use crawler::{CrawlSettings, StoreCrawl};
+use jobs::{Error, Job, Result, store_err};
 use store::{
     CrawlDetail, CrawlFilter, CrawlId, Crawls, Enqueued, JobId, JobQueue, JobStatus, NewJob,
     NewSite, Site, SiteSchedule, SiteSettings, Store, SuspectSites, site_schedule_name,
 };
 use url::Url;
-
-use crate::error::{Error, Result, store_err};
-use crate::job::Job;
 
 /// The job that crawls site `site`: queued by its schedule and by [`crawl_site_now`], with one
 /// de-duplication key for both (`schedule:site:ID`).
@@ -96,25 +94,11 @@ fn checked_start_url(
     Ok(url)
 }
 
-/// Refuses a start URL whose host is an address the crawler would refuse to fetch (a
-/// loopback, private or link-local IP written as the host, in any of its spellings:
-/// `0x7f000001`, `2130706433` and `127.1` are all 127.0.0.1 once parsed, and `localhost`),
-/// saying which setting allows it. A host name is looked up by [`watch_site`]
-/// ([`check_resolved_address`]); where it points can change, and each fetch checks it again.
-pub(crate) fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
-    let ip = match url.host() {
-        Some(url::Host::Ipv4(ip)) => std::net::IpAddr::V4(ip),
-        Some(url::Host::Ipv6(ip)) => std::net::IpAddr::V6(ip),
-        Some(url::Host::Domain(d))
-            if d.eq_ignore_ascii_case("localhost")
-                || d.to_ascii_lowercase().ends_with(".localhost") =>
-        {
-            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)
-        }
-        _ => return Ok(()),
-    };
-    let host = url.host_str().unwrap_or_default();
-    crawler::safety::AddressPolicy::new(&base.fetch.safety).check(host, ip)?;
+/// Refuses a start URL whose host is an address the crawler would refuse to fetch, saying
+/// which setting allows it. A host name is looked up by [`watch_site`]
+/// ([`check_resolved_address`]).
+fn check_literal_address(base: &CrawlSettings, url: &Url) -> Result<()> {
+    crawler::safety::AddressPolicy::new(&base.fetch.safety).check_literal(url)?;
     Ok(())
 }
 
@@ -322,7 +306,7 @@ pub async fn site_history(store: &Store, site: i64, limit: u32) -> Result<Vec<Si
 /// far it has got), as [`site_history`] shows each crawl.
 ///
 /// # Errors
-/// [`crate::Error::is_not_found`] for an unknown crawl; a database failure.
+/// [`jobs::Error::is_not_found`] for an unknown crawl; a database failure.
 pub async fn crawl_progress(store: &Store, crawl: store::CrawlId) -> Result<SiteCrawl> {
     let detail = store
         .crawl_detail(crawl)
@@ -619,7 +603,7 @@ impl std::fmt::Display for SiteSheet {
         let state = if site.enabled { "active" } else { "paused" };
         writeln!(f, "  state       {state}{}", schedule_note(site))?;
         if let Some(cron) = &site.schedule {
-            let words = crate::cron_words::cron_in_words(cron, crate::cron_words::Language::En);
+            let words = jobs::cron_words::cron_in_words(cron, jobs::cron_words::Language::En);
             writeln!(f, "  schedule    {words}")?;
         }
         writeln!(

@@ -4,16 +4,21 @@
 use std::sync::Arc;
 
 use fingerprint::{FingerprintSettings, Fingerprinter};
+use jobs::{Error, Result, store_err};
 use matcher::MatcherSettings;
 use store::{EvidenceReads, MatchWrites, NewMatch, SnapshotId, Store};
 
-use crate::error::{Error, Result, store_err};
-use crate::index::LiveIndex;
+use crate::live::LiveIndex;
 use crate::snapshot::SnapshotPlace;
 use crate::texts::{TextCache, find};
 
 /// Who the audit log names for cases the match stage opens or reopens.
 const ACTOR: &str = "pipeline";
+
+/// Pages a batch holds unless told otherwise: each is held prepared (its normalised text
+/// and fingerprint, some tens of KB) until the chapters have streamed past, so 2,000 pages
+/// cost some hundreds of MB at most, and the chapters are streamed once per 2,000 pages.
+pub const DEFAULT_BATCH_PAGES: usize = 2000;
 
 /// What matching one stored page found.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,10 +50,10 @@ pub struct Analyser {
     snapshots: Option<SnapshotPlace>,
     texts: Arc<TextCache>,
     /// Whether a time-stamping authority is configured: each snapshot that becomes evidence
-    /// of a case then queues its [`crate::Job::StampSnapshot`].
+    /// of a case then queues its [`jobs::Job::StampSnapshot`].
     stamp: bool,
     /// Whether webhooks listen: cases opened and reopened here, and copies back up or cases
-    /// removed by the re-checks that use this analyser, then queue their [`crate::Job::Event`].
+    /// removed by the re-checks that use this analyser, then queue their [`jobs::Job::Event`].
     events: bool,
     /// The works its index holds ([`Analyser::with_shard`]).
     shard: bounds::Shard,
@@ -88,7 +93,7 @@ impl Analyser {
         self.shard
     }
 
-    /// The analyser queueing a [`crate::Job::Event`] for each case it opens or reopens (and
+    /// The analyser queueing a [`jobs::Job::Event`] for each case it opens or reopens (and
     /// its re-checks for copies back up and cases removed), when `events` (webhooks are
     /// configured).
     #[must_use]
@@ -110,7 +115,7 @@ impl Analyser {
         self.events
     }
 
-    /// The analyser queueing a [`crate::Job::StampSnapshot`] for every snapshot whose
+    /// The analyser queueing a [`jobs::Job::StampSnapshot`] for every snapshot whose
     /// matches are filed in a case, when `stamp` (a time-stamping authority is configured).
     #[must_use]
     pub fn with_stamping(mut self, stamp: bool) -> Self {
@@ -167,7 +172,7 @@ impl Analyser {
     pub async fn page_matcher(&self) -> Result<matcher::Matcher> {
         let fingerprinter = Arc::clone(self.fingerprinter().await?);
         matcher::Matcher::without_chapters(self.matcher.clone(), fingerprinter)
-            .map_err(crate::error::matcher_err("setting up the matcher"))
+            .map_err(jobs::matcher_err("setting up the matcher"))
     }
 
     /// The index if it was loaded (for a refresh between pages).
@@ -217,7 +222,7 @@ impl Analyser {
     pub async fn analyse_batch(
         &self,
         snapshots: &[SnapshotId],
-    ) -> Result<(Vec<(SnapshotId, Analysed)>, crate::LoadReport)> {
+    ) -> Result<(Vec<(SnapshotId, Analysed)>, crate::index::LoadReport)> {
         let (mut ids, mut bodies) = (Vec::new(), Vec::new());
         for &snapshot in snapshots {
             match self.store.page_text(snapshot).await {
@@ -305,10 +310,10 @@ impl Analyser {
         // again, which records the same matches and queues the stamp then (its key keeps it
         // queued once).
         if self.stamp {
-            crate::timestamps::queue_stamp(&self.store, snapshot, &recorded.cases).await?;
+            jobs::queue_stamp(&self.store, snapshot, &recorded.cases).await?;
         }
         if self.events {
-            use crate::webhooks::{Event, emit};
+            use jobs::{Event, emit};
             for (event, cases) in [
                 (Event::CaseOpened, &recorded.opened),
                 (Event::CaseReopened, &recorded.reopened),

@@ -16,12 +16,12 @@ use crawler::{
     BodyStatus, ExtractSettings, Extractor, FetchRequest, FetchSettings, Fetcher, PageKind,
     TextSource,
 };
+use jobs::{Error, Result, store_err};
 use matcher::{Match, Matcher};
 use serde::Serialize;
 use store::{Store, WorkReads};
 use url::Url;
 
-use crate::error::{Error, Result, store_err};
 use crate::texts::{StoreTexts, TextCache, find};
 
 /// A checked page: its main text, what kind of page it is, the matches, and the matched

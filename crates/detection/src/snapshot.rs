@@ -19,11 +19,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fingerprint::Fingerprinter;
+use jobs::{Error, Result, store_err};
 use matcher::{Index, IndexSettings, MatcherSettings, SnapshotHeader};
 use serde::{Deserialize, Serialize};
 use store::{BodyStore, IndexLoads, StorageSettings, WorkChanges};
 
-use crate::error::{Error, Result, store_err};
 use crate::index::load_matcher;
 
 /// The folder of snapshots on an object store.

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bounds::Shard;
+use jobs::{Error, Result, matcher_err};
 use matcher::{ChapterSource, Matcher, SourceError};
 use store::{Chapter, IndexLoads, WorkReads};
 
-use crate::error::{Error, Result, matcher_err};
 use crate::index::LoadReport;
 
 /// Chapter texts shared by the pages of one run (`check` over a directory: pages of one

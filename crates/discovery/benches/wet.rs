@@ -7,15 +7,15 @@
 //! `wet/scan_english` scans English records (most of a real crawl) past the same Chinese
 //! chapters: one byte a character, so three times the characters a byte of Chinese has;
 //! `wet/read` is the reading alone. Throughput is WET text bytes per second on one core.
-//! `cargo bench -p pipeline --bench wet`.
+//! `cargo bench -p discovery --bench wet`.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use discovery::wet::{WetLimits, read_wet, wet_member};
 use fingerprint::{FingerprintSettings, Fingerprinter};
 use matcher::{ChapterEntry, ChapterId, FirstLook, IndexBuilder, Matcher, MatcherSettings, WorkId};
-use pipeline::discovery::wet::{WetLimits, read_wet, wet_member};
 
 /// Registered: 封神演义 1–3.
 const WORK: &str = include_str!("../../import/tests/data/fengshenyanyi_hant_1-3.txt");

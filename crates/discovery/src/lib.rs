@@ -13,6 +13,11 @@
 //!
 //! Nothing here crawls the open web by itself: it fetches only the URLs a provider returned
 //! for the work's own phrases, and follows no link from them.
+//!
+//! It may use `jobs`, the match stage (`detection`), `crawling` (a probe's crawl, a candidate
+//! made a watched site) and the stage crates below them. A probe's crawl is run here, its
+//! pages matched as they are stored, by the job loop above ([`ProbeRunner`], which
+//! `pipeline::Handler` implements): discovery does not import the loop back.
 
 pub mod cdx;
 pub mod phrases;
@@ -23,22 +28,22 @@ mod schedule;
 pub mod wet;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use crawler::{CrawlSettings, StoreCrawl};
+use crawling::CrawlFinish;
+use detection::Analyser;
+use jobs::{Error, Result, store_err};
 use serde::{Deserialize, Serialize};
 use store::{
-    Candidate, CandidateStatus, Discovery, FoundUrl, LicensedDomains, NewQuery, Page, Store,
-    SuspectSites, WorkFilter, WorkId, WorkReads,
+    Candidate, CandidateStatus, CrawlId, Discovery, FoundUrl, LicensedDomains, NewQuery, Page,
+    Store, SuspectSites, WorkFilter, WorkId, WorkReads,
 };
 use url::Url;
 
-use crate::error::store_err;
-use crate::handler::Handler;
-use crate::launch::LocalCrawl;
-use crate::{Error, Result};
 pub use cdx::CdxSettings;
 pub use phrases::{Phrase, PhraseSettings, SharedSpans, select_phrases};
 pub use probe::{DomainProbe, domains_to_probe, probe_domain, probe_job, queue_probes};
@@ -47,6 +52,26 @@ pub use schedule::{
     DueSearches, SCHEDULE, discover_work_job, enqueue_due_searches, ensure_discovery_schedule,
     queue_wet_scans, scan_wet_job,
 };
+
+/// What discovery needs of the job loop above it (`pipeline::Handler`, in the workers and
+/// the CLI alike): the match stage, and a probe's crawl run in this process with its pages
+/// matched as they are stored.
+pub trait ProbeRunner: Clone + Send + Sync {
+    /// The match stage a scan's records are matched with.
+    fn analyser(&self) -> &Arc<Analyser>;
+
+    /// Runs stored crawl `id` with `settings` here until its frontier is done, its pages
+    /// matched as they are stored; the crawl's own outcome is the inner result.
+    ///
+    /// # Errors
+    /// An unknown crawl, settings that cannot run, the match workers failing.
+    fn crawl_here(
+        &self,
+        store: &Store,
+        id: CrawlId,
+        settings: CrawlSettings,
+    ) -> impl Future<Output = Result<Result<CrawlFinish>>> + Send;
+}
 
 /// Discovery's settings (`[discovery]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,7 +116,7 @@ impl Default for DiscoverySettings {
             schedule: "17 * * * *".to_owned(),
             cdx: CdxSettings::default(),
             wet_mode: matcher::ModeChoice::Auto,
-            wet_batch_records: crate::DEFAULT_BATCH_PAGES,
+            wet_batch_records: detection::DEFAULT_BATCH_PAGES,
         }
     }
 }
@@ -332,7 +357,7 @@ pub async fn search_work(
     store: &Store,
     settings: &DiscoverySettings,
     crawl: &CrawlSettings,
-    handler: Handler,
+    handler: impl ProbeRunner,
     options: &SearchOptions,
 ) -> Result<SearchReport> {
     let (name, provider) = settings.provider(options.provider.as_deref())?;
@@ -478,7 +503,7 @@ pub(crate) async fn probe_urls(
     store: &Store,
     settings: &DiscoverySettings,
     base: &CrawlSettings,
-    handler: Handler,
+    handler: impl ProbeRunner,
     found: &[(String, Option<WorkId>)],
     found_by: &str,
     allow_private: bool,
@@ -527,7 +552,8 @@ pub(crate) async fn probe_urls(
                 e
             }
         };
-        if is_excluded || crate::sites::address_refused(&crawl_settings, url.as_str()).is_some() {
+        if is_excluded || crawling::sites::address_refused(&crawl_settings, url.as_str()).is_some()
+        {
             probe.skipped += 1;
             continue;
         }
@@ -552,8 +578,7 @@ pub(crate) async fn probe_urls(
     crawl_settings.max_pages = Some(seeds.len() as u64);
     let id = StoreCrawl::create(store, &crawl_settings, &seeds).await?;
     probe.crawl = Some(id);
-    let local = LocalCrawl::open(store, id, crawl_settings, handler).await?;
-    let (finish, _drain) = local.run(std::future::pending(), |_| {}).await?;
+    let finish = handler.crawl_here(store, id, crawl_settings).await?;
     if let Err(e) = finish {
         tracing::warn!(crawl = %id, error = %e, "the probe's crawl failed");
     }
@@ -594,28 +619,28 @@ pub async fn approve(
         .found_urls(&candidate.domain)
         .await
         .map_err(store_err("reading the candidate's URLs"))?;
-    let seeds = crate::launch::parse_seeds(&urls)?;
+    let seeds = crawling::parse_seeds(&urls)?;
     let Some(first) = seeds.first() else {
         return Err(Error::Refused(format!(
             "no URL was found on {} yet: nothing to start its crawls from",
             candidate.domain
         )));
     };
-    let site = crate::sites::watch_site(
+    let site = crawling::sites::watch_site(
         store,
         base,
         &store::NewSite {
             start_url: first.to_string(),
             name: None,
-            settings: crate::sites::default_site_settings(base),
-            schedule: schedule.map(crate::sites::site_schedule),
+            settings: crawling::sites::default_site_settings(base),
+            schedule: schedule.map(crawling::sites::site_schedule),
         },
     )
     .await?;
-    let mut settings = crate::sites::site_crawl_settings(base, &site.settings);
+    let mut settings = crawling::sites::site_crawl_settings(base, &site.settings);
     settings.max_pages = Some(settings.max_pages.unwrap_or(1000).max(seeds.len() as u64));
     let id = StoreCrawl::create(store, &settings, &seeds).await?;
-    crate::launch::queue_crawl(store, id, 1).await?;
+    crawling::queue_crawl(store, id, 1).await?;
     store
         .set_candidate_status(
             &candidate.domain,
@@ -895,7 +920,7 @@ impl Default for WetOptions {
             file_timeout: Duration::from_secs(4 * 3600),
             read_timeout: Duration::from_secs(60),
             mode: matcher::ModeChoice::Auto,
-            batch_records: crate::DEFAULT_BATCH_PAGES,
+            batch_records: detection::DEFAULT_BATCH_PAGES,
         }
     }
 }
@@ -1057,7 +1082,7 @@ pub async fn scan_commoncrawl(
     store: &Store,
     settings: &DiscoverySettings,
     crawl: &CrawlSettings,
-    handler: Handler,
+    handler: impl ProbeRunner,
     options: &WetOptions,
 ) -> Result<WetReport> {
     let mut crawl_settings = crawl.clone();
@@ -1075,7 +1100,7 @@ pub async fn scan_commoncrawl(
         Some(live)
     };
     let pages = Arc::new(analyser.page_matcher().await?);
-    let texts = Arc::new(crate::TextCache::default());
+    let texts = Arc::new(detection::TextCache::default());
     let mut report = WetReport::default();
     for input in &options.inputs {
         let reader = match open_wet(input, &crawl_settings, options).await {

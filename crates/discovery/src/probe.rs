@@ -9,14 +9,11 @@
 
 use chrono::Utc;
 use crawler::CrawlSettings;
+use jobs::{Error, Job, Result, store_err};
 use serde::Serialize;
 use store::{Candidate, CandidateStatus, Discovery, JobQueue, NewJob, Store};
 
-use super::{DiscoverySettings, api_client, cdx, probe_urls, url_domain};
-use crate::error::store_err;
-use crate::handler::Handler;
-use crate::job::Job;
-use crate::{Error, Result};
+use super::{DiscoverySettings, ProbeRunner, api_client, cdx, probe_urls, url_domain};
 
 /// What probing a domain did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -60,7 +57,7 @@ pub async fn probe_domain(
     store: &Store,
     settings: &DiscoverySettings,
     crawl: &CrawlSettings,
-    handler: Handler,
+    handler: impl ProbeRunner,
     domain: &str,
     allow_private: bool,
 ) -> Result<DomainProbe> {

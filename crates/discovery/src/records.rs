@@ -5,7 +5,7 @@
 //!   index, and the few that pass are matched one at a time;
 //! * `batch`: the records are read without an index; they are held, [`super::WetOptions::batch_records`]
 //!   at a time, and the stored fingerprints streamed past each batch
-//!   ([`crate::texts::find_batch`]) — what a worker does when the catalogue is larger than
+//!   ([`detection::texts::find_batch`]) — what a worker does when the catalogue is larger than
 //!   its memory;
 //! * `auto`: the first look as in page mode, then the records that pass are held and each
 //!   batch of them matched the way [`CostModel`] finds cheaper against the index's size
@@ -16,15 +16,14 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use detection::LiveIndex;
+use detection::texts::{TextCache, find, find_batch};
+use jobs::{Result, matcher_err};
 use matcher::{CostModel, FirstLook, Matcher, Mode, ModeChoice};
 use store::Store;
 
 use super::WetHit;
 use super::wet::WetRecord;
-use crate::Result;
-use crate::error::matcher_err;
-use crate::index::LiveIndex;
-use crate::texts::{TextCache, find, find_batch};
 
 /// Matches a scan's records and keeps the hits; see the [module docs](self).
 pub(super) struct RecordMatcher {

@@ -4,13 +4,11 @@
 //! [`Job::ScanWet`] per WET file, so workers on many machines share a crawl.
 
 use chrono::{DateTime, Utc};
+use jobs::{Error, Job, Result, store_err};
 use serde::Serialize;
 use store::{Discovery, JobQueue, NewJob, Schedules, Store, WorkId};
 
 use super::{DiscoverySettings, day_start};
-use crate::error::store_err;
-use crate::job::Job;
-use crate::{Error, Result};
 
 /// The schedule that queues the searches due.
 pub const SCHEDULE: &str = "discovery";

@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use crawler::outbound::{Outbound, OutboundSettings, Redirects};
-use pipeline::discovery::providers::{self, ProviderError, ProviderKind, ProviderSettings};
+use discovery::providers::{self, ProviderError, ProviderKind, ProviderSettings};
 
 /// What the server saw of one request.
 #[derive(Debug, Clone)]
@@ -446,7 +446,7 @@ fn segment_list_gz() -> Vec<u8> {
 
 #[tokio::test]
 async fn common_crawl_downloads_follow_no_redirect_or_name_to_a_refused_address() {
-    use pipeline::discovery::segment_list;
+    use discovery::segment_list;
     // The list, on 127.0.0.1: an address the settings refuse.
     let (target, fetched) = server(200, &segment_list_gz(), false).await;
     let port = target.rsplit(':').next().unwrap();

@@ -5,10 +5,8 @@
 //! schedule queues [`Job::Gc`] once a day, which removes the bodies past `[retention]`
 //! ([`store::Store::gc`]).
 
+use jobs::{Job, Result, store_err};
 use store::{NewJob, Schedules, Store};
-
-use crate::error::{Result, store_err};
-use crate::job::Job;
 
 /// The name of the schedule that queues [`Job::WriteSegments`].
 pub const SCHEDULE: &str = "body-segments";

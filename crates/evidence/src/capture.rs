@@ -7,12 +7,12 @@
 
 use std::sync::Arc;
 
-use store::{CaseId, JobQueue, Renders, SnapshotId, Store};
-
-use crate::cases::case_view;
-use crate::error::{Error, Result, store_err};
-use crate::job::{Job, chain};
-use crate::timestamps::{Stamped, stamp_screenshot};
+use casework::cases::case_view;
+use casework::timestamps::{Stamped, stamp_hash, stamp_screenshot};
+use chrono::{DateTime, Utc};
+use jobs::{Error, Job, Result, chain, store_err};
+use store::{CaseId, JobQueue, Renders, SnapshotId, Store, Timestamps};
+use timestamp::Tsa;
 
 /// What [`capture_case`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -125,4 +125,75 @@ pub async fn capture_case(
     }
     tracing::info!(%case, pages = summary.pages, captured = summary.captured, stamped = summary.stamped, "case captured");
     Ok(summary)
+}
+
+/// What [`stamp_case`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CaseStamps {
+    /// Snapshots stamped now, with the stamped time.
+    pub stamped: Vec<(SnapshotId, DateTime<Utc>)>,
+    /// Screenshots stamped now, by their snapshot, with the stamped time.
+    pub screenshots: Vec<(SnapshotId, DateTime<Utc>)>,
+    /// Snapshots the TSA could not stamp, with why (the others were still tried).
+    pub failed: Vec<(SnapshotId, String)>,
+}
+
+impl CaseStamps {
+    /// What `cases stamp` prints: each snapshot stamped by the TSA at `tsa`, then the
+    /// counts (the failures, with why, are the caller's to show).
+    pub fn text(&self, case: CaseId, tsa: &str) -> String {
+        let mut text = String::new();
+        for (snapshot, at) in &self.stamped {
+            text.push_str(&format!(
+                "snapshot {snapshot}: stamped {} by {tsa}\n",
+                at.to_rfc3339()
+            ));
+        }
+        for (snapshot, at) in &self.screenshots {
+            text.push_str(&format!(
+                "snapshot {snapshot}: screenshot stamped {} by {tsa}\n",
+                at.to_rfc3339()
+            ));
+        }
+        text.push_str(&format!(
+            "case {case}: {} snapshot(s) and {} screenshot(s) stamped, {} failed\n",
+            self.stamped.len(),
+            self.screenshots.len(),
+            self.failed.len()
+        ));
+        text
+    }
+}
+
+/// Stamps every snapshot of case `case` that has no token from `tsa` yet, one at a time,
+/// and every newest screenshot of its snapshots that has none (`cases stamp`). One
+/// failure is recorded and the rest still tried.
+///
+/// # Errors
+/// [`Error::is_not_found`] for an unknown case; a database failure.
+pub async fn stamp_case(store: &Store, tsa: &Tsa, case: CaseId) -> Result<CaseStamps> {
+    let todo = store
+        .unstamped_case_snapshots(case, tsa.url())
+        .await
+        .map_err(store_err("listing the case's unstamped snapshots"))?;
+    let mut out = CaseStamps::default();
+    for (snapshot, sha256) in todo {
+        match stamp_hash(store, tsa, snapshot, &sha256).await {
+            Ok(Stamped::New(at)) => out.stamped.push((snapshot, at)),
+            Ok(Stamped::Already | Stamped::Empty) => {}
+            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
+            Err(e) => return Err(e),
+        }
+    }
+    // The case's screenshots too (a screenshot may be newer than its snapshot's token).
+    let view = case_view(store, case).await?;
+    for (snapshot, _) in view.snapshots() {
+        match stamp_screenshot(store, tsa, snapshot).await {
+            Ok(Some(Stamped::New(at))) => out.screenshots.push((snapshot, at)),
+            Ok(_) => {}
+            Err(e @ Error::Timestamp { .. }) => out.failed.push((snapshot, chain(&e))),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }

@@ -28,16 +28,15 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use casework::cases::{CaseView, case_view};
 use chrono::{DateTime, SecondsFormat, Utc};
+use jobs::{Error, Result, store_err};
 use serde::Serialize;
 use sha2::Digest;
 use store::{
     CaseId, CaseMatch, ChapterId, EvidenceReads, Renders, SnapshotId, SnapshotRecord, Store,
     Timestamps, WorkReads,
 };
-
-use crate::cases::{CaseView, case_view};
-use crate::error::{Error, Result, store_err};
 
 /// The WARC file's name in the package.
 pub const WARC_FILE: &str = "case.warc.gz";
@@ -225,7 +224,7 @@ fn zip_dir(dir: &Path) -> std::io::Result<Vec<u8>> {
 ///
 /// # Errors
 /// [`Error::Exists`] when a file of the package is in `dir` already and `force` is not set
-/// (checked before anything is written); [`crate::Error::is_not_found`] for an unknown case;
+/// (checked before anything is written); [`jobs::Error::is_not_found`] for an unknown case;
 /// [`Error::WriteFile`] when the folder cannot be written; store and evidence failures.
 pub async fn write_package(
     store: &Store,

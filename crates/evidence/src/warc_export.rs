@@ -5,11 +5,10 @@
 
 use std::path::Path;
 
+use jobs::{Error, Result, store_err};
 use store::{
     CrawlId, Crawls, EvidenceReads, Page, SnapshotCursor, SnapshotId, SnapshotRecord, Store,
 };
-
-use crate::error::{Error, Result, store_err};
 
 /// Rows read per query.
 const BATCH: u32 = 200;

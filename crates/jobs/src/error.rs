@@ -1,6 +1,9 @@
-//! The crate's one error type.
+//! The one error type of the crates that join the stages, with the small data types it
+//! carries (a mail not sent, a setting refused).
 
 use std::path::PathBuf;
+
+use serde::Serialize;
 
 /// What joining the stages can fail with, split by what a caller does about it.
 #[derive(Debug, thiserror::Error)]
@@ -62,10 +65,10 @@ pub enum Error {
     /// an incomplete rights-holder profile); the message says what to change.
     #[error("{0}")]
     Notice(String),
-    /// An SMTP server did not take a message ([`crate::mail::NotSent::permanent`] says
+    /// An SMTP server did not take a message ([`NotSent::permanent`] says
     /// whether sending again can help); the message says why, with the server's reply.
     #[error(transparent)]
-    Mail(crate::mail::NotSent),
+    Mail(NotSent),
     /// An account input was refused (a user name, a password, a token's name); the message
     /// says what is allowed.
     #[error("{0}")]
@@ -75,8 +78,8 @@ pub enum Error {
     #[error("{0}")]
     Refused(String),
     /// Settings given in the UI were refused, each by its key; nothing was saved.
-    #[error("{}", crate::overrides::Refusal::list(.0))]
-    Settings(Vec<crate::overrides::Refusal>),
+    #[error("{}", Refusal::list(.0))]
+    Settings(Vec<Refusal>),
     /// A notice template failed to render.
     #[error("while rendering a notice")]
     Render(#[source] askama::Error),
@@ -140,7 +143,8 @@ impl Error {
         }
     }
 
-    pub(crate) fn task(what: &'static str, e: impl std::fmt::Display) -> Self {
+    /// A task of ours that panicked or was cancelled, as an error.
+    pub fn task(what: &'static str, e: impl std::fmt::Display) -> Self {
         Error::Task {
             what,
             reason: e.to_string(),
@@ -149,11 +153,74 @@ impl Error {
 }
 
 /// `map_err` for store calls: `.map_err(store_err("reading a page text"))`.
-pub(crate) fn store_err(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
+pub fn store_err(doing: &'static str) -> impl FnOnce(store::Error) -> Error {
     move |source| Error::Store { doing, source }
 }
 
 /// `map_err` for matcher calls.
-pub(crate) fn matcher_err(doing: &'static str) -> impl FnOnce(matcher::Error) -> Error {
+pub fn matcher_err(doing: &'static str) -> impl FnOnce(matcher::Error) -> Error {
     move |source| Error::Matcher { doing, source }
+}
+
+/// Why a message did not go out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct NotSent {
+    /// In words, with the server's reply when there was one.
+    pub reason: String,
+    /// The server refused for good (a 5xx reply): sending again will not help.
+    pub permanent: bool,
+}
+
+/// What is wrong with a value, for the UI to say in the user's language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    /// Longer than the key allows.
+    TooLong,
+    /// A control character (a line break in a one-line value).
+    ControlCharacter,
+    /// Not an email address.
+    NotAnEmail,
+    /// Not a telephone number.
+    NotAPhoneNumber,
+    /// Neither `dmca` nor `cn`.
+    UnknownTemplate,
+    /// Not an IANA time zone name.
+    UnknownTimeZone,
+    /// A line of the abuse contacts is not `host = address`.
+    BadContact,
+    /// Not a key the UI may change.
+    UnknownKey,
+}
+
+/// A refused value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refusal {
+    /// The key.
+    pub key: String,
+    /// What is wrong.
+    pub problem: Problem,
+    /// The same in English with the value, for logs and the API.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal of `key`'s value.
+    pub fn new(key: &str, problem: Problem, message: String) -> Self {
+        Refusal {
+            key: key.to_owned(),
+            problem,
+            message,
+        }
+    }
+
+    /// Refusals as one message.
+    pub fn list(refusals: &[Refusal]) -> String {
+        refusals
+            .iter()
+            .map(|r| format!("{}: {}", r.key, r.message))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }

@@ -1,11 +1,18 @@
-//! The jobs where the stages meet, at the bottom of the crate: the serde [`Job`] enum (its
-//! JSON is what the queue stores, so jobs queued by an older build still decode), the match
-//! queue's name, and how a job's error is written. The stages import this module to queue
-//! their jobs; what a job does is `handler`'s, above them, so no stage imports back.
+//! The jobs where the stages meet: the serde [`Job`] enum (its JSON is what the queue
+//! stores, so jobs queued by an older build still decode), the queues' names, the jobs that
+//! several stages queue, and how a job's error is written. The stages import this module to
+//! queue their jobs; what a job does is `pipeline`'s handler's, above them, so no stage
+//! imports back.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use store::{CrawlId, SnapshotId};
+use chrono::Utc;
+use crawler::PageFollowUp;
+use store::{CaseId, CrawlId, JobQueue, NewJob, SnapshotId, Store};
+
+use crate::error::{Result, store_err};
+use crate::event::Event;
 
 /// The queue of match jobs. Apart from crawls and imports (the default queue): matching is
 /// CPU work, served by as many jobs at once as there are cores, while a crawl waits on the
@@ -36,8 +43,10 @@ pub fn match_shard_job(snapshot: SnapshotId, shard: bounds::Shard) -> store::Res
 
 /// The jobs copyhound runs, named by what they do (the variant name is the job's `kind` in
 /// the queue). Every handler is idempotent: a job whose worker died runs again.
+///
+/// Exhaustive on purpose: `pipeline`'s handler matches every variant, so a new job does not
+/// compile until something runs it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[non_exhaustive]
 pub enum Job {
     /// Import a work from a file the server can read (an admin UI upload).
     ImportWork {
@@ -65,7 +74,7 @@ pub enum Job {
         runner: u32,
     },
     /// Crawl a watched site (`sites` row): its unfinished crawl if one is left, else a new
-    /// crawl from its start URL with its settings ([`crate::sites::site_crawl`]). Queued by
+    /// crawl from its start URL with its settings (`sites::site_crawl`). Queued by
     /// the site's schedule and by "crawl now", one at a time per site.
     CrawlSite {
         /// The site.
@@ -93,7 +102,7 @@ pub enum Job {
     /// schedule's job).
     RechecksDue,
     /// Fetch a case's copies again after its notice was sent and record which are gone
-    /// ([`crate::Rechecker::recheck`]).
+    /// (`Rechecker::recheck`).
     Recheck {
         /// The case.
         case: store::CaseId,
@@ -106,13 +115,13 @@ pub enum Job {
         snapshot: SnapshotId,
     },
     /// Render each page of a case now in the headless browser and store its screenshot
-    /// ("take a screenshot now"; [`crate::capture::capture_case`]).
+    /// ("take a screenshot now"; `capture::capture_case`).
     CaptureCase {
         /// The case.
         case: store::CaseId,
     },
     /// Mail a takedown notice to its recipient with the case's evidence package and mark it
-    /// sent once the SMTP server accepts it ([`crate::sending::send_notice`]); a notice sent
+    /// sent once the SMTP server accepts it (`sending::send_notice`); a notice sent
     /// already is left alone, so the job may run again.
     SendNotice {
         /// The notice.
@@ -122,16 +131,16 @@ pub enum Job {
         again: bool,
     },
     /// Something happened that webhooks are told of: queues one [`Job::DeliverWebhook`] per
-    /// webhook that takes the event ([`crate::webhooks::fan_out`]).
+    /// webhook that takes the event (`webhooks::fan_out`).
     Event {
         /// What happened.
-        event: crate::webhooks::Event,
+        event: Event,
         /// When.
         at: chrono::DateTime<chrono::Utc>,
         /// What it is about (ids, URLs).
         data: serde_json::Value,
     },
-    /// Mail a user their alert of one event ([`crate::alerts::send_alert`]); a mail sent
+    /// Mail a user their alert of one event (`alerts::send_alert`); a mail sent
     /// already is not sent again.
     SendAlert {
         /// Whom.
@@ -139,10 +148,10 @@ pub enum Job {
         /// The event, as alerts recorded it.
         event: store::AlertEventId,
     },
-    /// Mail each user their daily digest of waiting alerts ([`crate::alerts::send_digests`];
+    /// Mail each user their daily digest of waiting alerts (`alerts::send_digests`;
     /// the `alert-digests` schedule's job).
     SendDigests,
-    /// POST one event to one webhook, signed ([`crate::webhooks::deliver`]); retried until
+    /// POST one event to one webhook, signed (`webhooks::deliver`); retried until
     /// the receiver answers 2xx, given up a day after the event.
     DeliverWebhook {
         /// The webhook's URL (its secret is looked up in the settings at delivery, never
@@ -151,35 +160,35 @@ pub enum Job {
         /// The delivery's id, the same on every attempt.
         id: String,
         /// What happened.
-        event: crate::webhooks::Event,
+        event: Event,
         /// When.
         at: chrono::DateTime<chrono::Utc>,
         /// What it is about.
         data: serde_json::Value,
     },
     /// Move the bodies waiting in the database into WARC segments on the object store while
-    /// a segment is due (the `body-segments` schedule's job; [`crate::bodies`]).
+    /// a segment is due (the `body-segments` schedule's job; `bodies`).
     WriteSegments,
     /// Remove the bodies past their retention, and the segments they leave empty or mostly
     /// dead (the daily `retention-gc` schedule's job; [`store::Store::gc`]).
     Gc,
     /// Queue a [`Job::DiscoverWork`] for each work due a search within the day's budget (the
-    /// `discovery` schedule's job; [`crate::discovery::enqueue_due_searches`]).
+    /// `discovery` schedule's job; `discovery::enqueue_due_searches`).
     DiscoveryDue,
     /// Run discovery for one work now: its phrases sent to the default provider within the
-    /// day's budgets, the URLs found probed and matched ([`crate::discovery::search_work`]).
+    /// day's budgets, the URLs found probed and matched (`discovery::search_work`).
     DiscoverWork {
         /// The work.
         work: store::WorkId,
     },
     /// Scan one Common Crawl WET file (a path the worker can read, or an http(s) URL) and
-    /// probe the URLs of its records with a copy ([`crate::discovery::scan_commoncrawl`]).
+    /// probe the URLs of its records with a copy (`discovery::scan_commoncrawl`).
     ScanWet {
         /// The file.
         url_or_path: String,
     },
     /// Probe a domain: its home pages and the URLs the CDX index lists, fetched and matched
-    /// ([`crate::discovery::probe_domain`]).
+    /// (`discovery::probe_domain`).
     ProbeDomain {
         /// `host[:port]`.
         domain: String,
@@ -198,6 +207,77 @@ impl Job {
     }
 }
 
+/// The job that analyses a stored page: queued in the transaction that stores its text,
+/// once per snapshot (its key de-duplicates it while it waits).
+///
+/// # Errors
+/// Never in practice ([`Job`] always serialises); the store's refusal otherwise.
+pub fn match_job(snapshot: store::SnapshotId) -> store::Result<NewJob> {
+    Ok(NewJob::new(&Job::MatchSnapshot { snapshot })?
+        .queue(MATCH_QUEUE)
+        .dedupe_key(format!("match:{snapshot}")))
+}
+
+/// The follow-up a crawl's page store gets: every page with text queues its match job in the
+/// same transaction.
+pub fn match_follow_up() -> PageFollowUp {
+    Arc::new(|page: &store::NewPageText| {
+        if page.body.trim().is_empty() {
+            return None;
+        }
+        match match_job(page.snapshot) {
+            Ok(job) => Some(job),
+            Err(e) => {
+                tracing::error!(error = %e, "match job not queued");
+                None
+            }
+        }
+    })
+}
+
+/// The job that stamps a snapshot: de-duplicated per snapshot while it waits; a TSA that is
+/// down gets a few attempts with backoff.
+///
+/// # Errors
+/// Never in practice ([`Job`] always serialises).
+pub fn stamp_job(snapshot: SnapshotId) -> store::Result<NewJob> {
+    Ok(NewJob::new(&Job::StampSnapshot { snapshot })?
+        .dedupe_key(format!("stamp:{snapshot}"))
+        .max_attempts(5))
+}
+
+/// Queues [`stamp_job`] for `snapshot` when it is evidence of a case (`cases` non-empty):
+/// what the match stage calls after recording a page's matches, when a TSA is configured.
+pub async fn queue_stamp(store: &Store, snapshot: SnapshotId, cases: &[CaseId]) -> Result<()> {
+    if cases.is_empty() {
+        return Ok(());
+    }
+    let job = stamp_job(snapshot).map_err(store_err("encoding the stamp job"))?;
+    store
+        .enqueue(&job)
+        .await
+        .map_err(store_err("queueing the stamp job"))?;
+    Ok(())
+}
+
+/// Queues `event` with `data` for the webhooks (and whatever else listens).
+///
+/// # Errors
+/// A database failure.
+pub async fn emit(store: &Store, event: Event, data: serde_json::Value) -> Result<()> {
+    let job = NewJob::new(&Job::Event {
+        event,
+        at: Utc::now(),
+        data,
+    })
+    .map_err(store_err("queueing an event"))?;
+    store
+        .enqueue(&job)
+        .await
+        .map_err(store_err("queueing an event"))?;
+    Ok(())
+}
+
 /// An error with its causes, on one line (what a job's `last_error` shows).
 pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
@@ -213,8 +293,6 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
-
-    use store::CaseId;
 
     use super::*;
 
@@ -305,7 +383,7 @@ mod tests {
             ),
             (
                 Job::Event {
-                    event: crate::webhooks::Event::CaseOpened,
+                    event: Event::CaseOpened,
                     at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
                     data: serde_json::json!({"case": 5}),
                 },
@@ -315,7 +393,7 @@ mod tests {
                 Job::DeliverWebhook {
                     url: "https://hooks.press.example/in".to_owned(),
                     id: "0a1b".to_owned(),
-                    event: crate::webhooks::Event::NoticeSent,
+                    event: Event::NoticeSent,
                     at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
                     data: serde_json::json!({"notice": 3}),
                 },

@@ -18,6 +18,8 @@
 //! this crate, and the workers that mail have no UI.
 
 use chrono::{DateTime, Utc};
+use jobs::cron_words::Language;
+use jobs::{Error, Event, Job, Result, store_err};
 use lettre::Message;
 use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
@@ -27,12 +29,9 @@ use store::{
     Schedules, Store, UserId, UserRecord, Users,
 };
 
-use crate::cron_words::Language;
-use crate::error::{Error, Result, store_err};
-use crate::job::Job;
-use crate::mail::{Mailer, NotifySettings};
-use crate::sending::escape_html;
-use crate::webhooks::Event;
+use crate::NotifySettings;
+use crate::mail::Mailer;
+use crate::mail::escape_html;
 
 /// The events a user can be alerted of, in the order `/account` shows them.
 pub const ALERT_EVENTS: [Event; 4] = [

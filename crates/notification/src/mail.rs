@@ -1,5 +1,5 @@
 //! Mail over SMTP (`[notify.smtp]`): the one place copyhound talks to a mail server, for
-//! notices ([`crate::sending`]) and `copyhound notify test`.
+//! notices (`takedown::sending`) and `copyhound notify test`.
 //!
 //! [`Mailer`] wraps lettre's async SMTP client: plain, STARTTLS (required, never
 //! opportunistic) or TLS from the first byte, rustls with the system's roots plus an optional
@@ -23,7 +23,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::error::{Error, Result};
+use jobs::{Error, NotSent, Result};
 
 /// How the connection to the SMTP server is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,86 +120,6 @@ impl SmtpSettings {
     }
 }
 
-/// Mail settings (`[notify]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct NotifySettings {
-    /// The SMTP server.
-    pub smtp: SmtpSettings,
-    /// The largest evidence package (zipped) attached to a notice, bytes; a larger one is
-    /// linked instead (see `share_dir`).
-    pub max_attachment_bytes: u64,
-    /// Where a package too large to attach is written for the recipient to download; the
-    /// folder must be served at `share_url`. Unset: such a notice is not mailed.
-    pub share_dir: Option<PathBuf>,
-    /// The public URL `share_dir` is served at (`https://files.press.example/evidence`).
-    pub share_url: String,
-    /// Signed webhooks (`[[notify.webhooks]]`), each with its URL, secret and events.
-    pub webhooks: Vec<crate::webhooks::WebhookSettings>,
-    /// Where the admin UI is reached (`https://copyhound.press.example`): alerts link to a
-    /// case under it. Empty: alerts name the case without a link.
-    pub public_url: String,
-    /// When the daily digests of alerts are mailed (cron, UTC).
-    pub digest_cron: String,
-}
-
-impl Default for NotifySettings {
-    fn default() -> Self {
-        NotifySettings {
-            smtp: SmtpSettings::default(),
-            // Most mail servers refuse messages over 20-25 MB, and base64 adds a third.
-            max_attachment_bytes: 10 * 1024 * 1024,
-            share_dir: None,
-            share_url: String::new(),
-            webhooks: Vec::new(),
-            public_url: String::new(),
-            digest_cron: "0 7 * * *".to_owned(),
-        }
-    }
-}
-
-impl NotifySettings {
-    /// Checks the SMTP settings, the share folder's URL and each webhook.
-    ///
-    /// # Errors
-    /// The first value out of range, by its key.
-    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
-        self.smtp.validate().map_err(|e| e.in_section("smtp"))?;
-        let url_ok = self.share_url.is_empty()
-            || url::Url::parse(&self.share_url)
-                .is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host().is_some());
-        if !url_ok {
-            return Err(bounds::OutOfRange::new(
-                "share_url",
-                &self.share_url,
-                "must be an http(s) URL",
-            ));
-        }
-        if self.share_dir.is_some() == self.share_url.is_empty() {
-            return Err(bounds::OutOfRange::new(
-                "share_url",
-                &self.share_url,
-                "share_dir and share_url are set together: the folder and where it is served",
-            ));
-        }
-        let public_ok = self.public_url.is_empty()
-            || url::Url::parse(&self.public_url)
-                .is_ok_and(|u| matches!(u.scheme(), "https" | "http") && u.host().is_some());
-        if !public_ok {
-            return Err(bounds::OutOfRange::new(
-                "public_url",
-                &self.public_url,
-                "must be the admin UI's http(s) URL",
-            ));
-        }
-        for (i, hook) in self.webhooks.iter().enumerate() {
-            hook.validate()
-                .map_err(|e| e.in_section(&format!("webhooks[{i}]")))?;
-        }
-        Ok(())
-    }
-}
-
 /// What the server said when it took a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accepted {
@@ -208,16 +128,6 @@ pub struct Accepted {
     /// SHA-256 of the message as the server received it (its bytes and the final line end),
     /// lower-case hex.
     pub sha256: String,
-}
-
-/// Why a message did not go out.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{reason}")]
-pub struct NotSent {
-    /// In words, with the server's reply when there was one.
-    pub reason: String,
-    /// The server refused for good (a 5xx reply): sending again will not help.
-    pub permanent: bool,
 }
 
 /// A connection to the configured SMTP server, opened per message.
@@ -338,7 +248,7 @@ impl Mailer {
                 reason: format!(
                     "the SMTP server {} did not take the message: {}",
                     self.server,
-                    crate::job::chain(&e)
+                    jobs::chain(&e)
                 ),
                 permanent: e.is_permanent(),
             }),
@@ -363,7 +273,7 @@ impl Mailer {
                 reason: format!(
                     "cannot talk to the SMTP server {}: {}",
                     self.server,
-                    crate::job::chain(&e)
+                    jobs::chain(&e)
                 ),
                 permanent: e.is_permanent(),
             }),
@@ -411,34 +321,22 @@ impl Mailer {
     }
 }
 
+/// `s` safe inside HTML text and attribute values.
+pub fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// Lower-case hex.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn settings_need_a_sender_with_a_host_and_a_shared_folder_with_its_url() {
-        let mut s = NotifySettings::default();
-        s.validate().unwrap();
-        s.smtp.host = "smtp.press.example".into();
-        let err = s.validate().unwrap_err().to_string();
-        assert!(err.contains("smtp.from"), "{err}");
-        s.smtp.from = "not an address".into();
-        assert!(s.validate().is_err());
-        s.smtp.from = "copyhound <alerts@press.example>".into();
-        s.validate().unwrap();
-        s.share_url = "https://files.press.example/evidence".into();
-        let err = s.validate().unwrap_err().to_string();
-        assert!(err.contains("share_dir"), "{err}");
-        s.share_dir = Some(PathBuf::from("/srv/evidence"));
-        s.validate().unwrap();
-        s.share_url = "ftp://files.press.example/".into();
-        assert!(s.validate().is_err());
-    }
 
     #[test]
     fn the_password_never_shows() {

@@ -2,7 +2,7 @@
 //! queue.
 //!
 //! Where something happens (a case opened or reopened, a copy back up after a notice, a case
-//! removed, a crawl failed, a notice sent), [`emit`] queues one [`Job::Event`]; the handler,
+//! removed, a crawl failed, a notice sent), [`jobs::emit`] queues one [`Job::Event`]; the handler,
 //! which has the settings, queues a [`Job::DeliverWebhook`] for each webhook that takes the
 //! event, so the places that emit know nothing of webhooks. A delivery is retried with the
 //! queue's backoff until the receiver answers 2xx, and given up (dead, on the jobs page) a
@@ -24,74 +24,16 @@ use std::time::Duration;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use chrono::{DateTime, Utc};
 use hmac::{KeyInit, Mac};
+use jobs::{Event, Job, Result, store_err};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use store::{JobQueue, NewJob, Store, Webhooks};
-
-use crate::error::{Result, store_err};
-use crate::job::Job;
 
 /// Deliveries still failing this long after their event are given up.
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(24 * 3600);
 
 /// The shortest webhook secret accepted.
 pub const MIN_SECRET_CHARS: usize = 16;
-
-/// What happened, as a webhook names it (`event` in the body).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Event {
-    /// A new case: a site copies a work.
-    #[serde(rename = "case.opened")]
-    CaseOpened,
-    /// A removed or dismissed case opened again.
-    #[serde(rename = "case.reopened")]
-    CaseReopened,
-    /// A copy gone after a notice is back up.
-    #[serde(rename = "copy.back_up")]
-    CopyBackUp,
-    /// Every copy of a case is gone.
-    #[serde(rename = "case.removed")]
-    CaseRemoved,
-    /// A crawl failed.
-    #[serde(rename = "crawl.failed")]
-    CrawlFailed,
-    /// A notice was sent (mailed, or marked sent by hand).
-    #[serde(rename = "notice.sent")]
-    NoticeSent,
-    /// An admin's "send test" on the webhooks page (never queued, never chosen).
-    #[serde(rename = "webhook.test")]
-    Test,
-}
-
-impl Event {
-    /// Every event.
-    pub const ALL: [Event; 6] = [
-        Event::CaseOpened,
-        Event::CaseReopened,
-        Event::CopyBackUp,
-        Event::CaseRemoved,
-        Event::CrawlFailed,
-        Event::NoticeSent,
-    ];
-
-    /// Its name (`case.opened`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Event::CaseOpened => "case.opened",
-            Event::CaseReopened => "case.reopened",
-            Event::CopyBackUp => "copy.back_up",
-            Event::CaseRemoved => "case.removed",
-            Event::CrawlFailed => "crawl.failed",
-            Event::NoticeSent => "notice.sent",
-            Event::Test => "webhook.test",
-        }
-    }
-
-    /// The event named `s` (among [`Event::ALL`]).
-    pub fn parse(s: &str) -> Option<Event> {
-        Event::ALL.into_iter().find(|e| e.as_str() == s)
-    }
-}
 
 /// One webhook (`[[notify.webhooks]]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,24 +89,6 @@ impl WebhookSettings {
     }
 }
 
-/// Queues `event` with `data` for the webhooks (and whatever else listens).
-///
-/// # Errors
-/// A database failure.
-pub async fn emit(store: &Store, event: Event, data: serde_json::Value) -> Result<()> {
-    let job = NewJob::new(&Job::Event {
-        event,
-        at: Utc::now(),
-        data,
-    })
-    .map_err(store_err("queueing an event"))?;
-    store
-        .enqueue(&job)
-        .await
-        .map_err(store_err("queueing an event"))?;
-    Ok(())
-}
-
 /// The configured webhooks, then the enabled ones admins stored (a stored webhook with a
 /// configured one's URL is left out: the settings file's wins).
 ///
@@ -196,7 +120,7 @@ pub async fn all_webhooks(
 /// address rules (`crawl.fetch.safety`) now, as every delivery checks it again.
 ///
 /// # Errors
-/// [`crate::Error::Refused`] for a URL, secret or event list out of range, or an address the
+/// [`jobs::Error::Refused`] for a URL, secret or event list out of range, or an address the
 /// crawler refuses; a store conflict for a URL stored already; database failures.
 pub async fn add_webhook(
     store: &Store,
@@ -212,7 +136,7 @@ pub async fn add_webhook(
         events: events.to_vec(),
     };
     hook.validate()
-        .map_err(|e| crate::Error::Refused(e.to_string()))?;
+        .map_err(|e| jobs::Error::Refused(e.to_string()))?;
     check_address(crawl, &hook.url).await?;
     store
         .add_webhook(
@@ -231,16 +155,13 @@ pub async fn add_webhook(
 /// refuse. A name that does not resolve now is let through: each delivery resolves and
 /// checks it again.
 async fn check_address(crawl: &crawler::CrawlSettings, url: &str) -> Result<()> {
-    let parsed = url::Url::parse(url).map_err(|e| crate::Error::Refused(format!("{url}: {e}")))?;
-    let refused = |e: crawler::Error| crate::Error::Refused(format!("{url}: {e}"));
-    crate::sites::check_literal_address(crawl, &parsed).map_err(|e| match e {
-        crate::Error::Crawler(c) => refused(c),
-        other => other,
-    })?;
+    let parsed = url::Url::parse(url).map_err(|e| jobs::Error::Refused(format!("{url}: {e}")))?;
+    let refused = |e: crawler::Error| jobs::Error::Refused(format!("{url}: {e}"));
+    let policy = crawler::safety::AddressPolicy::new(&crawl.fetch.safety);
+    policy.check_literal(&parsed).map_err(refused)?;
     let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
         return Ok(());
     };
-    let policy = crawler::safety::AddressPolicy::new(&crawl.fetch.safety);
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(addrs) = tokio::net::lookup_host((host, port)).await {
         for addr in addrs {
@@ -255,7 +176,7 @@ async fn check_address(crawl: &crawler::CrawlSettings, url: &str) -> Result<()> 
 /// status.
 ///
 /// # Errors
-/// [`crate::Error::is_not_found`] for an unknown webhook; [`crate::Error::Refused`] when it was not
+/// [`jobs::Error::is_not_found`] for an unknown webhook; [`jobs::Error::Refused`] when it was not
 /// delivered (not a 2xx, refused address, network failure), saying why.
 pub async fn send_test(
     store: &Store,
@@ -296,7 +217,7 @@ pub async fn send_test(
         now,
     )
     .await
-    .map_err(|e| crate::Error::Refused(e.reason))
+    .map_err(|e| jobs::Error::Refused(e.reason))
 }
 
 /// The stable id of one delivery: the same on every attempt and every run of the fan-out.
@@ -430,7 +351,7 @@ pub async fn deliver(
         }),
         Err(e) => Err(Undelivered {
             permanent: e.kind() == crawler::ErrorKind::AddressRefused,
-            reason: crate::job::chain(&e),
+            reason: jobs::chain(&e),
         }),
     }
 }

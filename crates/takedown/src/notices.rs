@@ -7,141 +7,19 @@
 //! `<name>.html`), compiled into the binary; a rights team edits them and rebuilds. A notice
 //! is stored as rendered, so what was sent is what `notices show` prints later. It is mailed
 //! by [`crate::sending`], or sent by hand (a web form) and then [`mark_sent`] records that it
-//! went out; either starts the case's re-checks ([`crate::rechecks`]).
+//! went out; either starts the case's re-checks ([`casework::rechecks`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use askama::Template;
+use casework::rechecks::{RecheckSettings, ensure_recheck_schedule};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use jobs::{Error, Result, store_err};
+use serde::Serialize;
 use store::{CaseId, CaseReads, NewNotice, NoticeId, NoticeRecord, Notices, Store, WorkReads};
 
-use crate::error::{Error, Result, store_err};
-use crate::rechecks::{RecheckSettings, ensure_recheck_schedule};
-
-/// Who the notices speak for (`[notices.rights_holder]`): the elements both laws ask for.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RightsHolder {
-    /// The rights holder's name (a person or a company).
-    pub name: String,
-    /// Postal address.
-    pub address: String,
-    /// Email address.
-    pub email: String,
-    /// Telephone number.
-    pub phone: String,
-    /// The person who signs the notices on the rights holder's behalf.
-    pub signatory: String,
-}
-
-impl RightsHolder {
-    /// The settings still empty that every notice needs, by their keys.
-    pub fn missing(&self) -> Vec<&'static str> {
-        [
-            ("notices.rights_holder.name", &self.name),
-            ("notices.rights_holder.address", &self.address),
-            ("notices.rights_holder.email", &self.email),
-            ("notices.rights_holder.signatory", &self.signatory),
-        ]
-        .into_iter()
-        .filter(|(_, v)| v.trim().is_empty())
-        .map(|(k, _)| k)
-        .collect()
-    }
-}
-
-/// Notice settings (`[notices]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct NoticeSettings {
-    /// The rights holder's profile.
-    pub rights_holder: RightsHolder,
-    /// The template used when none is named: `dmca` or `cn`.
-    pub template: String,
-    /// Abuse contacts by host: a key matches the host and its subdomains
-    /// (`"pirate.example" = "abuse@hoster.example"`). Checked before `security.txt`.
-    pub abuse_contacts: BTreeMap<String, String>,
-    /// Whether a notice without `--to` looks for the site's `security.txt` contact.
-    pub security_txt: bool,
-    /// The time zone (an IANA name) notices write their date and fetch times in, and the
-    /// admin UI shows times in.
-    pub time_zone: String,
-}
-
-impl Default for NoticeSettings {
-    fn default() -> Self {
-        NoticeSettings {
-            rights_holder: RightsHolder::default(),
-            template: NoticeTemplate::Dmca.as_str().to_owned(),
-            abuse_contacts: BTreeMap::new(),
-            security_txt: true,
-            time_zone: "UTC".to_owned(),
-        }
-    }
-}
-
-impl NoticeSettings {
-    /// Checks the default template's name.
-    ///
-    /// # Errors
-    /// An unknown template, by its key.
-    pub fn validate(&self) -> std::result::Result<(), bounds::OutOfRange> {
-        NoticeTemplate::parse(&self.template).map_err(|_| {
-            bounds::OutOfRange::new("template", &self.template, "must be dmca or cn")
-        })?;
-        crate::overrides::time_zone(&self.time_zone)
-            .map(drop)
-            .map_err(|_| {
-                bounds::OutOfRange::new(
-                    "time_zone",
-                    &self.time_zone,
-                    "must be an IANA time zone name (UTC, Asia/Shanghai)",
-                )
-            })
-    }
-}
-
-/// A notice template.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoticeTemplate {
-    /// English, the elements of 17 U.S.C. § 512(c)(3).
-    Dmca,
-    /// Chinese, the elements of 《信息网络传播权保护条例》第十四条.
-    Cn,
-}
-
-impl NoticeTemplate {
-    /// Every template.
-    pub const ALL: [NoticeTemplate; 2] = [NoticeTemplate::Dmca, NoticeTemplate::Cn];
-
-    /// Its name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NoticeTemplate::Dmca => "dmca",
-            NoticeTemplate::Cn => "cn",
-        }
-    }
-
-    /// The template named `s` (case-insensitive).
-    ///
-    /// # Errors
-    /// [`Error::Notice`] naming the templates there are.
-    pub fn parse(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| Error::Notice(format!("unknown notice template {s:?}: use dmca or cn")))
-    }
-}
-
-impl fmt::Display for NoticeTemplate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::notice_settings::{NoticeSettings, NoticeTemplate, RightsHolder, check_recipient};
 
 /// A chapter a URL copies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -239,7 +117,7 @@ type UrlMatches<'a> = (
 /// Reads what a notice of `case` says, without rendering or storing it.
 ///
 /// # Errors
-/// [`crate::Error::is_not_found`] for an unknown case; [`Error::Notice`] when the rights
+/// [`jobs::Error::is_not_found`] for an unknown case; [`Error::Notice`] when the rights
 /// holder's profile lacks an element the law asks for (naming the settings to fill in); a
 /// database failure.
 pub async fn notice_document(
@@ -313,12 +191,12 @@ fn compose(
         evidence.insert((m.fetched_at, m.snapshot_id.0), m.snapshot_sha256.as_str());
     }
     let copied: BTreeSet<u32> = matches.iter().map(|m| m.chapter_index).collect();
-    let zone = crate::overrides::zone(&settings.time_zone);
-    let when = |t| crate::overrides::local_time(t, &zone, true);
+    let zone = crate::notice_settings::zone(&settings.time_zone);
+    let when = |t| crate::notice_settings::local_time(t, &zone, true);
     NoticeDocument {
         template,
         case,
-        date: crate::overrides::local_date(now, &zone),
+        date: crate::notice_settings::local_date(now, &zone),
         rights_holder: settings.rights_holder.clone(),
         recipient,
         work_title: work.title,
@@ -399,26 +277,6 @@ pub fn render(doc: &NoticeDocument) -> Result<Rendered> {
         text: text.map_err(Error::Render)?,
         html: html.map_err(Error::Render)?,
     })
-}
-
-/// Checks a recipient given by hand: an email address or an http(s) URL, one line.
-///
-/// # Errors
-/// [`Error::Notice`] saying what is wrong.
-pub fn check_recipient(to: &str) -> Result<String> {
-    let to = to.trim();
-    let url = to.starts_with("https://") || to.starts_with("http://");
-    let email = !url
-        && to
-            .split_once('@')
-            .is_some_and(|(a, b)| !a.is_empty() && b.contains('.'));
-    if to.chars().any(char::is_control) || to.chars().count() > 320 || !(url || email) {
-        return Err(Error::Notice(format!(
-            "recipient {to:?}: give an email address (abuse@host.example) or the URL of a \
-             takedown form"
-        )));
-    }
-    Ok(to.to_owned())
 }
 
 /// The abuse contact configured for `host` (or a parent domain of it).
@@ -567,7 +425,7 @@ pub const MAX_NOTICE_CHARS: usize = 200_000;
 /// # Errors
 /// [`Error::Notice`] for a bad recipient or an empty or too long text; a store conflict
 /// once the notice was marked sent (what went out is kept as it went);
-/// [`crate::Error::is_not_found`] for an unknown notice.
+/// [`jobs::Error::is_not_found`] for an unknown notice.
 pub async fn edit_draft(
     store: &Store,
     id: NoticeId,
@@ -622,7 +480,7 @@ fn text_as_html(text: &str) -> Result<String> {
 ///
 /// # Errors
 /// A store conflict when the notice was sent already or its case is no longer confirmed;
-/// [`crate::Error::is_not_found`] for an unknown notice; a database failure.
+/// [`jobs::Error::is_not_found`] for an unknown notice; a database failure.
 pub async fn mark_sent(
     store: &Store,
     rechecks: &RecheckSettings,
@@ -646,7 +504,7 @@ pub(crate) async fn emit_sent(store: &Store, notice: &NoticeRecord) -> Result<()
         "notice": notice.id.0, "case": notice.case_id.0, "recipient": notice.recipient,
         "message_id": notice.message_id, "sha256": notice.sent_sha256,
     });
-    crate::webhooks::emit(store, crate::webhooks::Event::NoticeSent, data).await
+    jobs::emit(store, jobs::Event::NoticeSent, data).await
 }
 
 #[cfg(test)]

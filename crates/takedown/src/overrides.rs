@@ -8,10 +8,10 @@
 //! through [`effective`], which [`crate::notices::create_notice`] calls itself.
 //!
 //! ```no_run
-//! # async fn demo(store: store::Store, file: pipeline::NoticeSettings) -> pipeline::Result<()> {
+//! # async fn demo(store: store::Store, file: takedown::NoticeSettings) -> jobs::Result<()> {
 //! let form = [("notices.time_zone".to_owned(), "Asia/Shanghai".to_owned())];
-//! pipeline::overrides::save(&store, &file, &form, "alice").await?;
-//! let now = pipeline::overrides::effective(&store, &file).await?;
+//! takedown::overrides::save(&store, &file, &form, "alice").await?;
+//! let now = takedown::overrides::effective(&store, &file).await?;
 //! assert_eq!(now.notices.time_zone, "Asia/Shanghai");
 //! # Ok(()) }
 //! ```
@@ -19,11 +19,11 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
+use jobs::{Error, Problem, Refusal, Result, store_err};
 use serde::Serialize;
 use store::{SettingChange, SettingOverride, SettingOverrides, Store};
 
-use crate::error::{Error, Result, store_err};
-use crate::notices::{NoticeSettings, NoticeTemplate, check_recipient};
+use crate::notice_settings::{NoticeSettings, NoticeTemplate, check_recipient, time_zone};
 
 /// Every key the UI may change, in the order the settings page shows them.
 pub const KEYS: [&str; 8] = [
@@ -41,58 +41,6 @@ pub const KEYS: [&str; 8] = [
 const MAX_CHARS: usize = 500;
 /// The most abuse contacts a save may list.
 const MAX_CONTACTS: usize = 1000;
-
-/// What is wrong with a value, for the UI to say in the user's language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Problem {
-    /// Longer than the key allows.
-    TooLong,
-    /// A control character (a line break in a one-line value).
-    ControlCharacter,
-    /// Not an email address.
-    NotAnEmail,
-    /// Not a telephone number.
-    NotAPhoneNumber,
-    /// Neither `dmca` nor `cn`.
-    UnknownTemplate,
-    /// Not an IANA time zone name.
-    UnknownTimeZone,
-    /// A line of the abuse contacts is not `host = address`.
-    BadContact,
-    /// Not a key the UI may change.
-    UnknownKey,
-}
-
-/// A refused value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Refusal {
-    /// The key.
-    pub key: String,
-    /// What is wrong.
-    pub problem: Problem,
-    /// The same in English with the value, for logs and the API.
-    pub message: String,
-}
-
-impl Refusal {
-    fn new(key: &str, problem: Problem, message: String) -> Self {
-        Refusal {
-            key: key.to_owned(),
-            problem,
-            message,
-        }
-    }
-
-    /// Refusals as one message.
-    pub fn list(refusals: &[Refusal]) -> String {
-        refusals
-            .iter()
-            .map(|r| format!("{}: {}", r.key, r.message))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-}
 
 /// Where a value comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -305,58 +253,6 @@ pub fn check(key: &str, value: &str) -> std::result::Result<String, Refusal> {
     }
 }
 
-/// The canonical IANA name of the time zone `name` (case-insensitive: `asia/shanghai` is
-/// `Asia/Shanghai`).
-///
-/// # Errors
-/// What to give instead.
-pub fn time_zone(name: &str) -> std::result::Result<String, String> {
-    let name = name.trim();
-    let zone = (!name.is_empty() && name.len() <= 64)
-        .then(|| jiff::tz::TimeZone::get(name).ok())
-        .flatten();
-    match zone.as_ref().and_then(jiff::tz::TimeZone::iana_name) {
-        Some(canonical) => Ok(canonical.to_owned()),
-        None => Err(format!(
-            "unknown time zone {name:?}: give an IANA name such as UTC, Asia/Shanghai or \
-             America/New_York"
-        )),
-    }
-}
-
-/// The time zone named `name`, or UTC when no zone has that name (a name from the settings,
-/// which [`time_zone`] checked when they were loaded or saved).
-pub fn zone(name: &str) -> jiff::tz::TimeZone {
-    jiff::tz::TimeZone::get(name).unwrap_or(jiff::tz::TimeZone::UTC)
-}
-
-/// `t` as the UI and notices write it in `zone`, to the minute (or the second): in UTC
-/// `2026-11-27 14:05 UTC`, elsewhere with the offset, `2026-11-27 22:05 +08:00`.
-pub fn local_time(t: DateTime<Utc>, zone: &jiff::tz::TimeZone, seconds: bool) -> String {
-    let time = if seconds { "%H:%M:%S" } else { "%H:%M" };
-    let Ok(at) = jiff::Timestamp::from_millisecond(t.timestamp_millis()) else {
-        return t.format(&format!("%Y-%m-%d {time} UTC")).to_string();
-    };
-    if zone.iana_name() == Some("UTC") {
-        return at
-            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
-            .strftime(&format!("%Y-%m-%d {time} UTC"))
-            .to_string();
-    }
-    at.to_zoned_datetime(zone.clone())
-        .strftime(&format!("%Y-%m-%d {time} %:z"))
-        .to_string()
-}
-
-/// The date of `t` in `zone` (`2026-11-27`).
-pub fn local_date(t: DateTime<Utc>, zone: &jiff::tz::TimeZone) -> String {
-    local_time(t, zone, false)
-        .split(' ')
-        .next()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn check_contacts(text: &str) -> std::result::Result<String, String> {
     let mut out = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
@@ -419,6 +315,7 @@ pub async fn save(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notice_settings::{local_date, local_time, zone};
 
     fn saved(key: &str, value: &str) -> SettingOverride {
         SettingOverride {

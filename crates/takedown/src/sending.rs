@@ -15,20 +15,20 @@
 //! A notice whose recipient is a web form's URL is not mailed: the form takes the text
 //! (`notices show`), and the notice is marked sent by hand.
 
+use casework::rechecks::{RecheckSettings, ensure_recheck_schedule};
 use chrono::{DateTime, Utc};
+use jobs::{Error, Job, Result, store_err};
 use lettre::Message;
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
+use notification::NotifySettings;
+use notification::mail::{Mailer, escape_html};
 use serde::Serialize;
 use store::{
     CaseReads, CaseStatus, NewJob, NoticeId, NoticeMail, NoticeRecord, Notices, SendStart, Store,
 };
 
-use crate::error::{Error, Result, store_err};
-use crate::job::Job;
-use crate::mail::{Mailer, NotifySettings};
-use crate::notices::NoticeSettings;
-use crate::rechecks::{RecheckSettings, ensure_recheck_schedule};
+use crate::NoticeSettings;
 
 /// How the evidence package went with the notice.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,7 +90,7 @@ pub fn send_job(id: NoticeId, again: bool) -> store::Result<NewJob> {
 /// rights holder's address, a package too large with no share folder); a store conflict when
 /// its case is not confirmed or an earlier attempt has no outcome and `again` is not set;
 /// [`Error::Mail`] when the server did not take it (the reason is recorded on the notice);
-/// [`crate::Error::is_not_found`] for an unknown notice; evidence and database failures.
+/// [`jobs::Error::is_not_found`] for an unknown notice; evidence and database failures.
 pub async fn send_notice(
     store: &Store,
     settings: SendSettings<'_>,
@@ -123,7 +123,7 @@ pub async fn send_notice(
             case.id, case.status
         )));
     }
-    let zip = crate::evidence::package_zip(store, notice.case_id).await?;
+    let zip = evidence::package::package_zip(store, notice.case_id).await?;
     let evidence = evidence_part(settings.notify, &notice, zip)?;
 
     let now = Utc::now();
@@ -242,7 +242,7 @@ fn message_id(notice: &NoticeRecord, from: &Mailbox) -> String {
     format!(
         "notice-{}.{}@{}",
         notice.id,
-        crate::accounts::random_token(12),
+        accounts::random_token(12),
         from.email.domain()
     )
 }
@@ -275,11 +275,7 @@ fn evidence_part(
         )));
     };
     // An unguessable name: the link is the recipient's only key to the package.
-    let name = format!(
-        "case-{}-{}.zip",
-        notice.case_id,
-        crate::accounts::random_token(16)
-    );
+    let name = format!("case-{}-{}.zip", notice.case_id, accounts::random_token(16));
     let path = dir.join(&name);
     std::fs::create_dir_all(dir)
         .and_then(|()| {
@@ -359,14 +355,6 @@ fn compose(
     builder
         .multipart(body)
         .map_err(|e| Error::Notice(format!("notice {}: cannot build the mail: {e}", notice.id)))
-}
-
-/// `s` safe inside HTML text and attribute values.
-pub(crate) fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// What `notices send` says of a send: what went where, its Message-ID and SHA-256.
