@@ -14,7 +14,7 @@
 //! #     store: &store::Store,
 //! #     importer: &import::Importer,
 //! #     pages: Vec<pipeline::demo::SitePage>,
-//! # ) -> pipeline::Result<()> {
+//! # ) -> jobs::Result<()> {
 //! use pipeline::demo;
 //!
 //! demo::register_sample(store, importer).await?;
