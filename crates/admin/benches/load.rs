@@ -99,7 +99,7 @@ async fn run(db: TestDb, name: &str) {
     page_texts(&db).await;
     eprintln!("{name}: filled in {:.0} s", t.elapsed().as_secs_f64());
     let store = db.store.clone();
-    let user = pipeline::accounts::add_user(
+    let user = accounts::add_user(
         &store,
         "bench",
         None,
@@ -109,7 +109,7 @@ async fn run(db: TestDb, name: &str) {
     )
     .await
     .unwrap();
-    let session = pipeline::accounts::start_session(&store, user.id, Duration::from_secs(3600))
+    let session = accounts::start_session(&store, user.id, Duration::from_secs(3600))
         .await
         .unwrap();
     let cookie = format!("copyhound_session={}", session.cookie);

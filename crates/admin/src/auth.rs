@@ -186,7 +186,7 @@ impl FromRequestParts<AdminState> for CurrentUser {
             return Err(WebError::Unauthenticated { next });
         };
         let idle = state.settings().session_idle_timeout;
-        let Some(session) = pipeline::accounts::session(state.store(), value, idle).await? else {
+        let Some(session) = accounts::session(state.store(), value, idle).await? else {
             return Err(WebError::Unauthenticated { next });
         };
         let lang = Lang::choose(session.user.locale.as_deref(), &parts.headers);
@@ -622,7 +622,7 @@ impl LoginLimiter {
     }
 
     fn signed(&self, purpose: &str, subject: &str) -> String {
-        let nonce = pipeline::accounts::random_token(16);
+        let nonce = accounts::random_token(16);
         let tag = self
             .mac(&[purpose.as_bytes(), subject.as_bytes(), nonce.as_bytes()])
             .finalize()

@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use pipeline::chain;
+use jobs::chain;
 
 /// What a request failed with, as the person asking sees it.
 #[derive(Debug, thiserror::Error)]
@@ -104,23 +104,23 @@ impl From<store::Error> for WebError {
     }
 }
 
-impl From<pipeline::Error> for WebError {
-    fn from(e: pipeline::Error) -> Self {
+impl From<jobs::Error> for WebError {
+    fn from(e: jobs::Error) -> Self {
         if e.is_not_found() {
             return WebError::NotFound(chain(&e));
         }
         match e {
-            pipeline::Error::Store { source, doing } => match source {
+            jobs::Error::Store { source, doing } => match source {
                 store::Error::Conflict(m) => WebError::Conflict(m),
                 store::Error::InvalidInput(m) => WebError::BadRequest(m),
                 other => WebError::Internal(format!("while {doing}: {}", chain(&other))),
             },
-            pipeline::Error::Notice(m) | pipeline::Error::Page(m) => WebError::BadRequest(m),
-            pipeline::Error::Account(m) | pipeline::Error::Refused(m) => WebError::BadRequest(m),
-            pipeline::Error::Settings(_) => WebError::BadRequest(e.to_string()),
+            jobs::Error::Notice(m) | jobs::Error::Page(m) => WebError::BadRequest(m),
+            jobs::Error::Account(m) | jobs::Error::Refused(m) => WebError::BadRequest(m),
+            jobs::Error::Settings(_) => WebError::BadRequest(e.to_string()),
             // What the person asked for is refused as given: settings, a URL, an address
             // the crawler will not fetch (the message names the setting that allows it).
-            pipeline::Error::Crawler(c)
+            jobs::Error::Crawler(c)
                 if matches!(
                     c.kind(),
                     crawler::ErrorKind::Config

@@ -10,7 +10,7 @@
 //!   its frontier), matches (`detections_daily`), cases by status (the `cases_funnel`
 //!   covering index), jobs not done by queue, kind and state, and how long each queue's
 //!   oldest due job has waited (the queue's latency). What only this process knows
-//!   comes from it: job durations by kind ([`pipeline::metrics`]) and the matcher index's
+//!   comes from it: job durations by kind ([`jobs::metrics`]) and the matcher index's
 //!   size. With [`OpsSettings::metrics_token`] set, `/metrics` wants
 //!   `Authorization: Bearer TOKEN`; without it, keep the port internal.
 //!
@@ -44,7 +44,7 @@ pub struct OpsSettings {
     pub metrics_token: Option<bounds::Secret>,
     /// The analyser whose index this process's match jobs use: `/readyz` waits for its index
     /// and `/metrics` shows its size. `None` in a process that runs no match jobs.
-    pub analyser: Option<Arc<pipeline::Analyser>>,
+    pub analyser: Option<Arc<detection::Analyser>>,
     /// The retention policy whose outlook (what `gc` would remove now) `/metrics` shows,
     /// worked out at most once per [`RetentionOutlook::EVERY`]. `None`: not shown.
     pub retention: Option<RetentionOutlook>,
@@ -431,7 +431,7 @@ async fn gather(state: &AdminState) -> Result<String, store::Error> {
         wait,
     );
 
-    pipeline::metrics::job_metrics().register(&mut registry);
+    jobs::metrics::job_metrics().register(&mut registry);
 
     if let Some(analyser) = &state.settings().ops.analyser {
         let loaded = Gauge::<i64>::default();

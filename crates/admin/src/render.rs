@@ -52,7 +52,7 @@ impl Ctx {
     /// `{{ ctx.when(case.first_seen_at) }}`. In UTC `2026-11-27 14:05 UTC`, elsewhere with
     /// the offset, `2026-11-27 22:05 +08:00`.
     pub fn when(&self, t: &DateTime<Utc>) -> String {
-        pipeline::overrides::local_time(*t, &self.zone, false)
+        takedown::notice_settings::local_time(*t, &self.zone, false)
     }
 
     /// An optional time as [`Ctx::when`] writes it, or a dash.
@@ -102,10 +102,10 @@ impl Ctx {
     /// A cron schedule in words in the page's language.
     pub fn cron(&self, expr: &str) -> String {
         let lang = match self.lang {
-            Lang::En => pipeline::cron_words::Language::En,
-            Lang::Zh => pipeline::cron_words::Language::Zh,
+            Lang::En => jobs::cron_words::Language::En,
+            Lang::Zh => jobs::cron_words::Language::Zh,
         };
-        pipeline::cron_words::cron_in_words(expr, lang)
+        jobs::cron_words::cron_in_words(expr, lang)
     }
 
     /// The CSS class of a menu entry.

@@ -19,10 +19,10 @@ pub struct WorkersBeside {
     /// How they run.
     pub options: WorkerOptions,
     /// The re-check schedule to make sure of.
-    pub rechecks: pipeline::RecheckSettings,
+    pub rechecks: casework::RecheckSettings,
     /// The discovery schedule to make sure of (or remove, when it is off or no provider is
     /// configured).
-    pub discovery: pipeline::discovery::DiscoverySettings,
+    pub discovery: discovery::DiscoverySettings,
     /// The database as the start-up lines name it (its password masked).
     pub database: String,
 }
@@ -33,13 +33,13 @@ pub struct WorkersBeside {
 pub enum ServiceError {
     /// The re-check, digest or discovery schedule could not be created.
     #[error("while creating the re-check, digest and discovery schedules")]
-    Schedule(#[source] pipeline::Error),
+    Schedule(#[source] jobs::Error),
     /// The web server failed.
     #[error("the web server failed")]
     Server(#[source] std::io::Error),
     /// A worker loop failed while it stopped.
     #[error("while stopping the workers")]
-    Workers(#[source] pipeline::Error),
+    Workers(#[source] jobs::Error),
 }
 
 /// Serves the admin UI on `listener` until `shutdown`, with `workers` beside it; `say`

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pipeline::{NoticeSettings, RecheckSettings};
+use casework::RecheckSettings;
 use store::Store;
+use takedown::NoticeSettings;
 
 use crate::auth::{LoginLimiter, LoginLimits};
 
@@ -174,7 +175,7 @@ struct Inner {
     settings: AdminSettings,
     limiter: LoginLimiter,
     figures: crate::pages::dashboard::FiguresCache,
-    texts: pipeline::TextCache,
+    texts: detection::TextCache,
     effective: std::sync::Mutex<Option<Effective>>,
 }
 
@@ -182,7 +183,7 @@ struct Inner {
 #[derive(Debug, Clone)]
 struct Effective {
     read_at: std::time::Instant,
-    settings: Arc<pipeline::overrides::Effective>,
+    settings: Arc<takedown::overrides::Effective>,
     zone: jiff::tz::TimeZone,
 }
 
@@ -221,7 +222,7 @@ impl AdminState {
     }
 
     /// Chapter texts the case pages showed, kept (bounded) since a chapter never changes.
-    pub(crate) fn texts(&self) -> &pipeline::TextCache {
+    pub(crate) fn texts(&self) -> &detection::TextCache {
         &self.inner.texts
     }
 
@@ -229,7 +230,7 @@ impl AdminState {
     /// (read again after [`EFFECTIVE_TTL`], or at once after [`AdminState::forget_effective`]).
     pub(crate) async fn effective(
         &self,
-    ) -> crate::error::WebResult<Arc<pipeline::overrides::Effective>> {
+    ) -> crate::error::WebResult<Arc<takedown::overrides::Effective>> {
         Ok(self.effective_and_zone().await?.0)
     }
 
@@ -240,13 +241,13 @@ impl AdminState {
 
     async fn effective_and_zone(
         &self,
-    ) -> crate::error::WebResult<(Arc<pipeline::overrides::Effective>, jiff::tz::TimeZone)> {
+    ) -> crate::error::WebResult<(Arc<takedown::overrides::Effective>, jiff::tz::TimeZone)> {
         if let Some(e) = self.cached_effective() {
             return Ok(e);
         }
         let settings =
-            Arc::new(pipeline::overrides::effective(self.store(), &self.settings().notices).await?);
-        let zone = pipeline::overrides::zone(&settings.notices.time_zone);
+            Arc::new(takedown::overrides::effective(self.store(), &self.settings().notices).await?);
+        let zone = takedown::notice_settings::zone(&settings.notices.time_zone);
         let fresh = Effective {
             read_at: std::time::Instant::now(),
             settings: Arc::clone(&settings),
@@ -258,7 +259,7 @@ impl AdminState {
 
     fn cached_effective(
         &self,
-    ) -> Option<(Arc<pipeline::overrides::Effective>, jiff::tz::TimeZone)> {
+    ) -> Option<(Arc<takedown::overrides::Effective>, jiff::tz::TimeZone)> {
         self.lock_effective()
             .as_ref()
             .filter(|e| e.read_at.elapsed() < EFFECTIVE_TTL)

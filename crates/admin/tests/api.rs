@@ -11,10 +11,10 @@ use admin::{AdminSettings, AdminState};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
-use pipeline::{NoticeSettings, RightsHolder};
 use serde_json::{Value, json};
 use store::testing::TestDb;
 use store::{Role, Store, UserId};
+use takedown::{NoticeSettings, RightsHolder};
 use tower::ServiceExt;
 
 use common::{HOSTILE, users, with_case};
@@ -145,7 +145,7 @@ async fn tokens(store: &Store) -> BTreeMap<Role, String> {
         ("vic", Role::Viewer),
     ] {
         let id = user_id(store, name).await;
-        let issued = pipeline::accounts::issue_api_token(store, id, "tests", None, "test")
+        let issued = accounts::issue_api_token(store, id, "tests", None, "test")
             .await
             .unwrap();
         out.insert(role, issued.token);
@@ -604,7 +604,7 @@ async fn api_for_every_role(db: &TestDb) {
     // A revoked token stops working at once.
     let _ = admin;
     let alice = user_id(store, "alice").await;
-    let issued = pipeline::accounts::issue_api_token(store, alice, "short-lived", None, "test")
+    let issued = accounts::issue_api_token(store, alice, "short-lived", None, "test")
         .await
         .unwrap();
     assert_eq!(
@@ -1341,7 +1341,7 @@ fn records_after_warcinfo(gz: &[u8]) -> Vec<u8> {
 }
 
 /// `GET /api/v1/cases/{id}/evidence` answers the package `copyhound cases evidence` writes
-/// (`pipeline::write_package`), zipped: the same files with the same bytes, but for what
+/// (`evidence::write_package`), zipped: the same files with the same bytes, but for what
 /// says when it was written (the manifest's `written_at`, the WARC file's `warcinfo` record).
 async fn evidence_package_through_the_api(db: &TestDb) {
     let store = &db.store;
@@ -1350,7 +1350,7 @@ async fn evidence_package_through_the_api(db: &TestDb) {
     let case = with_case(store).await;
     let api = Api::new(store);
     let dir = tempfile::tempdir().unwrap();
-    pipeline::write_package(store, case, dir.path(), false)
+    evidence::write_package(store, case, dir.path(), false)
         .await
         .unwrap();
     let written = files_under(dir.path());

@@ -60,7 +60,7 @@ async fn call(
 
 async fn token(store: &Store, name: &str) -> String {
     let id = store.user_by_name(name).await.unwrap().unwrap().id;
-    pipeline::accounts::issue_api_token(store, id, "tests", None, "test")
+    accounts::issue_api_token(store, id, "tests", None, "test")
         .await
         .unwrap()
         .token
@@ -92,7 +92,7 @@ async fn candidates_api(db: &TestDb) {
         .add_candidate("mirror.example:8080", "import")
         .await
         .unwrap();
-    pipeline::discovery::ignore(store, "mirror.example:8080")
+    discovery::ignore(store, "mirror.example:8080")
         .await
         .unwrap();
     // The store refuses a hostile "domain": nothing but a host name and port is listed.

@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use axum::http::StatusCode;
+use detection::Analyser;
 use matcher::MatcherSettings;
-use pipeline::Analyser;
 use store::testing::TestDb;
 use store::{CaseReads, CaseStatus, Notices};
 
@@ -77,7 +77,7 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
     assert!(!body.contains("<script>alert"));
 
     // The whole chapter beside the whole page.
-    let view = pipeline::case_view(store, case).await.unwrap();
+    let view = casework::case_view(store, case).await.unwrap();
     let m = view
         .matches
         .iter()
@@ -210,9 +210,9 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
     assert!(drafted.body.contains("<option value=\"cn\" selected>"));
     assert!(store.notices(Some(case)).await.unwrap().is_empty());
     // The template saved in the settings is the one the form starts on.
-    let file = pipeline::NoticeSettings::default();
+    let file = takedown::NoticeSettings::default();
     let saved = [("notices.template".to_owned(), "cn".to_owned())];
-    pipeline::overrides::save(store, &file, &saved, "alice")
+    takedown::overrides::save(store, &file, &saved, "alice")
         .await
         .unwrap();
     let fresh = Ui::with(store, |_| {});

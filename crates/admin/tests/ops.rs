@@ -10,9 +10,11 @@ use std::time::Duration;
 use admin::{AdminSettings, AdminState, OpsSettings};
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
+use detection::Analyser;
 use import::{ImportOptions, ImportSettings, Importer};
+use jobs::Job;
 use matcher::MatcherSettings;
-use pipeline::{Analyser, Handler, Job};
+use pipeline::Handler;
 use prometheus_parse::{Sample, Scrape, Value};
 use sha2::Digest;
 use store::testing::TestDb;
@@ -57,7 +59,7 @@ async fn work_and_pirate_page(store: &Store) -> usize {
         .await
         .unwrap();
     store
-        .enqueue(&pipeline::match_job(snapshot).unwrap())
+        .enqueue(&jobs::match_job(snapshot).unwrap())
         .await
         .unwrap();
     report.chapters
@@ -150,7 +152,7 @@ async fn metrics_count_what_was_stored(db: TestDb) {
         store,
         handler,
         WorkerSettings {
-            queue: pipeline::MATCH_QUEUE.to_owned(),
+            queue: jobs::MATCH_QUEUE.to_owned(),
             poll_interval: Duration::from_millis(20),
             run_schedules: false,
             ..WorkerSettings::default()
@@ -163,7 +165,7 @@ async fn metrics_count_what_was_stored(db: TestDb) {
             .await
             .unwrap()
             .iter()
-            .any(|c| c.queue == pipeline::MATCH_QUEUE && c.done == 1);
+            .any(|c| c.queue == jobs::MATCH_QUEUE && c.done == 1);
         if done {
             break;
         }

@@ -343,14 +343,14 @@ async fn the_dashboard_guides_until_all_is_set_up(db: &TestDb) {
         c.fetch.safety.allow_private = true;
         c
     };
-    let local = pipeline::sites::watch_site(
+    let local = crawling::sites::watch_site(
         store,
         &base,
         &store::NewSite {
             start_url: "http://127.0.0.1:9/book/".into(),
             name: Some("local copy".into()),
-            settings: pipeline::sites::default_site_settings(&base),
-            schedule: Some(pipeline::sites::site_schedule("0 3 * * *")),
+            settings: crawling::sites::default_site_settings(&base),
+            schedule: Some(crawling::sites::site_schedule("0 3 * * *")),
         },
     )
     .await
@@ -358,7 +358,7 @@ async fn the_dashboard_guides_until_all_is_set_up(db: &TestDb) {
     let now = chrono::Utc::now();
     store.worker_alive("w1", "default", now, now).await.unwrap();
     fn holder(s: &mut admin::AdminSettings) {
-        s.notices.rights_holder = pipeline::RightsHolder {
+        s.notices.rights_holder = takedown::RightsHolder {
             name: "Qidian Rights Ltd".into(),
             address: "1 Example Road".into(),
             email: "legal@example.com".into(),

@@ -546,7 +546,7 @@ async fn a_password_reset_revokes_api_tokens(db: &TestDb) {
         token[..12]
     );
     // A token issued after works.
-    let issued = pipeline::accounts::issue_api_token(store, rita.id, "after", None, "rita")
+    let issued = accounts::issue_api_token(store, rita.id, "after", None, "rita")
         .await
         .unwrap();
     assert_eq!(ui.send(api(&issued.token)).await.status, StatusCode::OK);
@@ -674,7 +674,7 @@ async fn uploads_are_deleted_when_their_import_ends(db: &TestDb) {
     let handler = pipeline::Handler::new(
         store.clone(),
         import::Importer::new(import::ImportSettings::default()).unwrap(),
-        Arc::new(pipeline::Analyser::new(
+        Arc::new(detection::Analyser::new(
             store.clone(),
             Default::default(),
             matcher::MatcherSettings::default(),
@@ -724,7 +724,7 @@ async fn titles_from_the_api_are_stored_without_controls(db: &TestDb) {
     let store = &db.store;
     users(store).await;
     let rita = store.user_by_name("rita").await.unwrap().unwrap();
-    let token = pipeline::accounts::issue_api_token(store, rita.id, "ci", None, "test")
+    let token = accounts::issue_api_token(store, rita.id, "ci", None, "test")
         .await
         .unwrap()
         .token;
@@ -749,8 +749,8 @@ async fn titles_from_the_api_are_stored_without_controls(db: &TestDb) {
         .job(store::JobId(job["job_id"].as_i64().unwrap()))
         .await
         .unwrap();
-    let queued: pipeline::Job = serde_json::from_str(&job.payload).unwrap();
-    let pipeline::Job::ImportWork { title, author, .. } = queued else {
+    let queued: jobs::Job = serde_json::from_str(&job.payload).unwrap();
+    let jobs::Job::ImportWork { title, author, .. } = queued else {
         panic!("{queued:?}")
     };
     assert_eq!(title.as_deref(), Some("]0;pwnedTitle"));
@@ -844,7 +844,7 @@ async fn csv_cells_cannot_be_formulas(db: &TestDb) {
         .await
         .unwrap();
     let rita = store.user_by_name("rita").await.unwrap().unwrap();
-    let token = pipeline::accounts::issue_api_token(store, rita.id, "ci", None, "test")
+    let token = accounts::issue_api_token(store, rita.id, "ci", None, "test")
         .await
         .unwrap()
         .token;
@@ -877,7 +877,7 @@ async fn idle_sessions_end(db: &TestDb) {
     let (other, _) = ui.login("rita", PASSWORD).await;
     let key = |cookie: &str| {
         let value = cookie.split_once('=').unwrap().1;
-        pipeline::accounts::token_hash(value)
+        accounts::token_hash(value)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
@@ -990,10 +990,9 @@ async fn look_alike_names_cannot_race_and_old_pairs_do_not_stop_the_migration(db
     );
     assert!(store.user_by_name("bob.").await.unwrap().is_some());
     for name in ["bob_", "BOB-"] {
-        let err =
-            pipeline::accounts::add_user(store, name, None, store::Role::Viewer, PASSWORD, "test")
-                .await
-                .unwrap_err();
+        let err = accounts::add_user(store, name, None, store::Role::Viewer, PASSWORD, "test")
+            .await
+            .unwrap_err();
         assert!(err.to_string().contains("looks like"), "{name}: {err}");
     }
     // Look-alike names created at the same moment, past any check done before the insert:
@@ -1062,7 +1061,7 @@ async fn removal_files_cannot_hold_formulas(db: &TestDb) {
         .await
         .unwrap();
     let mut file = Vec::new();
-    let written = pipeline::removals::export_removals(store, &[record.status], &mut file)
+    let written = casework::removals::export_removals(store, &[record.status], &mut file)
         .await
         .unwrap();
     assert_eq!(written.urls, 1);

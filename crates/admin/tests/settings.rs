@@ -394,7 +394,7 @@ async fn alert_choices_are_saved_on_the_account_page(db: &TestDb) {
 
 /// A rights holder's profile complete enough to draft notices.
 fn press(s: &mut admin::AdminSettings) {
-    s.notices.rights_holder = pipeline::RightsHolder {
+    s.notices.rights_holder = takedown::RightsHolder {
         name: "Press".into(),
         address: "Road".into(),
         email: "legal@press.example".into(),
@@ -525,7 +525,7 @@ async fn edit_forms_change_sites_works_and_drafts(db: &TestDb) {
         )
         .await;
     assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
-    let stored = pipeline::notices::recipient_label(
+    let stored = takedown::notices::recipient_label(
         &store::Notices::notice(store, NoticeId(notice))
             .await
             .unwrap(),

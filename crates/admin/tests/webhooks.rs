@@ -193,7 +193,7 @@ async fn admins_manage_webhooks_over_http(db: &TestDb) {
             headers["x-copyhound-signature"].to_str().unwrap(),
             format!(
                 "sha256={}",
-                pipeline::webhooks::sign(SECRET.as_bytes(), body)
+                notification::webhooks::sign(SECRET.as_bytes(), body)
             )
         );
         let parsed: serde_json::Value = serde_json::from_slice(body).unwrap();

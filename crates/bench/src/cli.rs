@@ -211,7 +211,7 @@ async fn match_pages(
     sections: &Sections<'_>,
     out: Out<'_>,
 ) -> Result<()> {
-    let inputs = pipeline::check::expand_inputs(&[args.input.to_string_lossy().into_owned()])?;
+    let inputs = detection::check::expand_inputs(&[args.input.to_string_lossy().into_owned()])?;
     let store = store::Store::open(database, settings)
         .await
         .with_context(|| {
@@ -220,7 +220,7 @@ async fn match_pages(
                 store::mask_password(database)
             )
         })?;
-    let jobs = args.jobs.unwrap_or_else(pipeline::check::default_jobs);
+    let jobs = args.jobs.unwrap_or_else(detection::check::default_jobs);
     let result = crate::matching::run(&store, inputs, jobs, sections, &to_stderr).await;
     store.close().await;
     let figures = result?;
@@ -346,7 +346,7 @@ async fn quality(args: QualityArgs, sections: &Sections<'_>, out: Out<'_>) -> Re
     let options = QualityOptions {
         pages: args.pages.into(),
         out: args.out,
-        jobs: args.jobs.unwrap_or_else(pipeline::check::default_jobs),
+        jobs: args.jobs.unwrap_or_else(detection::check::default_jobs),
     };
     let run = crate::quality::run(&options, sections, &to_stderr).await?;
     print(args.json, args.failures, &run, out)
@@ -498,7 +498,7 @@ async fn load(args: LoadArgs, sections: &Sections<'_>, out: Out<'_>) -> Result<(
         db: args.db,
         corpus: args.corpus,
         chapter_bytes: args.chapter_bytes,
-        threads: pipeline::check::cores(),
+        threads: detection::check::cores(),
     };
     let progress = if args.json { quiet } else { to_stderr };
     let figures = crate::load::run(&options, sections, &progress).await?;
@@ -563,7 +563,7 @@ async fn index(args: IndexArgs, sections: &Sections<'_>, out: Out<'_>) -> Result
         pages_per_case: args.pages,
         seed: args.seed,
         repeat: args.repeat,
-        threads: pipeline::check::cores(),
+        threads: detection::check::cores(),
     };
     let progress = if args.json { quiet } else { to_stderr };
     let f = crate::index::run(&options, sections, &progress).await?;

@@ -7,7 +7,7 @@
 //! same number of fingerprints of every kind, hashes of their own but for the phrasing several
 //! real chapters share; a few microseconds each, so a million are made in seconds).
 //!
-//! **Load** runs [`pipeline::load_matcher`], the start-up load of `check` and the workers, over
+//! **Load** runs [`detection::load_matcher`], the start-up load of `check` and the workers, over
 //! an in-memory [`IndexLoads`] that hands out the synthetic chapters' stored form (summary
 //! bytes and postings, as the store returns them) a page at a time. The time it spends making
 //! those pages is subtracted, so `load_s_store` is the loader's decoding, adding and building,
@@ -89,7 +89,7 @@ pub struct IndexFigures {
     /// (see the [module docs](self): no database query).
     pub load_s_store: f64,
     /// Seconds a worker takes to load the same index from its snapshot file
-    /// (`pipeline::snapshot::read_newest`: the file read, its SHA-256 checked, the tables
+    /// (`detection::snapshot::read_newest`: the file read, its SHA-256 checked, the tables
     /// copied out), the file just written (so in the page cache).
     pub load_s_snapshot: f64,
     /// Bytes of the snapshot file.
@@ -142,9 +142,9 @@ pub async fn run(
 
     let started = Instant::now();
     let (mut matcher, report) =
-        pipeline::load_matcher(&source, sections.matcher.clone(), fingerprinter)
+        detection::load_matcher(&source, sections.matcher.clone(), fingerprinter)
             .await
-            .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?;
+            .map_err(|e| anyhow::anyhow!("{}", jobs::chain(&e)))?;
     let load = started.elapsed().saturating_sub(source.synthesis());
     if report.skipped > 0 || report.chapters != options.chapters {
         bail!(
@@ -219,11 +219,11 @@ async fn load_from_snapshot(matcher: &mut matcher::Matcher) -> Result<(Duration,
     std::fs::write(dir.path().join("index-0.snap"), &bytes)
         .context("while writing the snapshot")?;
     drop(bytes);
-    let place = pipeline::SnapshotPlace::Path(dir.path().to_owned());
+    let place = detection::SnapshotPlace::Path(dir.path().to_owned());
     let started = Instant::now();
-    let loaded = pipeline::snapshot::read_newest(&place, matcher.index().settings())
+    let loaded = detection::snapshot::read_newest(&place, matcher.index().settings())
         .await
-        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?
+        .map_err(|e| anyhow::anyhow!("{}", jobs::chain(&e)))?
         .context("the snapshot just written is not there")?;
     let took = started.elapsed();
     let (a, b) = (matcher.index().stats(), loaded.index.stats());

@@ -1,7 +1,7 @@
 //! `bench load`: the matcher's start-up load from a real store at scale.
 //!
 //! Fills a SQLite store (kept between runs so a large one is filled once) up to a number of
-//! chapters, then times `pipeline::load_matcher` — the load `check` and the workers do —
+//! chapters, then times `detection::load_matcher` — the load `check` and the workers do —
 //! from it. The chapters are synthesised as `examples/scale.rs` does: the corpus (default:
 //! the sample compiled in) is cut into chapters and fingerprinted, and every stored chapter
 //! is a variant of one of them ([`synthetic_variant`]: the same number of fingerprints of

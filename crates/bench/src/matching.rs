@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use detection::{Checker, LoadReport, load_matcher};
 use extract::ExtractSettings;
 use fingerprint::{FingerprintSettings, Fingerprinter};
 use matcher::{Matcher, MatcherSettings};
-use pipeline::{Checker, LoadReport, load_matcher};
 use serde::Serialize;
 use store::Store;
 
@@ -29,7 +29,7 @@ pub async fn load_index(
         .context("while setting up the fingerprinter ([fingerprint] settings)")?;
     load_matcher(store, matcher.clone(), Arc::new(fingerprinter))
         .await
-        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))
+        .map_err(|e| anyhow::anyhow!("{}", jobs::chain(&e)))
 }
 
 /// Says to `progress` how many chapters a load left out, if any.
@@ -81,7 +81,7 @@ pub struct MatchReport {
 }
 
 /// Loads the index from `store`, then times `check`'s pipeline over `inputs` (files, as
-/// `pipeline::check::expand_inputs` lists them), `jobs` pages at once, with `sections`.
+/// `detection::check::expand_inputs` lists them), `jobs` pages at once, with `sections`.
 ///
 /// # Errors
 /// A page that cannot be read, settings refused, a store failure.

@@ -405,7 +405,7 @@ pub fn extract(
         None => PAGES.iter().map(|p| p.to_vec()).collect(),
         Some(dir) => {
             let mut files = Vec::new();
-            pipeline::check::collect_pages(dir, &mut files)?;
+            detection::check::collect_pages(dir, &mut files)?;
             files.retain(|f| {
                 f.extension().and_then(|e| e.to_str()).is_some_and(|e| {
                     e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")

@@ -13,10 +13,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use crawling::CrawlRunner;
+use detection::Analyser;
 use import::{ImportSettings, Importer};
 use matcher::ChapterId;
 use pipeline::demo::{PageKind, SitePage, SiteServer};
-use pipeline::{Analyser, CrawlRunner, Handler, MatchWorkers};
+use pipeline::{Handler, MatchWorkers};
 use serde::Serialize;
 use store::{EvidenceReads, MatchReads, Page, Store, StoreSettings, WorkFilter, WorkReads};
 

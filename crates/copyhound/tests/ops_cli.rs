@@ -309,7 +309,7 @@ fn doctor_says_what_to_fix() {
     assert!(stdout.contains("ok    jobs"), "{stdout}");
     assert!(stdout.contains("WARN  notices"), "{stdout}");
     // The rights holder saved on the settings page is the one notices use: doctor reads it.
-    let file = pipeline::NoticeSettings::default();
+    let file = takedown::NoticeSettings::default();
     let saved: Vec<(String, String)> = [
         ("notices.rights_holder.name", "示例出版社"),
         ("notices.rights_holder.address", "1 File Road"),
@@ -323,7 +323,7 @@ fn doctor_says_what_to_fix() {
         let store = store::Store::open(&env.db, &store::StoreSettings::default())
             .await
             .unwrap();
-        pipeline::overrides::save(&store, &file, &saved, "alice")
+        takedown::overrides::save(&store, &file, &saved, "alice")
             .await
             .unwrap();
         store.close().await;

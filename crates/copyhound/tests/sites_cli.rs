@@ -149,7 +149,7 @@ async fn watched_sites(db: &str, dir: &std::path::Path) {
         refused(db, &["sites", "add", &other], "watched already").await;
     }
     // Without the setting that allows them, a loopback or private address is refused with
-    // the setting named, in the UI's and the API's words too (`pipeline::watch_site`).
+    // the setting named, in the UI's and the API's words too (`crawling::watch_site`).
     let mut strict = copyhound(db);
     strict.args(["sites", "add", "http://10.0.0.7/", "--name", "内网"]);
     let out = tokio::task::spawn_blocking(move || strict.output().unwrap())

@@ -204,14 +204,14 @@ async fn users_are_added_listed_and_changed() {
         .await
         .unwrap();
     assert!(
-        pipeline::accounts::authenticate(&store, "李雷", "a brand new passphrase")
+        accounts::authenticate(&store, "李雷", "a brand new passphrase")
             .await
             .unwrap()
             .is_some()
     );
     let old = std::fs::read_to_string(&login).unwrap();
     assert!(
-        pipeline::accounts::authenticate(&store, "李雷", &old)
+        accounts::authenticate(&store, "李雷", &old)
             .await
             .unwrap()
             .is_none()
@@ -313,11 +313,6 @@ async fn api_tokens_are_shown_once_listed_and_revoked() {
     let store = store::Store::open(db, &store::StoreSettings::default())
         .await
         .unwrap();
-    assert!(
-        pipeline::accounts::token_user(&store, token)
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(accounts::token_user(&store, token).await.unwrap().is_none());
     store.close().await;
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::{Env, copyhound};
-use pipeline::Job;
+use jobs::Job;
 use store::{
     FingerprintReads, JobQueue, JobStatus, NewJob, PostingKind, Store, StoreSettings, WorkReads,
 };

@@ -202,6 +202,30 @@ impl AddressPolicy {
         }
     }
 
+    /// Checks a URL whose host is written as an address (a loopback, private or link-local IP
+    /// in any of its spellings: `0x7f000001`, `2130706433` and `127.1` are all 127.0.0.1 once
+    /// parsed, and `localhost`), before anything is fetched: what a site's start URL and a
+    /// webhook's URL are checked with when they are added. A host name passes; where it points
+    /// can change, and each fetch checks it again.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AddressRefused`] when the address is not public and not allowed.
+    pub fn check_literal(&self, url: &url::Url) -> Result<()> {
+        let ip = match url.host() {
+            Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+            Some(url::Host::Domain(d))
+                if d.eq_ignore_ascii_case("localhost")
+                    || d.to_ascii_lowercase().ends_with(".localhost") =>
+            {
+                IpAddr::V4(Ipv4Addr::LOCALHOST)
+            }
+            _ => return Ok(()),
+        };
+        self.check(url.host_str().unwrap_or_default(), ip)
+    }
+
     fn refusal(&self, ip: IpAddr) -> Option<AddressClass> {
         let class = classify(ip)?;
         if self.allow_private || self.allowed.iter().any(|net| net.contains(&ip)) {

@@ -25,7 +25,7 @@ use axum::Router;
 use axum::http::{StatusCode, Uri};
 use common::{handler, import, site};
 use crawler::CrawlSettings;
-use pipeline::discovery::{self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
+use discovery::{DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
 use store::{Discovery, WorkId, WorkReads};
 
 /// Queries a work sends in one run of the bench: one, so the count is exact.

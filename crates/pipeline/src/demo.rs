@@ -14,7 +14,7 @@
 //! #     store: &store::Store,
 //! #     importer: &import::Importer,
 //! #     pages: Vec<pipeline::demo::SitePage>,
-//! # ) -> pipeline::Result<()> {
+//! # ) -> jobs::Result<()> {
 //! use pipeline::demo;
 //!
 //! demo::register_sample(store, importer).await?;
@@ -34,10 +34,8 @@ use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use crawler::CrawlSettings;
 use import::{ImportOptions, ImportReport, Importer};
+use jobs::{Error, Result, store_err};
 use store::{LicensedDomains, NewSite, Role, Site, SiteSettings, Store, SuspectSites, Users};
-
-use crate::error::store_err;
-use crate::{Error, Result};
 
 /// A public-domain work compiled into the binary (sources in `crates/pipeline/demo/README.md`).
 #[derive(Debug, Clone, Copy)]
@@ -312,7 +310,7 @@ pub async fn watch_demo_sites(
         .await
         .map_err(store_err("licensing the demo mirror"))?;
     for site in [&pirate, &mirror] {
-        crate::crawl_site_now(store, site.id).await?;
+        crawling::crawl_site_now(store, site.id).await?;
     }
     Ok(DemoSites { pirate, mirror })
 }
@@ -334,7 +332,7 @@ async fn watch(
     {
         return Ok(site);
     }
-    crate::watch_site(
+    crawling::watch_site(
         store,
         base,
         &NewSite {
@@ -353,14 +351,14 @@ async fn watch(
 /// # Errors
 /// A database failure.
 pub async fn demo_login(store: &Store) -> Result<(String, String)> {
-    let password = crate::accounts::random_token(10);
+    let password = accounts::random_token(10);
     let existing = store
         .user_by_name(DEMO_USER)
         .await
         .map_err(store_err("looking up the demo user"))?;
     match existing {
         Some(user) => {
-            crate::accounts::set_password(store, user.id, &password, "demo").await?;
+            accounts::set_password(store, user.id, &password, "demo").await?;
             if user.disabled || user.role != Role::Admin {
                 let changes = store::UserChanges {
                     role: Some(Role::Admin),
@@ -374,8 +372,7 @@ pub async fn demo_login(store: &Store) -> Result<(String, String)> {
             }
         }
         None => {
-            crate::accounts::add_user(store, DEMO_USER, None, Role::Admin, &password, "demo")
-                .await?;
+            accounts::add_user(store, DEMO_USER, None, Role::Admin, &password, "demo").await?;
         }
     }
     Ok((DEMO_USER.to_owned(), password))
@@ -414,9 +411,9 @@ pub const SAMPLE_RIGHTS_HOLDER: [(&str, &str); 5] = [
 /// A database failure.
 pub async fn fill_sample_rights_holder(
     store: &Store,
-    file: &crate::NoticeSettings,
+    file: &takedown::NoticeSettings,
 ) -> Result<Vec<String>> {
-    let effective = crate::overrides::effective(store, file).await?;
+    let effective = takedown::overrides::effective(store, file).await?;
     let form: Vec<(String, String)> = SAMPLE_RIGHTS_HOLDER
         .iter()
         .filter(|(key, _)| {
@@ -426,7 +423,7 @@ pub async fn fill_sample_rights_holder(
         })
         .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
         .collect();
-    crate::overrides::save(store, file, &form, "demo").await
+    takedown::overrides::save(store, file, &form, "demo").await
 }
 
 /// Registers the sample with `importer`, fills in a sample rights holder where `notices`
@@ -439,7 +436,7 @@ pub async fn set_up(
     store: &Store,
     importer: &Importer,
     base: &CrawlSettings,
-    notices: &crate::NoticeSettings,
+    notices: &takedown::NoticeSettings,
     pages: Vec<SitePage>,
 ) -> Result<DemoSetUp> {
     let works = register_sample(store, importer).await?;

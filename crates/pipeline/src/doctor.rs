@@ -17,10 +17,9 @@
 
 use std::time::{Duration, Instant};
 
+use jobs::chain;
 use store::{OpsReads, Store, StoreSettings};
-
-use crate::job::chain;
-use crate::notices::NoticeSettings;
+use takedown::NoticeSettings;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -410,7 +409,7 @@ pub fn notices(settings: &NoticeSettings) -> Finding {
 
 /// With `[notify.smtp]` set, connects to the server the way a send does (TLS, login) and
 /// says whether it answered; without it, that nothing is mailed.
-pub async fn smtp(settings: &crate::mail::SmtpSettings) -> Finding {
+pub async fn smtp(settings: &notification::mail::SmtpSettings) -> Finding {
     const CHECK: &str = "smtp";
     if !settings.is_configured() {
         return Finding::ok(
@@ -418,7 +417,7 @@ pub async fn smtp(settings: &crate::mail::SmtpSettings) -> Finding {
             "no SMTP server: alerts and notices are not mailed (notices are sent by hand)",
         );
     }
-    let mailer = match crate::mail::Mailer::new(settings) {
+    let mailer = match notification::mail::Mailer::new(settings) {
         Ok(m) => m,
         Err(e) => {
             return Finding::fail(
@@ -435,9 +434,9 @@ pub async fn smtp(settings: &crate::mail::SmtpSettings) -> Finding {
                 "{} answered ({}), sender {}",
                 mailer.server(),
                 match settings.tls {
-                    crate::mail::SmtpTls::None => "no TLS",
-                    crate::mail::SmtpTls::Starttls => "STARTTLS",
-                    crate::mail::SmtpTls::Tls => "TLS",
+                    notification::mail::SmtpTls::None => "no TLS",
+                    notification::mail::SmtpTls::Starttls => "STARTTLS",
+                    notification::mail::SmtpTls::Tls => "TLS",
                 },
                 mailer.from()
             ),
@@ -610,7 +609,7 @@ pub async fn shards(shards: u32, store: &Store) -> Finding {
     }
     let current: Vec<String> = (0..shards)
         .filter_map(|k| bounds::Shard::new(k, shards))
-        .map(crate::job::shard_queue)
+        .map(jobs::shard_queue)
         .collect();
     let stale: Vec<String> = waiting
         .iter()

@@ -5,16 +5,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use casework::rechecks::{RecheckSettings, Rechecker, enqueue_due_rechecks};
+use casework::timestamps::stamp_snapshot;
+use crawling::CrawlRunner;
+use crawling::sites::site_crawl;
+use detection::Analyser;
 use import::{ImportOptions, Importer};
+use jobs::{Error, Job, chain};
 use store::{CrawlId, JobContext, JobError, JobQueue, SnapshotId, Store};
-
-use crate::analyse::Analyser;
-use crate::crawl::CrawlRunner;
-use crate::error::Error;
-use crate::job::{Job, chain};
-use crate::rechecks::{RecheckSettings, Rechecker, enqueue_due_rechecks};
-use crate::sites::site_crawl;
-use crate::timestamps::stamp_snapshot;
 
 /// What the handler runs jobs with: the store, the importer (its fingerprint settings are
 /// the matcher's too) and the analyser with its live index. One per worker process.
@@ -32,11 +30,11 @@ pub struct Handler {
     /// The configured time-stamping authority, if any.
     tsa: Option<Arc<timestamp::Tsa>>,
     /// The rights holder and the mail settings notices are sent with, and the webhooks.
-    mail: Option<Arc<(crate::NoticeSettings, crate::NotifySettings)>>,
+    mail: Option<Arc<(takedown::NoticeSettings, notification::NotifySettings)>>,
     /// Built by the first webhook delivery from `crawler`'s fetch settings.
     poster: Arc<std::sync::OnceLock<crawler::Fetcher>>,
     /// Discovery's settings: the providers and budgets its jobs search with.
-    discovery: Option<Arc<crate::discovery::DiscoverySettings>>,
+    discovery: Option<Arc<discovery::DiscoverySettings>>,
     /// How long bodies are kept: what [`Job::Gc`] removes.
     retention: store::RetentionSettings,
     /// The index's shards in this deployment (`[index] shards`): above 1, a
@@ -65,7 +63,7 @@ impl Handler {
 
     /// The handler of a deployment whose index is split into `shards` shards (`[index]
     /// shards`): a [`Job::MatchSnapshot`] then queues one [`Job::MatchShard`] per shard,
-    /// each on its shard's queue ([`crate::job::shard_queue`]), instead of matching. 1 (the
+    /// each on its shard's queue ([`jobs::shard_queue`]), instead of matching. 1 (the
     /// default; 0 is read as 1) matches the page here, with the whole index.
     #[must_use]
     pub fn with_shards(mut self, shards: u32) -> Self {
@@ -90,7 +88,7 @@ impl Handler {
     /// [`Job::DiscoveryDue`], [`Job::ScanWet`] and [`Job::ProbeDomain`] run with (without them
     /// such a job fails for good, saying so).
     #[must_use]
-    pub fn with_discovery(mut self, settings: crate::discovery::DiscoverySettings) -> Self {
+    pub fn with_discovery(mut self, settings: discovery::DiscoverySettings) -> Self {
         self.discovery = Some(Arc::new(settings));
         self
     }
@@ -100,8 +98,8 @@ impl Handler {
     #[must_use]
     pub fn with_mail(
         mut self,
-        notices: crate::NoticeSettings,
-        notify: crate::NotifySettings,
+        notices: takedown::NoticeSettings,
+        notify: notification::NotifySettings,
     ) -> Self {
         self.mail = Some(Arc::new((notices, notify)));
         self
@@ -143,7 +141,7 @@ impl Handler {
         use store::JobQueue;
         for k in 0..self.shards {
             let shard = bounds::Shard::new(k, self.shards).expect("k < shards");
-            let job = crate::job::match_shard_job(snapshot, shard)
+            let job = jobs::match_shard_job(snapshot, shard)
                 .map_err(|e| JobError::permanent(chain(&e)))?;
             self.store
                 .enqueue(&job)
@@ -184,7 +182,7 @@ impl Handler {
                     return Err(JobError::permanent(format!(
                         "a job of shard {shard}/{shards} reached a worker holding shard {mine} \
                          (serve queue {} with `worker --shard {shard}/{shards}`)",
-                        crate::job::shard_queue(bounds::Shard::new(shard, shards).unwrap_or(mine)),
+                        jobs::shard_queue(bounds::Shard::new(shard, shards).unwrap_or(mine)),
                     )));
                 }
                 match self.analyser.analyse(snapshot).await {
@@ -245,12 +243,12 @@ impl Handler {
                     ));
                 };
                 let tsa = self.tsa.as_deref();
-                match crate::capture::capture_case(&self.store, settings, tsa, case).await {
+                match evidence::capture::capture_case(&self.store, settings, tsa, case).await {
                     // A screenshot the authority could not stamp now is stamped by the
                     // snapshot's stamp job, which a busy or down authority gets retried.
                     Ok(summary) => {
                         for (snapshot, _) in &summary.unstamped {
-                            let job = crate::timestamps::stamp_job(*snapshot)
+                            let job = jobs::stamp_job(*snapshot)
                                 .map_err(|e| JobError::retry(e.to_string()))?;
                             self.store
                                 .enqueue(&job)
@@ -317,7 +315,6 @@ impl Handler {
     /// Runs a discovery job. Each is idempotent: a search sends only what the day's budgets
     /// and the cache leave, a scan or a probe records the same candidates again.
     async fn discover(&self, job: Job) -> Result<(), JobError> {
-        use crate::discovery;
         let (Some(settings), Some(crawl)) = (&self.discovery, &self.crawler) else {
             return Err(JobError::permanent(
                 "this worker was started without discovery and crawler settings, so it cannot \
@@ -388,7 +385,7 @@ impl Handler {
     }
 
     /// The mail settings (`[notify]`), when the handler has them.
-    pub fn notify(&self) -> Option<&crate::NotifySettings> {
+    pub fn notify(&self) -> Option<&notification::NotifySettings> {
         self.mail.as_deref().map(|m| &m.1)
     }
 
@@ -397,20 +394,20 @@ impl Handler {
     /// part is idempotent, so the job may run again.
     async fn fan_out(
         &self,
-        event: crate::webhooks::Event,
+        event: jobs::Event,
         at: chrono::DateTime<chrono::Utc>,
         data: &serde_json::Value,
     ) -> Result<(), JobError> {
         let retry = |e: Error| JobError::retry(chain(&e));
         let configured = self.notify().map_or(&[][..], |n| &n.webhooks[..]);
-        let hooks = crate::webhooks::all_webhooks(&self.store, configured)
+        let hooks = notification::webhooks::all_webhooks(&self.store, configured)
             .await
             .map_err(retry)?;
-        crate::webhooks::fan_out(&self.store, &hooks, event, at, data)
+        notification::webhooks::fan_out(&self.store, &hooks, event, at, data)
             .await
             .map_err(retry)?;
         if let Some(notify) = self.notify() {
-            crate::alerts::on_event(&self.store, notify, event, at, data)
+            notification::alerts::on_event(&self.store, notify, event, at, data)
                 .await
                 .map_err(retry)?;
         }
@@ -418,14 +415,16 @@ impl Handler {
     }
 
     /// The mailer of alerts, or why there is none (for good).
-    fn alert_mailer(&self) -> Result<(&crate::NotifySettings, crate::mail::Mailer), JobError> {
+    fn alert_mailer(
+        &self,
+    ) -> Result<(&notification::NotifySettings, notification::mail::Mailer), JobError> {
         let Some(notify) = self.notify() else {
             return Err(JobError::permanent(
                 "this worker was started without mail settings, so it cannot mail an alert",
             ));
         };
-        let mailer =
-            crate::mail::Mailer::new(&notify.smtp).map_err(|e| JobError::permanent(chain(&e)))?;
+        let mailer = notification::mail::Mailer::new(&notify.smtp)
+            .map_err(|e| JobError::permanent(chain(&e)))?;
         Ok((notify, mailer))
     }
 
@@ -436,7 +435,7 @@ impl Handler {
         event: store::AlertEventId,
     ) -> Result<(), JobError> {
         let (notify, mailer) = self.alert_mailer()?;
-        match crate::alerts::send_alert(&self.store, notify, &mailer, user, event).await {
+        match notification::alerts::send_alert(&self.store, notify, &mailer, user, event).await {
             Ok(outcome) => {
                 tracing::info!(%user, %event, ?outcome, "alert");
                 Ok(())
@@ -452,7 +451,7 @@ impl Handler {
     /// (the others are marked sent and not mailed again).
     async fn send_digests(&self) -> Result<(), JobError> {
         let (notify, mailer) = self.alert_mailer()?;
-        match crate::alerts::send_digests(&self.store, notify, &mailer).await {
+        match notification::alerts::send_digests(&self.store, notify, &mailer).await {
             Ok(report) if report.failed.is_empty() => {
                 tracing::info!(mailed = report.mailed.len(), "alert digests");
                 Ok(())
@@ -477,7 +476,7 @@ impl Handler {
         &self,
         url: &str,
         id: &str,
-        event: crate::webhooks::Event,
+        event: jobs::Event,
         at: chrono::DateTime<chrono::Utc>,
         data: &serde_json::Value,
     ) -> Result<(), JobError> {
@@ -495,11 +494,11 @@ impl Handler {
                 self.poster.get_or_init(|| built)
             }
         };
-        let hooks = crate::webhooks::all_webhooks(&self.store, &mail.1.webhooks)
+        let hooks = notification::webhooks::all_webhooks(&self.store, &mail.1.webhooks)
             .await
             .map_err(|e| JobError::retry(chain(&e)))?;
         let delivery = (url, id, event, at, data);
-        match crate::webhooks::deliver(fetcher, &hooks, delivery, chrono::Utc::now()).await {
+        match notification::webhooks::deliver(fetcher, &hooks, delivery, chrono::Utc::now()).await {
             Ok(_) => Ok(()),
             Err(e) if e.permanent => Err(JobError::permanent(e.reason)),
             Err(e) => Err(JobError::retry(e.reason)),
@@ -516,14 +515,15 @@ impl Handler {
             ));
         };
         let (notices, notify) = mail.as_ref();
-        let mailer =
-            crate::mail::Mailer::new(&notify.smtp).map_err(|e| JobError::permanent(chain(&e)))?;
-        let settings = crate::sending::SendSettings {
+        let mailer = notification::mail::Mailer::new(&notify.smtp)
+            .map_err(|e| JobError::permanent(chain(&e)))?;
+        let settings = takedown::sending::SendSettings {
             notices,
             notify,
             rechecks: &self.rechecks,
         };
-        match crate::sending::send_notice(&self.store, settings, &mailer, id, again, "worker").await
+        match takedown::sending::send_notice(&self.store, settings, &mailer, id, again, "worker")
+            .await
         {
             Ok(_) => Ok(()),
             Err(Error::Mail(e)) if !e.permanent => Err(JobError::retry(e.reason)),
@@ -579,7 +579,7 @@ impl Handler {
             ));
         };
         let stamped = match stamp_snapshot(&self.store, tsa, snapshot).await {
-            Ok(_) => crate::timestamps::stamp_screenshot(&self.store, tsa, snapshot)
+            Ok(_) => casework::timestamps::stamp_screenshot(&self.store, tsa, snapshot)
                 .await
                 .map(drop),
             Err(e) => Err(e),
@@ -671,12 +671,7 @@ impl Handler {
                     let data = serde_json::json!({
                         "crawl": id.0, "runner": runner, "error": chain(&e),
                     });
-                    if let Err(emit) = crate::webhooks::emit(
-                        &self.store,
-                        crate::webhooks::Event::CrawlFailed,
-                        data,
-                    )
-                    .await
+                    if let Err(emit) = jobs::emit(&self.store, jobs::Event::CrawlFailed, data).await
                     {
                         tracing::warn!(crawl = %id, error = %emit, "crawl.failed not queued");
                     }

@@ -2,23 +2,23 @@
 //! one resumed, with the flags over the configured (or stored) settings, checked before
 //! anything is stored; then queued for the workers, or run in this process with its pages
 //! matched as they are stored. The binary parses the flags and prints; the admin UI's
-//! "crawl now" goes through [`crate::crawl_site_now`] instead.
+//! "crawl now" goes through [`crawling::crawl_site_now`] instead.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crawler::safety::AddressPolicy;
 use crawler::{CrawlSettings, HeldUrls, StoreCrawl};
+use crawling::{CrawlFinish, CrawlRunner, parse_seeds};
+use detection::Analyser;
+use jobs::{Error, Result, store_err};
 use serde::Serialize;
-use store::{CrawlId, Crawls, JobQueue, Store};
+use store::{CrawlId, Crawls, Store};
 use url::Url;
 
-use crate::crawl::{CrawlFinish, CrawlRunner};
-use crate::error::store_err;
 use crate::handler::Handler;
-use crate::job::Job;
 use crate::serve::{MatchDrain, MatchWorkers};
-use crate::{Error, Result};
 
 /// How long a crawl run here waits for match jobs that make no progress (another process's,
 /// or ones failing and waiting to be retried) before it leaves them to the workers.
@@ -111,21 +111,6 @@ pub async fn resume_crawl(
     }
     let held = crawler::held_urls(store, id).await?;
     Ok((settings, held))
-}
-
-/// Queues `runners` runner jobs of crawl `id` for the workers.
-///
-/// # Errors
-/// A database failure.
-pub async fn queue_crawl(store: &Store, id: CrawlId, runners: u32) -> Result<()> {
-    for runner in 0..runners {
-        let job = Job::crawl_runner(id, runner).map_err(store_err("encoding the crawl job"))?;
-        store
-            .enqueue(&job)
-            .await
-            .map_err(store_err("queueing the crawl"))?;
-    }
-    Ok(())
 }
 
 /// A crawl run in this process until it ends or `stop` resolves, its pages analysed as they
@@ -268,29 +253,6 @@ fn check_crawl(s: &CrawlSettings, seeds: &[Url]) -> Result<(), String> {
     }
 }
 
-/// Seeds as absolute http(s) URLs.
-///
-/// # Errors
-/// A URL that does not parse, or of another scheme.
-pub fn parse_seeds(urls: &[String]) -> Result<Vec<Url>> {
-    urls.iter()
-        .map(|u| {
-            let url = Url::parse(u).map_err(|e| {
-                Error::Refused(format!(
-                    "invalid url {u:?}: give absolute http(s) urls, e.g. \
-                     https://example.com/book/1/: {e}"
-                ))
-            })?;
-            if !matches!(url.scheme(), "http" | "https") {
-                return Err(Error::Refused(format!(
-                    "invalid url {u:?}: only http and https urls are crawled"
-                )));
-            }
-            Ok(url)
-        })
-        .collect()
-}
-
 /// Refuses seeds on addresses the safety settings do not allow before anything is stored, so
 /// the operator hears why at once rather than finding a crawl of zero pages.
 async fn check_addresses(seeds: &[Url], settings: &CrawlSettings) -> Result<()> {
@@ -358,4 +320,23 @@ pub fn finished_text(id: CrawlId, finish: &CrawlFinish, drain: &MatchDrain) -> S
         text.push_str(&format!("resume with: copyhound crawl --resume {id}\n"));
     }
     text
+}
+
+/// A probe's crawl for discovery: run here like `crawl` runs one, its pages matched as they
+/// are stored, and the match workers drained before it returns.
+impl discovery::ProbeRunner for Handler {
+    fn analyser(&self) -> &Arc<Analyser> {
+        Handler::analyser(self)
+    }
+
+    async fn crawl_here(
+        &self,
+        store: &Store,
+        id: CrawlId,
+        settings: CrawlSettings,
+    ) -> Result<Result<CrawlFinish>> {
+        let local = LocalCrawl::open(store, id, settings, self.clone()).await?;
+        let (finish, _drain) = local.run(std::future::pending(), |_| {}).await?;
+        Ok(finish)
+    }
 }

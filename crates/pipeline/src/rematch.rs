@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
+use detection::DEFAULT_BATCH_PAGES;
+use jobs::{Error, Result, match_job, store_err};
 use matcher::{CostModel, Mode, ModeChoice};
 use store::{EvidenceReads, IndexLoads, SnapshotId, Store};
 
-use crate::crawl::match_job;
-use crate::error::{Error, Result, store_err};
 use crate::handler::Handler;
 use crate::serve::MatchWorkers;
 
@@ -24,11 +24,6 @@ pub struct Requeued {
 
 /// Stored page texts listed per query while selecting a re-match's pages.
 const REMATCH_PAGE: u32 = 1000;
-
-/// Pages a batch holds unless told otherwise: each is held prepared (its normalised text
-/// and fingerprint, some tens of KB) until the chapters have streamed past, so 2,000 pages
-/// cost some hundreds of MB at most, and the chapters are streamed once per 2,000 pages.
-pub const DEFAULT_BATCH_PAGES: usize = 2000;
 
 /// How [`rematch`] matches the pages it selects.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,7 +115,7 @@ pub async fn queue_rematch(store: &Store, filter: &store::TextFilter) -> Result<
 /// * page mode queues each page's match job, as a crawl does, and (unless
 ///   `options.enqueue`) serves the match queue here until it is empty or idle;
 /// * batch mode matches the pages here, a batch at a time, streaming the stored
-///   fingerprints past each batch ([`crate::Analyser::analyse_batch`]); nothing is queued,
+///   fingerprints past each batch ([`detection::Analyser::analyse_batch`]); nothing is queued,
 ///   and the matches and cases come out as page mode's.
 ///
 /// # Errors

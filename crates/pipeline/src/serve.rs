@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use jobs::metrics::{JobOutcome, job_metrics};
+use jobs::{Job, MATCH_QUEUE, chain};
 use store::{JobContext, JobQueue, Store, Worker, WorkerReport, WorkerSettings};
 
 use crate::handler::Handler;
-use crate::job::{Job, MATCH_QUEUE, chain};
-use crate::metrics::{JobOutcome, job_metrics};
 
 /// Match jobs served in this process until [`MatchWorkers::finish`].
 #[derive(Debug)]
@@ -65,7 +65,7 @@ impl MatchWorkers {
     ///
     /// # Errors
     /// The workers' task panicked.
-    pub async fn finish(self, idle: Duration) -> crate::Result<MatchDrain> {
+    pub async fn finish(self, idle: Duration) -> jobs::Result<MatchDrain> {
         let mut last = (u64::MAX, Instant::now());
         loop {
             let queued = self.queued().await;
@@ -83,7 +83,7 @@ impl MatchWorkers {
         let MatchWorkers { store, task, .. } = self;
         let report = task
             .await
-            .map_err(|e| crate::Error::task("the match workers", e))?;
+            .map_err(|e| jobs::Error::task("the match workers", e))?;
         Ok(MatchDrain {
             matched: report.completed,
             failed: report.retried + report.dead,

@@ -6,11 +6,10 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use crawler::CrawlSettings;
+use crawling::sites::address_refused;
+use jobs::{Result, store_err};
 use store::{Page, Store, SuspectSites, WorkFilter, WorkReads, WorkerPresence};
-
-use crate::error::{Result, store_err};
-use crate::notices::RightsHolder;
-use crate::sites::address_refused;
+use takedown::RightsHolder;
 
 /// A worker not seen for this long is taken for stopped: a running worker says it is alive
 /// at each maintenance round (every 5 s by default).
@@ -75,7 +74,7 @@ impl SetupStatus {
 /// (its address policy), `rights_holder` the profile notices are drafted with.
 ///
 /// # Errors
-/// [`crate::Error::Store`] when the store cannot be read.
+/// [`jobs::Error::Store`] when the store cannot be read.
 pub async fn setup_status(
     store: &Store,
     crawler: &CrawlSettings,

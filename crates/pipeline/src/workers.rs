@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use detection::Analyser;
+use jobs::MATCH_QUEUE;
 use store::{Store, WorkerReport, WorkerSettings};
 
-use crate::analyse::Analyser;
 use crate::handler::Handler;
-use crate::job::MATCH_QUEUE;
 
 /// How often a loaded matcher index applies the work change log between jobs.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
@@ -108,13 +108,13 @@ impl Workers {
     ///
     /// # Errors
     /// A worker loop panicked.
-    pub async fn stop(self) -> crate::Result<WorkerReport> {
+    pub async fn stop(self) -> jobs::Result<WorkerReport> {
         let _ = self.stop.send(true);
         let mut report = WorkerReport::default();
         for done in self.loops {
             let r = done
                 .await
-                .map_err(|e| crate::Error::task("a worker loop", e))?;
+                .map_err(|e| jobs::Error::task("a worker loop", e))?;
             report.completed += r.completed;
             report.retried += r.retried;
             report.dead += r.dead;
@@ -137,16 +137,16 @@ impl Workers {
 pub async fn ensure_schedules(
     store: &Store,
     handler: &Handler,
-    rechecks: &crate::RecheckSettings,
-    discovery: &crate::discovery::DiscoverySettings,
-) -> crate::Result<()> {
-    crate::rechecks::ensure_recheck_schedule(store, rechecks).await?;
+    rechecks: &casework::RecheckSettings,
+    discovery: &discovery::DiscoverySettings,
+) -> jobs::Result<()> {
+    casework::rechecks::ensure_recheck_schedule(store, rechecks).await?;
     if let Some(notify) = handler.notify() {
-        crate::alerts::ensure_digest_schedule(store, notify).await?;
+        notification::alerts::ensure_digest_schedule(store, notify).await?;
     }
-    crate::discovery::ensure_discovery_schedule(store, discovery).await?;
-    crate::bodies::ensure_segment_schedule(store).await?;
-    crate::bodies::ensure_gc_schedule(store).await?;
+    discovery::ensure_discovery_schedule(store, discovery).await?;
+    evidence::bodies::ensure_segment_schedule(store).await?;
+    evidence::bodies::ensure_gc_schedule(store).await?;
     Ok(())
 }
 
@@ -159,7 +159,7 @@ pub fn load_index_now(handler: &Handler) -> Arc<Analyser> {
     tokio::spawn(async move {
         if let Err(e) = loading.index().await {
             // The first match job tries again and fails visibly.
-            tracing::error!(error = %crate::chain(&e), "cannot load the matcher index");
+            tracing::error!(error = %jobs::chain(&e), "cannot load the matcher index");
         }
     });
     analyser
@@ -179,7 +179,7 @@ pub fn all_queues() -> Vec<String> {
 pub fn worker_queues(asked: &[String], shard: Option<bounds::Shard>) -> Vec<String> {
     match (asked.is_empty(), shard) {
         (false, _) => asked.to_vec(),
-        (true, Some(shard)) => vec![crate::shard_queue(shard)],
+        (true, Some(shard)) => vec![jobs::shard_queue(shard)],
         (true, None) => all_queues(),
     }
 }

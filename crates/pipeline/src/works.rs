@@ -5,13 +5,12 @@
 use std::fmt;
 
 use import::Importer;
+use jobs::{Error, Result, store_err};
 use serde::Serialize;
 use store::{
     ChapterInfo, Page, Store, Work, WorkDeletion, WorkFilter, WorkId, WorkReads, WorkUpdate,
     WorkWrites,
 };
-
-use crate::error::{Error, Result, store_err};
 
 /// The registered works, as `works list` shows them (a table, or a hint when there are
 /// none); serialised, one object per work.

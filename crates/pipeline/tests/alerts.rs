@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::smtp::{Mode, Received, SmtpServer};
+use detection::Analyser;
 use import::{ImportOptions, ImportSettings, Importer};
-use pipeline::alerts::{self, AlertOutcome};
-use pipeline::webhooks::Event;
-use pipeline::{Analyser, Handler, Mailer, NotifySettings};
+use jobs::Event;
+use notification::alerts::{self, AlertOutcome};
+use notification::{Mailer, NotifySettings};
+use pipeline::Handler;
 use store::testing::TestDb;
 use store::{
     AlertDelivery, Alerts, JobFilter, JobQueue, JobStatus, NewJob, NewUser, Page, Role,
@@ -193,7 +195,7 @@ async fn alerted(db: &TestDb) {
     // The digest, queued twice as a schedule and a retry would: mailed once, both events.
     for _ in 0..2 {
         store
-            .enqueue(&NewJob::new(&pipeline::Job::SendDigests).unwrap())
+            .enqueue(&NewJob::new(&jobs::Job::SendDigests).unwrap())
             .await
             .unwrap();
         store::testing::wait_for("the digest job done", Duration::from_secs(30), async || {
@@ -223,8 +225,8 @@ async fn alerted(db: &TestDb) {
 
     // An alert's job run again mails nothing.
     let sent = jobs_done(store, "SendAlert").await;
-    let job: pipeline::Job = serde_json::from_str(&sent[0].payload).unwrap();
-    let pipeline::Job::SendAlert { user, event } = job else {
+    let job: jobs::Job = serde_json::from_str(&sent[0].payload).unwrap();
+    let jobs::Job::SendAlert { user, event } = job else {
         panic!("{job:?}");
     };
     let mailer = Mailer::new(&notify.smtp).unwrap();
@@ -268,7 +270,7 @@ async fn refused(db: &TestDb) {
         .unwrap();
     let sends = jobs_done(store, "SendAlert").await;
     assert_eq!(sends.len(), 1, "{sends:?}");
-    let pipeline::Job::SendAlert { event, .. } = serde_json::from_str(&sends[0].payload).unwrap()
+    let jobs::Job::SendAlert { event, .. } = serde_json::from_str(&sends[0].payload).unwrap()
     else {
         panic!()
     };
@@ -276,7 +278,7 @@ async fn refused(db: &TestDb) {
     let err = alerts::send_alert(store, &notify, &mailer, dora, event)
         .await
         .unwrap_err();
-    assert!(matches!(err, pipeline::Error::Mail(_)), "{err}");
+    assert!(matches!(err, jobs::Error::Mail(_)), "{err}");
     // Not recorded as sent: a retry tries again (and is refused again).
     assert!(
         alerts::send_alert(store, &notify, &mailer, dora, event)

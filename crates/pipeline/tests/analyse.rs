@@ -7,8 +7,9 @@ mod common;
 
 use std::sync::Arc;
 
+use casework::{ReportFormat, export_reports};
+use detection::{Analyser, LiveIndex, TextCache, find};
 use matcher::MatcherSettings;
-use pipeline::{Analyser, LiveIndex, ReportFormat, TextCache, export_reports, find};
 use store::testing::TestDb;
 use store::{MatchReads, ReportFilter, WorkWrites};
 
@@ -129,7 +130,7 @@ async fn exports_the_match(store: &store::Store, work: store::WorkId) {
     for format in [ReportFormat::Jsonl, ReportFormat::Csv] {
         let closed = ClosedAfter { room: 0 };
         match export_reports(store, &filter, format, closed).await {
-            Err(pipeline::Error::Write(e)) => {
+            Err(jobs::Error::Write(e)) => {
                 assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{format:?}");
             }
             other => panic!("{format:?}: {other:?}"),
@@ -156,8 +157,10 @@ async fn live_index_follows_works_on_postgres() {
 /// A page that opens a case queues its stamp; stamping stores a verified token once per TSA;
 /// a case's tokens read back verified, a forged one refused with its reason.
 async fn evidence_is_stamped_once_and_read_back_verified(db: &TestDb) {
-    use pipeline::timestamps::{Stamped, case_timestamps, stamp_case, stamp_snapshot};
-    use pipeline::{Job, Verification};
+    use casework::Verification;
+    use casework::timestamps::{Stamped, case_timestamps, stamp_snapshot};
+    use evidence::stamp_case;
+    use jobs::Job;
     use store::{JobFilter, JobQueue, NewTimestamp, Page, Timestamps};
     use testkit::tsa::{LocalTsa, Reply};
 

@@ -5,8 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use detection::Analyser;
 use import::{ImportSettings, Importer};
-use pipeline::{Analyser, Handler, Job};
+use jobs::Job;
+use pipeline::Handler;
 use store::testing::TestDb;
 use store::{
     Backoff, BodyBytes, EvidenceReads, EvidenceWrites, JobFilter, JobQueue, JobStatus, NewJob,
@@ -81,13 +83,13 @@ async fn moves_bodies_and_retries_while_the_store_is_down(db: &TestDb) {
         .await;
         shas.push(down.snapshot(id).await.unwrap().sha256);
     }
-    pipeline::bodies::ensure_segment_schedule(&down)
+    evidence::bodies::ensure_segment_schedule(&down)
         .await
         .unwrap();
     down.enqueue(
         &NewJob::new(&Job::WriteSegments)
             .unwrap()
-            .dedupe_key(pipeline::bodies::SCHEDULE)
+            .dedupe_key(evidence::bodies::SCHEDULE)
             .max_attempts(1000),
     )
     .await

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use axum::Router;
 use axum::http::StatusCode;
 use crawler::{CrawlSettings, StoreCrawl};
-use pipeline::discovery::{self, DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
+use discovery::{DiscoverySettings, ProviderKind, ProviderSettings, SearchOptions};
 use store::testing::TestDb;
 use store::{CandidateStatus, CaseFilter, CaseReads, Discovery, LicensedDomains, SuspectSites};
 
@@ -335,7 +335,7 @@ async fn phrases_another_work_holds_are_left_out(db: &TestDb) {
         .add_licensed("publisher.example", Some(work), Some("contract"))
         .await
         .unwrap();
-    let analyser = pipeline::Analyser::new(store.clone(), Default::default(), Default::default());
+    let analyser = detection::Analyser::new(store.clone(), Default::default(), Default::default());
     assert!(analyser.analyse(copy).await.unwrap().cases.is_empty());
     assert!(analyser.analyse(blurb_page).await.unwrap().cases.is_empty());
     let (kept, shared) = discovery::work_phrases(store, work, &settings.phrases)
@@ -399,7 +399,7 @@ async fn seed_lists_import_and_ignored_domains_stay_out(db: &TestDb) {
 }
 
 async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
-    use pipeline::discovery::wet::wet_member;
+    use discovery::wet::wet_member;
     let store = &db.store;
     import(store, "老残游记.txt", OTHER).await;
     import(store, "封神演义.txt", WORK).await;
@@ -560,7 +560,7 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
 
 /// A WET file whose one conversion record copies chapter 2 at `url`, among innocent ones.
 fn wet_with_copy(url: &str) -> Vec<u8> {
-    use pipeline::discovery::wet::wet_member;
+    use discovery::wet::wet_member;
     let start = WORK.find("第二回").unwrap();
     let end = WORK.find("第三回").unwrap();
     let copy = zhconv::zhconv(&WORK[start..end], zhconv::Variant::ZhHans);

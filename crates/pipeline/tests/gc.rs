@@ -108,7 +108,7 @@ async fn package_is_the_same_after_gc(db: &TestDb) {
     assert_eq!(moved.segments, 1);
 
     let before = dir.path().join("before");
-    pipeline::write_package(&s, case, &before, false)
+    evidence::write_package(&s, case, &before, false)
         .await
         .unwrap();
     let report = s.gc(&RetentionSettings::default(), false).await.unwrap();
@@ -116,7 +116,7 @@ async fn package_is_the_same_after_gc(db: &TestDb) {
     assert_eq!(report.segments_compacted, 1, "{report:?}");
     assert_eq!(report.bodies_rewritten, 1, "{report:?}");
     let after = dir.path().join("after");
-    pipeline::write_package(&s, case, &after, false)
+    evidence::write_package(&s, case, &after, false)
         .await
         .unwrap();
     let (before, after) = (package_contents(&before), package_contents(&after));
@@ -128,18 +128,18 @@ async fn package_is_the_same_after_gc(db: &TestDb) {
         assert!(after[name] == *bytes, "{name} differs after gc");
     }
     // The zip a notice attaches reads it back too.
-    assert!(!pipeline::package_zip(&s, case).await.unwrap().is_empty());
+    assert!(!evidence::package_zip(&s, case).await.unwrap().is_empty());
 }
 
 async fn the_daily_job_removes_expired_bodies(db: &TestDb) {
     let store = &db.store;
-    pipeline::bodies::ensure_gc_schedule(store).await.unwrap();
+    evidence::bodies::ensure_gc_schedule(store).await.unwrap();
     let schedules = store.schedules().await.unwrap();
     let gc = schedules
         .iter()
-        .find(|s| s.name == pipeline::bodies::GC_SCHEDULE)
+        .find(|s| s.name == evidence::bodies::GC_SCHEDULE)
         .expect("the retention-gc schedule");
-    assert_eq!(gc.cron, pipeline::bodies::GC_CRON);
+    assert_eq!(gc.cron, evidence::bodies::GC_CRON);
 
     let old = chrono::Utc::now() - chrono::Duration::days(40);
     let body = "一页没有匹配的正文".repeat(50);
@@ -150,7 +150,7 @@ async fn the_daily_job_removes_expired_bodies(db: &TestDb) {
     ))
     .await;
     store
-        .enqueue(&NewJob::new(&pipeline::Job::Gc).unwrap())
+        .enqueue(&NewJob::new(&jobs::Job::Gc).unwrap())
         .await
         .unwrap();
     let (stop, stop_rx) = tokio::sync::watch::channel(false);

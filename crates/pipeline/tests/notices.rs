@@ -12,17 +12,18 @@ use std::sync::{Arc, Mutex};
 use axum::extract::State;
 use axum::http::{StatusCode, Uri, header};
 use axum::response::IntoResponse;
+use casework::rechecks::{self, RecheckSettings, Rechecker};
 use chrono::{Duration as TimeDelta, Utc};
+use detection::Analyser;
 use import::{ImportOptions, ImportSettings, Importer};
+use jobs::Error;
 use matcher::MatcherSettings;
-use pipeline::notices::{self, NoticeSettings, NoticeTemplate};
-use pipeline::rechecks::{self, RecheckSettings, Rechecker};
-use pipeline::{Analyser, Error};
 use store::testing::TestDb;
 use store::{
     CaseId, CaseReads, CaseStatus, CaseWrites, CopyState, JobFilter, JobQueue, NoticeStatus, Page,
     Rechecks,
 };
+use takedown::{NoticeSettings, NoticeTemplate, notices};
 
 use common::{WORK, pirate_chapter, profile};
 
@@ -168,9 +169,9 @@ async fn notice_lifecycle(db: &TestDb) {
     .await
     .unwrap_err();
     assert!(
-        pipeline::chain(&err).contains("confirm"),
+        jobs::chain(&err).contains("confirm"),
         "{}",
-        pipeline::chain(&err)
+        jobs::chain(&err)
     );
     store
         .set_case_status(case, CaseStatus::Confirmed, "alice", None)

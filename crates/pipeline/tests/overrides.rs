@@ -2,10 +2,11 @@
 //! saved, in effect, cleared back to the file's value, refused as a whole when one value is
 //! bad, audited; and the demo's sample rights holder filling only what nobody set.
 
-use pipeline::NoticeSettings;
-use pipeline::overrides::{self, Problem, Source};
+use jobs::Problem;
 use store::testing::TestDb;
 use store::{AuditLog, SettingOverrides};
+use takedown::NoticeSettings;
+use takedown::overrides::{self, Source};
 
 fn file() -> NoticeSettings {
     let mut file = NoticeSettings::default();
@@ -69,7 +70,7 @@ async fn saved_values_override_the_file_until_cleared(db: &TestDb) {
     )
     .await
     .unwrap_err();
-    let pipeline::Error::Settings(refusals) = &err else {
+    let jobs::Error::Settings(refusals) = &err else {
         panic!("{err}");
     };
     let problems: Vec<(&str, Problem)> = refusals

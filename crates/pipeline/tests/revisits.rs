@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use crawler::{CrawlSettings, StoreCrawl, WarcReader, WarcRecord};
-use pipeline::timestamps::stamp_case;
+use evidence::stamp_case;
 use store::testing::TestDb;
 use store::{CaseFilter, CaseReads, EvidenceReads, SnapshotId, SnapshotRecord, Timestamps};
 use testkit::tsa::LocalTsa;
@@ -204,7 +204,7 @@ async fn a_304_is_kept_as_a_revisit_of_the_capture_it_confirms(db: &TestDb) {
     let cases = store.cases(&CaseFilter::default(), None, 10).await.unwrap();
     assert_eq!(cases.len(), 1);
     let case = cases[0].id;
-    let view = pipeline::case_view(store, case).await.unwrap();
+    let view = casework::case_view(store, case).await.unwrap();
     let ids: Vec<SnapshotId> = view.snapshots().into_iter().map(|(id, _)| id).collect();
     assert!(
         ids.contains(&capture.id) && ids.contains(&revisit.id),
@@ -245,7 +245,7 @@ async fn a_304_is_kept_as_a_revisit_of_the_capture_it_confirms(db: &TestDb) {
     // The package: no empty digest, the revisit said to be one, its text said to be the
     // capture's.
     let dir = tempfile::tempdir().unwrap();
-    pipeline::write_package(store, case, dir.path(), false)
+    evidence::write_package(store, case, dir.path(), false)
         .await
         .unwrap();
     let manifest = std::fs::read_to_string(dir.path().join("manifest.json")).unwrap();
@@ -271,7 +271,7 @@ async fn a_304_is_kept_as_a_revisit_of_the_capture_it_confirms(db: &TestDb) {
     let readme = std::fs::read_to_string(dir.path().join("README.txt")).unwrap();
     assert!(readme.contains("304 Not Modified"), "{readme}");
     check_warc(
-        &dir.path().join(pipeline::evidence::WARC_FILE),
+        &dir.path().join(evidence::package::WARC_FILE),
         url.as_str(),
         &capture,
         revisit.id,
@@ -279,7 +279,7 @@ async fn a_304_is_kept_as_a_revisit_of_the_capture_it_confirms(db: &TestDb) {
 
     // `snapshots export` writes the revisit alike.
     let export = dir.path().join("all.warc.gz");
-    let written = pipeline::warc_export::export_warc(store, None, &export)
+    let written = evidence::warc_export::export_warc(store, None, &export)
         .await
         .unwrap();
     assert_eq!(written.snapshots, rows.len() as u64);

@@ -10,13 +10,15 @@ mod common;
 use std::io::Read;
 use std::time::Duration;
 
+use casework::RecheckSettings;
 use common::smtp::{Mode, SmtpServer};
-use pipeline::notices::{self, NoticeSettings, NoticeTemplate};
-use pipeline::sending::{self, EvidenceSent, SendSettings};
-use pipeline::{Error, Mailer, NotifySettings, RecheckSettings};
+use jobs::Error;
+use notification::{Mailer, NotifySettings};
 use sha2::Digest;
 use store::testing::TestDb;
 use store::{CaseReads, CaseStatus, NoticeStatus, Notices, Rechecks, SendStart, WorkReads};
+use takedown::sending::{self, EvidenceSent, SendSettings};
+use takedown::{NoticeSettings, NoticeTemplate, notices};
 
 const SERVER_FROM: &str = "copyhound <alerts@press.example>";
 
@@ -205,7 +207,7 @@ async fn mailed_notices(db: &TestDb) {
     let err = sending::send_notice(store, world.settings(), &mailer, dmca.id, false, "worker")
         .await
         .unwrap_err();
-    let said = pipeline::chain(&err);
+    let said = jobs::chain(&err);
     assert!(said.contains("<crashed@press.example>"), "{said}");
     assert_eq!(server.received().len(), 1, "nothing was mailed");
     let resent = sending::send_notice(store, world.settings(), &mailer, dmca.id, true, "bob")
@@ -258,7 +260,7 @@ async fn mailed_notices(db: &TestDb) {
 
     // The case, notice_sent, in a bulk-removal submission file: its URL, a tab, the work.
     let mut file = Vec::new();
-    let written = pipeline::removals::export_removals(
+    let written = casework::removals::export_removals(
         store,
         &[CaseStatus::Confirmed, CaseStatus::NoticeSent],
         &mut file,
@@ -275,7 +277,7 @@ async fn mailed_notices(db: &TestDb) {
         format!("https://pirate.test/book/2.html\t{}\n", work.title)
     );
     let mut none = Vec::new();
-    pipeline::removals::export_removals(store, &[CaseStatus::Removed], &mut none)
+    casework::removals::export_removals(store, &[CaseStatus::Removed], &mut none)
         .await
         .unwrap();
     assert!(none.is_empty());
@@ -363,7 +365,7 @@ async fn starttls_with_a_test_certificate() {
         hex(&sha2::Sha256::digest(&received[0].raw))
     );
 
-    let untrusted = pipeline::SmtpSettings {
+    let untrusted = notification::SmtpSettings {
         ca_certificates: None,
         ..settings.clone()
     };
@@ -373,13 +375,13 @@ async fn starttls_with_a_test_certificate() {
         .await
         .unwrap_err();
     assert!(
-        pipeline::chain(&err).to_lowercase().contains("certificate"),
+        jobs::chain(&err).to_lowercase().contains("certificate"),
         "{}",
-        pipeline::chain(&err)
+        jobs::chain(&err)
     );
 
-    let plain = pipeline::SmtpSettings {
-        tls: pipeline::SmtpTls::None,
+    let plain = notification::SmtpSettings {
+        tls: notification::SmtpTls::None,
         ..settings
     };
     let err = Mailer::new(&plain)
@@ -387,11 +389,7 @@ async fn starttls_with_a_test_certificate() {
         .send_test("someone@press.example")
         .await
         .unwrap_err();
-    assert!(
-        pipeline::chain(&err).contains("530"),
-        "{}",
-        pipeline::chain(&err)
-    );
+    assert!(jobs::chain(&err).contains("530"), "{}", jobs::chain(&err));
     assert_eq!(server.received().len(), 1, "nothing more was received");
 }
 
@@ -401,7 +399,7 @@ async fn starttls_with_a_test_certificate() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_checks_the_smtp_server() {
     use pipeline::doctor::{self, Level};
-    let none = doctor::smtp(&pipeline::SmtpSettings::default()).await;
+    let none = doctor::smtp(&notification::SmtpSettings::default()).await;
     assert_eq!(none.level, Level::Ok, "{none}");
     assert!(none.detail.contains("not mailed"), "{none}");
 
@@ -414,7 +412,7 @@ async fn doctor_checks_the_smtp_server() {
     assert!(fine.detail.contains("STARTTLS"), "{fine}");
     assert!(server.received().is_empty(), "the check mails nothing");
 
-    let untrusted = pipeline::SmtpSettings {
+    let untrusted = notification::SmtpSettings {
         ca_certificates: None,
         ..settings.clone()
     };
@@ -436,7 +434,7 @@ async fn doctor_checks_the_smtp_server() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let nobody = pipeline::SmtpSettings {
+    let nobody = notification::SmtpSettings {
         port: closed,
         ..stall
     };

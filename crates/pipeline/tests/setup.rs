@@ -3,10 +3,11 @@
 
 use chrono::{TimeDelta, Utc};
 use crawler::CrawlSettings;
-use pipeline::sites::{default_site_settings, watch_site};
-use pipeline::{RightsHolder, SetupStep, setup_status};
+use crawling::sites::{default_site_settings, watch_site};
+use pipeline::{SetupStep, setup_status};
 use store::testing::TestDb;
 use store::{NewSite, WorkWrites, WorkerPresence};
+use takedown::RightsHolder;
 
 fn rights_holder() -> RightsHolder {
     RightsHolder {
@@ -116,7 +117,7 @@ async fn the_checklist_follows_what_is_missing(db: &TestDb) {
     let named = site(db, "http://books.localhost/").await;
     let lan = site(db, "http://10.1.2.3/").await;
     let paused = site(db, "http://192.168.1.9/").await;
-    pipeline::sites::set_site_enabled(s, paused, false)
+    crawling::sites::set_site_enabled(s, paused, false)
         .await
         .unwrap();
     let status = setup_status(s, &public_only, &rights_holder(), now)

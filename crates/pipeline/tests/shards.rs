@@ -61,7 +61,7 @@ async fn drained(store: &Store) {
 async fn queue_matches(store: &Store, pages: &[SnapshotId]) {
     for &page in pages {
         store
-            .enqueue(&pipeline::match_job(page).unwrap())
+            .enqueue(&jobs::match_job(page).unwrap())
             .await
             .unwrap();
     }
@@ -74,7 +74,7 @@ async fn one_index_agrees(store: &Store, pages: &[SnapshotId], sharded: &Outcome
     let one = pipeline::Workers::start(
         store,
         &single,
-        &[pipeline::MATCH_QUEUE.to_owned()],
+        &[jobs::MATCH_QUEUE.to_owned()],
         &pipeline::WorkerOptions::default(),
     );
     queue_matches(store, pages).await;
@@ -119,9 +119,9 @@ async fn two_shards_find_what_one_index_finds(db: &TestDb) {
     let (h0, h1) = (handler(store, shard(0), 2), handler(store, shard(1), 2));
     let options = pipeline::WorkerOptions::default();
     let workers = [
-        pipeline::Workers::start(store, &fan, &[pipeline::MATCH_QUEUE.to_owned()], &options),
-        pipeline::Workers::start(store, &h0, &[pipeline::shard_queue(shard(0))], &options),
-        pipeline::Workers::start(store, &h1, &[pipeline::shard_queue(shard(1))], &options),
+        pipeline::Workers::start(store, &fan, &[jobs::MATCH_QUEUE.to_owned()], &options),
+        pipeline::Workers::start(store, &h0, &[jobs::shard_queue(shard(0))], &options),
+        pipeline::Workers::start(store, &h1, &[jobs::shard_queue(shard(1))], &options),
     ];
     queue_matches(store, &pages).await;
     drained(store).await;
@@ -195,7 +195,7 @@ async fn a_shard_record_keeps_the_other_shards_rows(db: &TestDb) {
         &format!("{}\n【免费阅读】\n{OTHER}", pirate_chapter(2)),
     )
     .await;
-    let analyser = pipeline::Analyser::new(
+    let analyser = detection::Analyser::new(
         store.clone(),
         Default::default(),
         matcher::MatcherSettings::default(),
@@ -265,13 +265,9 @@ async fn a_dead_shard_workers_jobs_run_again(db: &TestDb) {
     ];
     let options = pipeline::WorkerOptions::default();
     let fan = handler(store, Shard::ALL, 2);
-    let fanning =
-        pipeline::Workers::start(store, &fan, &[pipeline::MATCH_QUEUE.to_owned()], &options);
+    let fanning = pipeline::Workers::start(store, &fan, &[jobs::MATCH_QUEUE.to_owned()], &options);
     queue_matches(store, &pages).await;
-    let (q0, q1) = (
-        pipeline::shard_queue(shard(0)),
-        pipeline::shard_queue(shard(1)),
-    );
+    let (q0, q1) = (jobs::shard_queue(shard(0)), jobs::shard_queue(shard(1)));
     wait_for(
         "both shards' jobs queued",
         Duration::from_secs(60),
@@ -318,7 +314,7 @@ async fn doctor_counts_each_shards_queue(db: &TestDb) {
     assert_eq!(one.level, Level::Ok, "{one:?}");
     for k in 0..2 {
         store
-            .enqueue(&pipeline::match_shard_job(page, shard(k)).unwrap())
+            .enqueue(&jobs::match_shard_job(page, shard(k)).unwrap())
             .await
             .unwrap();
     }

@@ -8,9 +8,9 @@ mod common;
 
 use std::sync::Arc;
 
+use detection::{IndexOrigin, LiveIndex, SnapshotPlace, write_snapshot};
 use fingerprint::{FingerprintSettings, Fingerprinter};
 use matcher::MatcherSettings;
-use pipeline::{IndexOrigin, LiveIndex, SnapshotPlace, write_snapshot};
 use store::testing::TestDb;
 use store::{WorkChanges, WorkWrites};
 
@@ -362,7 +362,7 @@ async fn batch_streams_the_stored_chapters(db: &TestDb) {
             let pages: Vec<_> = texts.iter().map(|t| matcher.page(t)).collect();
             (matcher.batch(&pages).unwrap(), matcher.index().len())
         };
-        let report = pipeline::stream_chapters(store, bounds::Shard::ALL, &mut batch)
+        let report = detection::stream_chapters(store, bounds::Shard::ALL, &mut batch)
             .await
             .unwrap();
         assert_eq!(report.chapters, chapters);

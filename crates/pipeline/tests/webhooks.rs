@@ -14,9 +14,12 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
+use detection::Analyser;
 use import::{ImportOptions, ImportSettings, Importer};
-use pipeline::webhooks::{Event, WebhookSettings};
-use pipeline::{Analyser, Handler, NotifySettings};
+use jobs::Event;
+use notification::NotifySettings;
+use notification::webhooks::WebhookSettings;
+use pipeline::Handler;
 use store::testing::TestDb;
 use store::{JobFilter, JobQueue, JobStatus, Page, Webhooks, WorkerSettings};
 
@@ -37,7 +40,7 @@ async fn receive(
         .get("x-copyhound-signature")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("sha256="))
-        .is_some_and(|sig| sig == pipeline::webhooks::sign(SECRET.as_bytes(), &body));
+        .is_some_and(|sig| sig == notification::webhooks::sign(SECRET.as_bytes(), &body));
     let mut inbox = inbox.lock().unwrap();
     inbox.requests.push((headers, body, signed));
     match (signed, inbox.requests.len()) {
@@ -196,7 +199,7 @@ async fn stored_webhooks_get_signed_deliveries(db: &TestDb) {
     let add = |url: String, events: Vec<String>| {
         let crawl = crawl.clone();
         async move {
-            pipeline::webhooks::add_webhook(store, &crawl, &url, SECRET, &events, "alice").await
+            notification::webhooks::add_webhook(store, &crawl, &url, SECRET, &events, "alice").await
         }
     };
     // Refused when stored: an address outside the allowed network, a short secret.
@@ -204,7 +207,7 @@ async fn stored_webhooks_get_signed_deliveries(db: &TestDb) {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("loopback"), "{err}");
-    let err = pipeline::webhooks::add_webhook(
+    let err = notification::webhooks::add_webhook(
         store,
         &crawl,
         &format!("http://127.0.0.1:{port}/stored"),
@@ -229,7 +232,7 @@ async fn stored_webhooks_get_signed_deliveries(db: &TestDb) {
         .await
         .unwrap();
 
-    pipeline::webhooks::emit(
+    jobs::emit(
         store,
         Event::CrawlFailed,
         serde_json::json!({"crawl": 9, "error": "every page timed out"}),

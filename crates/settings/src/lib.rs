@@ -83,11 +83,11 @@ pub struct Settings {
     pub import: import::ImportLimits,
     /// Takedown notices (`[notices]`): the rights holder's profile, the default template,
     /// abuse contacts.
-    pub notices: pipeline::NoticeSettings,
+    pub notices: takedown::NoticeSettings,
     /// Re-checks after a notice is sent (`[rechecks]`): their intervals and schedule.
-    pub rechecks: pipeline::RecheckSettings,
+    pub rechecks: casework::RecheckSettings,
     /// Evidence beyond the snapshot (`[evidence]`): trusted timestamps.
-    pub evidence: pipeline::EvidenceSettings,
+    pub evidence: casework::EvidenceSettings,
     /// Where page bodies are kept (`[storage]`): the database or an object store.
     pub storage: store::StorageSettings,
     /// How long page bodies are kept (`[retention]`): what `copyhound gc` and the daily
@@ -95,13 +95,13 @@ pub struct Settings {
     pub retention: store::RetentionSettings,
     /// How workers load the matcher index (`[index]`): from a snapshot, then the change
     /// log, or from the database.
-    pub index: pipeline::LiveIndexSettings,
+    pub index: detection::LiveIndexSettings,
     /// Discovery of unknown sites (`[discovery]`): query phrases, search providers and their
     /// budgets.
-    pub discovery: pipeline::discovery::DiscoverySettings,
+    pub discovery: discovery::DiscoverySettings,
     /// Mail (`[notify]`): the SMTP server notices are sent through, the evidence
     /// attachment's limit.
-    pub notify: pipeline::NotifySettings,
+    pub notify: notification::NotifySettings,
     /// The web server of `copyhound serve` (`[server]`): address, uploads, the metrics
     /// token.
     pub server: ServerSettings,
@@ -302,7 +302,7 @@ impl Settings {
         let importer = self.importer(0, Vec::new())?;
         let tsa = timestamp::Tsa::from_settings(&self.evidence.timestamp)
             .context("while setting up the time-stamping authority")?;
-        let analyser = pipeline::Analyser::new(
+        let analyser = detection::Analyser::new(
             store.clone(),
             self.fingerprint.clone(),
             self.matcher.clone(),
@@ -332,8 +332,8 @@ impl Settings {
     ///
     /// # Errors
     /// An object store the setting names that cannot be set up.
-    pub fn index_snapshots(&self) -> Result<Option<pipeline::SnapshotPlace>> {
-        pipeline::SnapshotPlace::parse(&self.index.snapshot, &self.storage)
+    pub fn index_snapshots(&self) -> Result<Option<detection::SnapshotPlace>> {
+        detection::SnapshotPlace::parse(&self.index.snapshot, &self.storage)
             .context("while setting up [index] snapshot")
     }
 
@@ -341,14 +341,14 @@ impl Settings {
     ///
     /// # Errors
     /// The fetcher or the extractor cannot be set up with these settings.
-    pub fn rechecker(&self, store: &store::Store) -> Result<pipeline::Rechecker> {
-        let analyser = pipeline::Analyser::new(
+    pub fn rechecker(&self, store: &store::Store) -> Result<casework::Rechecker> {
+        let analyser = detection::Analyser::new(
             store.clone(),
             self.fingerprint.clone(),
             self.matcher.clone(),
         )
         .with_snapshots(self.index_snapshots()?);
-        let rechecker = pipeline::Rechecker::new(
+        let rechecker = casework::Rechecker::new(
             store.clone(),
             std::sync::Arc::new(analyser),
             &self.crawler,
@@ -397,7 +397,7 @@ impl Settings {
 
     /// `/healthz`, `/readyz` and `/metrics`: the metrics token, and the index to report on.
     #[must_use]
-    pub fn ops(&self, analyser: Option<std::sync::Arc<pipeline::Analyser>>) -> admin::OpsSettings {
+    pub fn ops(&self, analyser: Option<std::sync::Arc<detection::Analyser>>) -> admin::OpsSettings {
         admin::OpsSettings {
             metrics_token: self.server.metrics_token.clone(),
             analyser,
@@ -603,7 +603,7 @@ pub async fn diagnose(
     }
     if let Some(store) = store {
         if let Some(file) = &mut notices
-            && let Ok(effective) = pipeline::overrides::effective(&store, file).await
+            && let Ok(effective) = takedown::overrides::effective(&store, file).await
         {
             *file = effective.notices;
         }

@@ -309,7 +309,7 @@ pub(crate) async fn get(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<CaseDetail>> {
     let id = CaseId(id);
-    let view = pipeline::case_view(state.store(), id).await?;
+    let view = casework::case_view(state.store(), id).await?;
     let snapshots = view
         .snapshots()
         .into_iter()
@@ -325,7 +325,7 @@ pub(crate) async fn get(
         .collect();
     let now = chrono::Utc::now();
     let recheck = state.store().case_recheck(id).await?.map(|r| RecheckOut {
-        days_since_notice: pipeline::rechecks::days_since_notice(&r, now),
+        days_since_notice: casework::rechecks::days_since_notice(&r, now),
         notice_sent_at: r.sent_at,
         checks: r.checks,
         last_checked_at: r.last_checked_at,
@@ -419,10 +419,10 @@ pub(crate) async fn set_status(
     let reason = change
         .reason
         .as_deref()
-        .map(pipeline::review::DismissReason::parse)
+        .map(casework::review::DismissReason::parse)
         .transpose()
         .map_err(WebError::from)?;
-    let note = pipeline::review::decision_note(reason, note.as_deref());
+    let note = casework::review::decision_note(reason, note.as_deref());
     let id = CaseId(id);
     state
         .store()

@@ -502,7 +502,7 @@ impl FromRequestParts<AdminState> for ApiUser {
             .map(str::trim)
             .filter(|t| !t.is_empty() && t.len() <= 200)
             .ok_or_else(unauthenticated)?;
-        let (record, user) = pipeline::accounts::api_token(state.store(), token)
+        let (record, user) = accounts::api_token(state.store(), token)
             .await?
             .ok_or_else(unauthenticated)?;
         Ok(ApiUser {

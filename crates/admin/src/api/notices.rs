@@ -152,7 +152,7 @@ pub(crate) async fn sent(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<NoticeOut>> {
     user.require(Role::Reviewer)?;
-    let notice = pipeline::notices::mark_sent(
+    let notice = takedown::notices::mark_sent(
         state.store(),
         &state.settings().rechecks,
         NoticeId(id),

@@ -72,12 +72,12 @@ pub(crate) async fn export(
 ) -> ApiResult<Response> {
     let (format, content_type, ext) = match q.format.as_deref().unwrap_or("csv") {
         "csv" => (
-            pipeline::ReportFormat::Csv,
+            casework::ReportFormat::Csv,
             "text/csv; charset=utf-8",
             "csv",
         ),
         "jsonl" => (
-            pipeline::ReportFormat::Jsonl,
+            casework::ReportFormat::Jsonl,
             "application/x-ndjson",
             "jsonl",
         ),
@@ -103,9 +103,9 @@ pub(crate) async fn export(
         licensed,
     };
     let mut out = Capped(Vec::new());
-    match pipeline::export_reports(state.store(), &filter, format, &mut out).await {
+    match casework::export_reports(state.store(), &filter, format, &mut out).await {
         Ok(_) => {}
-        Err(pipeline::Error::Write(e)) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+        Err(jobs::Error::Write(e)) if e.kind() == std::io::ErrorKind::FileTooLarge => {
             return Err(ApiError(WebError::bad(format!(
                 "the export is over {} MiB: filter it (status, work) or run \
                  `copyhound reports export`",

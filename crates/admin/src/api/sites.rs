@@ -226,10 +226,10 @@ pub(crate) async fn update(
     ApiJson(change): ApiJson<SiteChangeIn>,
 ) -> ApiResult<Json<SiteOut>> {
     user.require(Role::Reviewer)?;
-    let edit = pipeline::sites::SiteEdit {
+    let edit = crawling::sites::SiteEdit {
         name: change.name,
         start_url: change.start_url,
-        settings: pipeline::sites::SiteSettingsChange {
+        settings: crawling::sites::SiteSettingsChange {
             max_pages: change.max_pages,
             max_depth: change.max_depth,
             delay_ms: change.delay_ms,
@@ -243,7 +243,7 @@ pub(crate) async fn update(
             .map(|c| Some(c.trim().to_owned()).filter(|c| !c.is_empty())),
     };
     let mut site = None;
-    if edit != pipeline::sites::SiteEdit::default() {
+    if edit != crawling::sites::SiteEdit::default() {
         site = Some(edit_site(&state, user.actor(), id, &edit).await?);
     }
     if let Some(enabled) = change.enabled {
@@ -282,8 +282,8 @@ pub(crate) struct CrawlOut {
     cases: Vec<i64>,
 }
 
-impl From<pipeline::SiteCrawl> for CrawlOut {
-    fn from(c: pipeline::SiteCrawl) -> Self {
+impl From<crawling::SiteCrawl> for CrawlOut {
+    fn from(c: crawling::SiteCrawl) -> Self {
         CrawlOut {
             id: c.id,
             status: c.status.to_owned(),
@@ -332,7 +332,7 @@ pub(crate) async fn crawls(
         Some(n) => return Err(ApiError(WebError::bad(format!("limit: 1 to 100, not {n}")))),
     };
     state.store().site(id).await?;
-    let history = pipeline::site_history(state.store(), id, limit).await?;
+    let history = crawling::site_history(state.store(), id, limit).await?;
     Ok(Json(history.into_iter().map(CrawlOut::from).collect()))
 }
 
@@ -374,6 +374,6 @@ pub(crate) async fn crawl(
     _user: ApiUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<CrawlOut>> {
-    let progress = pipeline::crawl_progress(state.store(), store::CrawlId(id)).await?;
+    let progress = crawling::crawl_progress(state.store(), store::CrawlId(id)).await?;
     Ok(Json(progress.into()))
 }

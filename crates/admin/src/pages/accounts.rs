@@ -165,7 +165,7 @@ pub(crate) async fn login(
     let attempt = state.limiter().reserve(username, addr, device)?;
     let user = {
         let _turn = state.limiter().check_turn().await;
-        pipeline::accounts::authenticate(state.store(), username, &form.password).await?
+        accounts::authenticate(state.store(), username, &form.password).await?
     };
     let Some(user) = user else {
         // The attempt stays counted.
@@ -177,7 +177,7 @@ pub(crate) async fn login(
     };
     attempt.succeeded();
     let lifetime = state.settings().session_lifetime;
-    let session = pipeline::accounts::start_session(state.store(), user.id, lifetime).await?;
+    let session = accounts::start_session(state.store(), user.id, lifetime).await?;
     let mut response = Redirect::to(&next).into_response();
     let cookies = response.headers_mut();
     cookies.append(
@@ -200,7 +200,7 @@ pub(crate) async fn logout(
     CsrfForm(_user, _): CsrfForm<Empty>,
 ) -> WebResult<Response> {
     if let Some(cookie) = session_cookie_value(&state, &headers) {
-        pipeline::accounts::end_session(state.store(), cookie).await?;
+        accounts::end_session(state.store(), cookie).await?;
     }
     let mut response = Redirect::to("/login").into_response();
     response.headers_mut().insert(
@@ -347,7 +347,7 @@ async fn new_user(
         .map_err(|e: store::UnknownRole| WebError::bad(e.to_string()))
         .on("role")?;
     let display = super::blank_none(form.display_name);
-    pipeline::accounts::add_user(
+    accounts::add_user(
         state.store(),
         form.username.trim(),
         display.as_deref(),
@@ -410,12 +410,12 @@ async fn change_user(
         .map_err(|e| WebError::bad(e.to_string()))
         .on("role")?;
     if let Some(password) = super::blank_none(form.password) {
-        pipeline::accounts::set_password(state.store(), id, &password, user.actor())
+        accounts::set_password(state.store(), id, &password, user.actor())
             .await
             .on("password")?;
     }
     if let Some(email) = &form.email {
-        pipeline::alerts::set_alerts(state.store(), id, Some(email), &[], user.actor())
+        notification::alerts::set_alerts(state.store(), id, Some(email), &[], user.actor())
             .await
             .on("email")?;
     }
@@ -493,8 +493,7 @@ async fn new_token(
         None => None,
     };
     let issued =
-        pipeline::accounts::issue_api_token(state.store(), id, name, expires_at, user.actor())
-            .await?;
+        accounts::issue_api_token(state.store(), id, name, expires_at, user.actor()).await?;
     Ok(issued.token)
 }
 

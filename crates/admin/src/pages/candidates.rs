@@ -133,8 +133,7 @@ pub(crate) async fn approve_candidate(
     schedule: Option<&str>,
 ) -> WebResult<(Site, CrawlId)> {
     let (site, crawl) =
-        pipeline::discovery::approve(state.store(), &state.settings().crawler, domain, schedule)
-            .await?;
+        discovery::approve(state.store(), &state.settings().crawler, domain, schedule).await?;
     state
         .store()
         .record_audit(
@@ -157,7 +156,7 @@ pub(crate) async fn ignore_candidate(
     actor: &str,
     domain: &str,
 ) -> WebResult<Candidate> {
-    let candidate = pipeline::discovery::ignore(state.store(), domain).await?;
+    let candidate = discovery::ignore(state.store(), domain).await?;
     state
         .store()
         .record_audit(

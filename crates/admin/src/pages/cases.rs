@@ -5,8 +5,8 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use pipeline::review::{self, Disguise, DismissReason, ReviewLimits, ReviewPage};
-use pipeline::{SnapshotTimestamp, Verification};
+use casework::review::{self, Disguise, DismissReason, ReviewLimits, ReviewPage};
+use casework::{SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
     AuditLog, AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus,
@@ -270,7 +270,7 @@ impl CasePage {
             };
         }
         // The notes the store and the pipeline write (`store::notices`, `store::cases`,
-        // `pipeline::review::undo`).
+        // `casework::review::undo`).
         if note == "undo" {
             return t("history.undo").to_owned();
         }
@@ -378,7 +378,7 @@ pub(crate) async fn detail_page(
     undo: Option<Undo>,
     form: Form,
 ) -> WebResult<Html<String>> {
-    let view = pipeline::case_view(state.store(), id).await?;
+    let view = casework::case_view(state.store(), id).await?;
     // The reads that do not depend on each other go out together: the page waits for the
     // slowest, not for their sum.
     let (pages, stamps, recheck, history, notices, next_case) = tokio::try_join!(
@@ -388,7 +388,7 @@ pub(crate) async fn detail_page(
                     .await?,
             )
         },
-        async { Ok::<_, WebError>(pipeline::case_timestamps(state.store(), id, None).await?) },
+        async { Ok::<_, WebError>(casework::case_timestamps(state.store(), id, None).await?) },
         async { Ok::<_, WebError>(state.store().case_recheck(id).await?) },
         async { Ok::<_, WebError>(state.store().case_history(id).await?) },
         async { Ok::<_, WebError>(state.store().notices(Some(id)).await?) },
@@ -427,7 +427,7 @@ pub(crate) async fn detail_page(
     }
     let days_since_notice = recheck
         .as_ref()
-        .map(|r| pipeline::rechecks::days_since_notice(r, chrono::Utc::now()));
+        .map(|r| casework::rechecks::days_since_notice(r, chrono::Utc::now()));
     page(&CasePage {
         ctx,
         next: view.case.status.next(),
@@ -586,7 +586,7 @@ pub(crate) async fn compare(
     Path(id): Path<i64>,
     Query(q): Query<CompareQuery>,
 ) -> WebResult<Html<String>> {
-    let view = pipeline::case_view(state.store(), CaseId(id)).await?;
+    let view = casework::case_view(state.store(), CaseId(id)).await?;
     let m = view
         .matches
         .iter()
@@ -599,7 +599,7 @@ pub(crate) async fn compare(
         })?
         .clone();
     let page_text = state.store().page_text(m.snapshot_id).await?.body;
-    let chapter = pipeline::chapters(state.store(), [m.chapter_id], state.texts())
+    let chapter = detection::chapters(state.store(), [m.chapter_id], state.texts())
         .await?
         .remove(&m.chapter_id)
         .ok_or_else(|| WebError::NotFound(format!("chapter {} is no longer stored", q.chapter)))?;
@@ -706,7 +706,7 @@ pub(crate) async fn capture(
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
     let case = state.store().case(CaseId(id)).await?;
-    pipeline::queue_capture(state.store(), case.id).await?;
+    evidence::queue_capture(state.store(), case.id).await?;
     state
         .store()
         .record_audit(
@@ -773,7 +773,7 @@ pub(crate) async fn evidence_zip(state: &AdminState, id: CaseId) -> WebResult<Re
     let store = state.store().clone();
     let runtime = tokio::runtime::Handle::current();
     let zip = tokio::task::spawn_blocking(move || {
-        runtime.block_on(pipeline::evidence::package_zip(&store, id))
+        runtime.block_on(evidence::package::package_zip(&store, id))
     })
     .await
     .map_err(WebError::internal)??;

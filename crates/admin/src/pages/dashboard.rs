@@ -12,9 +12,10 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Html;
 use chrono::{NaiveDate, TimeDelta, Utc};
-use pipeline::{BlockedSite, RightsHolder, SetupStatus, SetupStep};
+use pipeline::{BlockedSite, SetupStatus, SetupStep};
 use serde::Deserialize;
 use store::{CaseFilter, CaseReads, CaseRecord, CaseStatus};
+use takedown::RightsHolder;
 
 use crate::auth::CurrentUser;
 use crate::error::{WebError, WebResult};
@@ -202,7 +203,7 @@ impl Todo {
 /// on the settings page over it.
 async fn rights_holder(state: &AdminState) -> WebResult<RightsHolder> {
     let effective =
-        pipeline::overrides::effective(state.store(), &state.settings().notices).await?;
+        takedown::overrides::effective(state.store(), &state.settings().notices).await?;
     Ok(effective.notices.rights_holder)
 }
 

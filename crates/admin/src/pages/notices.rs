@@ -5,11 +5,11 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use pipeline::NoticeTemplate;
 use serde::Deserialize;
 use store::{
     AuditLog, CaseId, JobQueue, NoticeId, NoticeRecord, NoticeStatus, Notices, Rechecks, Role,
 };
+use takedown::NoticeTemplate;
 
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
@@ -37,7 +37,7 @@ pub(crate) async fn draft(
     let to = super::blank_none(to);
     // The recipient comes from the form or the configured abuse contacts; the security.txt
     // look-up needs the crawler's fetcher, which the CLI has and the web node does not.
-    Ok(pipeline::notices::create_notice(
+    Ok(takedown::notices::create_notice(
         state.store(),
         &state.settings().notices,
         None,
@@ -85,7 +85,7 @@ pub(crate) async fn recheck_now(
             "case {case} has no notice sent: nothing to re-check"
         )));
     }
-    let job = pipeline::rechecks::recheck_job(case)?;
+    let job = casework::rechecks::recheck_job(case)?;
     state.store().enqueue(&job).await?;
     state
         .store()
@@ -144,12 +144,12 @@ impl ShowPage {
 
     /// The recipient is a web form: the text is pasted by hand.
     fn web_form(&self) -> bool {
-        pipeline::sending::is_web_form(&self.notice)
+        takedown::sending::is_web_form(&self.notice)
     }
 
     /// A draft whose recipient takes mail.
     fn mailable(&self) -> bool {
-        self.is_draft() && pipeline::sending::mail_recipient(&self.notice).is_ok()
+        self.is_draft() && takedown::sending::mail_recipient(&self.notice).is_ok()
     }
 }
 
@@ -215,7 +215,7 @@ pub(crate) struct EditForm {
     body_text: String,
 }
 
-/// Changes a draft's recipient and text (`pipeline::notices::edit_draft`, audited); refused
+/// Changes a draft's recipient and text (`takedown::notices::edit_draft`, audited); refused
 /// once the notice was marked sent. The pages and the API both edit drafts through this.
 pub(crate) async fn edit_draft(
     state: &AdminState,
@@ -224,12 +224,12 @@ pub(crate) async fn edit_draft(
     recipient: &str,
     text: &str,
 ) -> Result<NoticeRecord, Refused> {
-    pipeline::notices::edit_draft(state.store(), id, recipient, text, actor)
+    takedown::notices::edit_draft(state.store(), id, recipient, text, actor)
         .await
         .map_err(|e| {
             let field = match &e {
-                pipeline::Error::Notice(m) if m.starts_with("recipient") => "recipient",
-                pipeline::Error::Notice(_) => "body_text",
+                jobs::Error::Notice(m) if m.starts_with("recipient") => "recipient",
+                jobs::Error::Notice(_) => "body_text",
                 _ => crate::form::WHOLE_FORM,
             };
             Refused::new(field, e)
@@ -292,7 +292,7 @@ pub(crate) async fn sent(
     CsrfForm(user, _): CsrfForm<Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
-    let notice = pipeline::notices::mark_sent(
+    let notice = takedown::notices::mark_sent(
         state.store(),
         &state.settings().rechecks,
         NoticeId(id),
@@ -309,7 +309,7 @@ pub(crate) struct SendForm {
     again: Option<String>,
 }
 
-/// Queues the job that mails the notice (`pipeline::sending::send_job`); what a web form or
+/// Queues the job that mails the notice (`takedown::sending::send_job`); what a web form or
 /// a missing address cannot take is refused here, before anything is queued.
 pub(crate) async fn send(
     State(state): State<AdminState>,
@@ -327,9 +327,9 @@ pub(crate) async fn send(
     if notice.status == NoticeStatus::Sent {
         return Err(WebError::Conflict(format!("notice {id} was sent already")));
     }
-    pipeline::sending::mail_recipient(&notice)?;
+    takedown::sending::mail_recipient(&notice)?;
     let again = form.again.is_some();
-    let job = pipeline::sending::send_job(id, again)?;
+    let job = takedown::sending::send_job(id, again)?;
     state.store().enqueue(&job).await?;
     state
         .store()

@@ -6,9 +6,10 @@ use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use pipeline::overrides::{self, Field, Problem, Source};
+use jobs::Problem;
 use serde::Deserialize;
 use store::{AlertDelivery, Alerts, Role};
+use takedown::overrides::{self, Field, Source};
 
 use crate::auth::{ClientAddr, CurrentUser, session_cookie};
 use crate::error::{WebError, WebResult};
@@ -101,7 +102,7 @@ fn problem_label(problem: Problem) -> &'static str {
 }
 
 /// Saves the settings form: each field's value (blank or the file's clears its override),
-/// checked by `pipeline::overrides` and audited; refused values are shown beside their field
+/// checked by `takedown::overrides` and audited; refused values are shown beside their field
 /// and nothing is saved.
 pub(crate) async fn save_settings(
     State(state): State<AdminState>,
@@ -127,7 +128,7 @@ pub(crate) async fn save_settings(
             state.forget_effective();
             Ok(Redirect::to("/settings?saved=1").into_response())
         }
-        Err(pipeline::Error::Settings(refusals)) => {
+        Err(jobs::Error::Settings(refusals)) => {
             for r in refusals {
                 let label = user.lang.t(problem_label(r.problem));
                 typed.refuse(field_name(&r.key), format!("{label}: {}", r.message));
@@ -177,7 +178,7 @@ async fn account_page(
     form: Form,
 ) -> WebResult<AccountPage> {
     let stored = state.store().alert_preferences(user.user.id).await?;
-    let alerts = pipeline::alerts::ALERT_EVENTS
+    let alerts = notification::alerts::ALERT_EVENTS
         .iter()
         .map(|e| {
             let chosen = stored
@@ -220,7 +221,7 @@ async fn alert_choices(
     raw: &std::collections::BTreeMap<String, String>,
 ) -> Result<(), Refused> {
     let mut choices = Vec::new();
-    for event in pipeline::alerts::ALERT_EVENTS {
+    for event in notification::alerts::ALERT_EVENTS {
         if let Some(value) = raw.get(event.as_str()) {
             let delivery = AlertDelivery::parse(value)
                 .ok_or_else(|| WebError::bad(format!("{value:?}: off, immediate or digest")))
@@ -228,7 +229,7 @@ async fn alert_choices(
             choices.push((event, delivery));
         }
     }
-    pipeline::alerts::set_alerts(
+    notification::alerts::set_alerts(
         state.store(),
         user.user.id,
         raw.get("email").map(String::as_str),
@@ -253,7 +254,7 @@ pub(crate) struct PasswordForm {
 /// Changes the user's own password: the current one must be right (each wrong try counts
 /// against the login budget of the name and the address, as a login does), the new one
 /// passes the same rules as everywhere. Every session and API token of the user ends
-/// (`pipeline::accounts::set_password`); this browser gets a new session.
+/// (`accounts::set_password`); this browser gets a new session.
 pub(crate) async fn change_password(
     State(state): State<AdminState>,
     ClientAddr(addr): ClientAddr,
@@ -288,15 +289,14 @@ async fn new_password(
     let attempt = state.limiter().reserve(user.actor(), addr, None)?;
     let right = {
         let _turn = state.limiter().check_turn().await;
-        pipeline::accounts::authenticate(state.store(), user.actor(), &form.current_password)
-            .await?
+        accounts::authenticate(state.store(), user.actor(), &form.current_password).await?
     };
     if right.is_none_or(|u| u.id != user.user.id) {
         drop(attempt);
         return Err(Refused::label("current_password", "account.wrong_password"));
     }
     attempt.succeeded();
-    pipeline::accounts::set_password(
+    accounts::set_password(
         state.store(),
         user.user.id,
         &form.new_password,
@@ -305,7 +305,7 @@ async fn new_password(
     .await
     .on("new_password")?;
     let lifetime = state.settings().session_lifetime;
-    let session = pipeline::accounts::start_session(state.store(), user.user.id, lifetime).await?;
+    let session = accounts::start_session(state.store(), user.user.id, lifetime).await?;
     Ok(session_cookie(state, &session.cookie, lifetime))
 }
 

@@ -4,7 +4,7 @@
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::{Html, Redirect, Response};
-use pipeline::SiteCrawl;
+use crawling::SiteCrawl;
 use serde::Deserialize;
 use store::{
     AuditLog, JobId, LicensedDomain, LicensedDomains, NewSite, Role, Site, SiteSettings,
@@ -42,7 +42,7 @@ async fn list_page(state: &AdminState, user: &CurrentUser, form: Form) -> WebRes
         ctx: Ctx::new(user, "sites"),
         sites: state.store().watched_sites().await?,
         licensed: state.store().licensed_domains().await?,
-        defaults: pipeline::sites::default_site_settings(&state.settings().crawler),
+        defaults: crawling::sites::default_site_settings(&state.settings().crawler),
         form,
     })
 }
@@ -133,7 +133,7 @@ pub(crate) async fn watch(
     schedule: Option<String>,
     limits: SiteLimits,
 ) -> WebResult<Site> {
-    let base = pipeline::sites::default_site_settings(&state.settings().crawler);
+    let base = crawling::sites::default_site_settings(&state.settings().crawler);
     let settings = SiteSettings {
         max_pages: limit("max. pages", limits.max_pages, base.max_pages, 1_000_000)?,
         max_depth: limit("max. depth", limits.max_depth, base.max_depth, 100)?,
@@ -145,9 +145,9 @@ pub(crate) async fn watch(
         start_url: start_url.trim().to_owned(),
         name,
         settings,
-        schedule: schedule.as_deref().map(pipeline::site_schedule),
+        schedule: schedule.as_deref().map(crawling::site_schedule),
     };
-    let site = pipeline::watch_site(state.store(), &state.settings().crawler, &site).await?;
+    let site = crawling::watch_site(state.store(), &state.settings().crawler, &site).await?;
     state
         .store()
         .record_audit(
@@ -212,18 +212,18 @@ pub(crate) struct EditForm {
     render_shown: Option<String>,
 }
 
-/// Changes a watched site as `copyhound sites set` does (`pipeline::sites::edit_site`) and
+/// Changes a watched site as `copyhound sites set` does (`crawling::sites::edit_site`) and
 /// records who did, with the site before and after; the pages and the API both edit sites
 /// through this.
 pub(crate) async fn edit_site(
     state: &AdminState,
     actor: &str,
     id: i64,
-    edit: &pipeline::sites::SiteEdit,
+    edit: &crawling::sites::SiteEdit,
 ) -> WebResult<Site> {
     let before = state.store().site(id).await?;
     let site =
-        pipeline::sites::edit_site(state.store(), &state.settings().crawler, id, edit).await?;
+        crawling::sites::edit_site(state.store(), &state.settings().crawler, id, edit).await?;
     let summary = |s: &Site| {
         serde_json::json!({
             "name": s.name, "start_url": s.start_url, "schedule": s.schedule,
@@ -250,10 +250,10 @@ pub(crate) async fn edit(
 ) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
     let result = async {
-        let edit = pipeline::sites::SiteEdit {
+        let edit = crawling::sites::SiteEdit {
             name: super::blank_none(form.name),
             start_url: super::blank_none(form.start_url),
-            settings: pipeline::sites::SiteSettingsChange {
+            settings: crawling::sites::SiteSettingsChange {
                 max_pages: number("max_pages", form.max_pages)?,
                 max_depth: number("max_depth", form.max_depth)?,
                 delay_ms: number("delay_ms", form.delay_ms)?,
@@ -326,14 +326,14 @@ async fn detail_page(
     edited: bool,
 ) -> WebResult<Html<String>> {
     let site = state.store().site(id).await?;
-    let crawls = pipeline::site_history(state.store(), id, 20).await?;
+    let crawls = crawling::site_history(state.store(), id, 20).await?;
     let mut running = crawls
         .iter()
         .any(|c| matches!(c.status, "queued" | "running"));
     // A crawl job no worker has started yet has no crawl row: without this the page showed
     // nothing after "crawl now" and never reloaded to show the crawl once it began.
     let waiting = match job {
-        Some(job) if !running => pipeline::site_job_live(state.store(), id, job).await?,
+        Some(job) if !running => crawling::site_job_live(state.store(), id, job).await?,
         _ => false,
     };
     running |= waiting;
@@ -354,7 +354,7 @@ pub(crate) async fn queue_crawl(
     actor: &str,
     id: i64,
 ) -> WebResult<store::JobId> {
-    let enqueued = pipeline::crawl_site_now(state.store(), id).await?;
+    let enqueued = crawling::crawl_site_now(state.store(), id).await?;
     state
         .store()
         .record_audit(

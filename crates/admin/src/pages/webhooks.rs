@@ -1,6 +1,6 @@
 //! The webhooks page (admins only): webhooks kept in the database beside the configured
 //! `[[notify.webhooks]]`, added (URL checked against the crawler's address rules, secret of
-//! `pipeline::webhooks::MIN_SECRET_CHARS` or more, never shown back), turned on and off,
+//! `notification::webhooks::MIN_SECRET_CHARS` or more, never shown back), turned on and off,
 //! deleted, and sent a signed test event.
 
 use std::collections::BTreeMap;
@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use askama::Template;
 use axum::extract::{Path, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use pipeline::webhooks::{Event, MIN_SECRET_CHARS};
+use jobs::Event;
+use notification::webhooks::MIN_SECRET_CHARS;
 use serde::Deserialize;
 use store::{Role, StoredWebhook, WebhookId, Webhooks};
 
@@ -121,7 +122,7 @@ async fn new_webhook(
     if secret.trim().chars().count() < MIN_SECRET_CHARS {
         return Err(Refused::label("secret", "webhooks.short_secret"));
     }
-    pipeline::webhooks::add_webhook(
+    notification::webhooks::add_webhook(
         state.store(),
         &state.settings().crawler,
         field("url"),
@@ -174,13 +175,14 @@ pub(crate) async fn test(
     user.require(Role::Admin)?;
     let id = WebhookId(id);
     let tested =
-        match pipeline::webhooks::send_test(state.store(), &state.settings().crawler, id).await {
+        match notification::webhooks::send_test(state.store(), &state.settings().crawler, id).await
+        {
             Ok(status) => Tested {
                 id,
                 delivered: true,
                 what: format!("HTTP {status}"),
             },
-            Err(pipeline::Error::Refused(why)) => Tested {
+            Err(jobs::Error::Refused(why)) => Tested {
                 id,
                 delivered: false,
                 what: why,

@@ -169,7 +169,7 @@ pub(crate) async fn queue_import(
     let path = dir.join(format!(
         "{}-{}.{ext}",
         chrono::Utc::now().format("%Y%m%dT%H%M%S"),
-        pipeline::accounts::random_token(8)
+        accounts::random_token(8)
     ));
     let written = path.clone();
     tokio::task::spawn_blocking(move || {
@@ -179,7 +179,7 @@ pub(crate) async fn queue_import(
     .await
     .map_err(WebError::internal)?
     .map_err(|e| WebError::Internal(format!("cannot keep the upload: {e}")))?;
-    let job = pipeline::Job::ImportWork {
+    let job = jobs::Job::ImportWork {
         path,
         title: Some(title.clone()),
         author,

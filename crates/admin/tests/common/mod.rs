@@ -8,9 +8,9 @@ pub mod wire;
 
 use std::sync::Arc;
 
+use detection::Analyser;
 use import::{ImportOptions, ImportSettings, Importer};
 use matcher::MatcherSettings;
-use pipeline::Analyser;
 use sha2::Digest;
 use store::{CaseId, EvidenceWrites, NewPageText, NewSnapshot, Role, Store};
 
@@ -94,7 +94,7 @@ pub async fn users(store: &Store) {
         ("rita", Role::Reviewer),
         ("vic", Role::Viewer),
     ] {
-        pipeline::accounts::add_user(store, name, None, role, "correct horse battery", "test")
+        accounts::add_user(store, name, None, role, "correct horse battery", "test")
             .await
             .unwrap();
     }

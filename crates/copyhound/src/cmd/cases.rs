@@ -3,13 +3,13 @@
 //! (domains whose copies are allowed).
 
 use anyhow::{Context, Result, bail};
+use casework::review::{DismissReason, decision_note};
 use clap::{Args, Subcommand};
 use store::{
     CaseFilter, CaseId, CaseReads, CaseStatus, CaseWrites, LicensedDomains, Store, WorkId,
 };
 
 use super::outln;
-use pipeline::review::{DismissReason, decision_note};
 use settings::Settings;
 
 /// `cases` subcommands.
@@ -175,7 +175,7 @@ async fn removals(store: &Store, args: RemovalsArgs) -> Result<()> {
                 std::fs::File::create(path)
                     .with_context(|| format!("while creating {}", path.display()))?,
             );
-            let written = pipeline::removals::export_removals(store, &statuses, &mut file).await?;
+            let written = casework::removals::export_removals(store, &statuses, &mut file).await?;
             eprintln!(
                 "wrote {} URLs of {} cases to {}",
                 written.urls,
@@ -185,12 +185,12 @@ async fn removals(store: &Store, args: RemovalsArgs) -> Result<()> {
             Ok(written)
         }
         None => {
-            pipeline::removals::export_removals(store, &statuses, &mut std::io::stdout().lock())
+            casework::removals::export_removals(store, &statuses, &mut std::io::stdout().lock())
                 .await
         }
     };
     match written {
-        Err(pipeline::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+        Err(jobs::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             Err(super::StdoutClosed.into())
         }
         other => other.map(drop).map_err(Into::into),
@@ -208,7 +208,7 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
         .cases(&filter, None, args.limit)
         .await
         .context("while listing cases")?;
-    let table = pipeline::cases::CaseTable(cases);
+    let table = casework::cases::CaseTable(cases);
     if args.json {
         outln!("{}", serde_json::to_string(&table)?);
     } else {
@@ -218,7 +218,7 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
 }
 
 async fn evidence(store: &Store, args: EvidenceArgs) -> Result<()> {
-    let package = pipeline::write_package(store, args.id, &args.out, args.force)
+    let package = evidence::write_package(store, args.id, &args.out, args.force)
         .await
         .map_err(super::or_missing(|| {
             format!("there is no case {}: see `copyhound cases list`", args.id)
@@ -243,21 +243,21 @@ async fn show(store: &Store, args: ShowArgs, trust: Option<&timestamp::Trust>) -
             args.id
         )
     };
-    let dossier = pipeline::case_dossier(store, args.id, trust)
+    let dossier = casework::case_dossier(store, args.id, trust)
         .await
         .with_context(reading)?;
     if args.json {
         outln!("{}", serde_json::to_string(&dossier)?);
         return Ok(());
     }
-    let sheet = pipeline::cases::case_sheet(store, &dossier)
+    let sheet = casework::cases::case_sheet(store, &dossier)
         .await
         .with_context(reading)?;
     super::write_stdout(&sheet.to_string())
 }
 
 async fn stamp(store: &Store, args: StampArgs, tsa: &timestamp::Tsa) -> Result<()> {
-    let done = pipeline::stamp_case(store, tsa, args.id)
+    let done = evidence::stamp_case(store, tsa, args.id)
         .await
         .with_context(|| {
             format!(
@@ -289,7 +289,7 @@ async fn capture(
     if args.allow_private {
         crawl.fetch.safety.allow_private = true;
     }
-    let done = pipeline::capture_case(store, &crawl, tsa, args.id)
+    let done = evidence::capture_case(store, &crawl, tsa, args.id)
         .await
         .with_context(|| format!("while capturing case {}", args.id))?;
     for (snapshot, why) in &done.failed {
@@ -380,7 +380,7 @@ pub async fn licensed(store: &Store, command: LicensedCommand) -> Result<()> {
         }
         LicensedCommand::List { json } => {
             let domains = store.licensed_domains().await?;
-            let table = pipeline::cases::LicensedTable(&domains);
+            let table = casework::cases::LicensedTable(&domains);
             if json {
                 outln!("{}", serde_json::to_string(&table)?);
             } else {

@@ -13,10 +13,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use detection::check::expand_inputs;
+use detection::{Checker, load_matcher};
 use fingerprint::Fingerprinter;
 use matcher::Matcher;
-use pipeline::check::expand_inputs;
-use pipeline::{Checker, load_matcher};
 use store::Store;
 
 use settings::Settings;
@@ -49,7 +49,7 @@ pub(crate) async fn load(store: &Store, settings: &Settings, quiet: bool) -> Res
     );
     let (matcher, loaded) = load_matcher(store, settings.matcher.clone(), fingerprinter)
         .await
-        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{}", jobs::chain(&e)))?;
     if loaded.skipped > 0 {
         eprintln!(
             "warning: {} chapters left out of the index (fingerprinted by another version: \
@@ -78,7 +78,7 @@ pub async fn run(store: &Store, args: CheckArgs, settings: &Settings) -> Result<
         settings.crawler.extract.clone(),
     )
     .context("while setting up the checker ([crawler.fetch] and [crawler.extract] settings)")?;
-    let jobs = args.jobs.unwrap_or_else(pipeline::check::default_jobs);
+    let jobs = args.jobs.unwrap_or_else(detection::check::default_jobs);
     let started = Instant::now();
     let (mut failed, mut pages, mut matches) = (0, 0, 0);
     let total = inputs.len();
@@ -88,7 +88,7 @@ pub async fn run(store: &Store, args: CheckArgs, settings: &Settings) -> Result<
                 Ok(checked) => checked,
                 Err(e) => {
                     failed += 1;
-                    eprintln!("error: {input}: {}", pipeline::chain(&e));
+                    eprintln!("error: {input}: {}", jobs::chain(&e));
                     return Ok(());
                 }
             };

@@ -74,7 +74,7 @@ pub async fn run(store: &Store, args: CrawlArgs, settings: &Settings) -> Result<
         None => launch::new_crawl(store, &settings.crawler, &args.urls, &overrides).await?,
     };
     if args.enqueue {
-        launch::queue_crawl(store, id, args.runners).await?;
+        crawling::queue_crawl(store, id, args.runners).await?;
         if args.json {
             outln!(
                 "{}",

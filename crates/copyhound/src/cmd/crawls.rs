@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use pipeline::crawls::{self, CrawlListing, CrawlSheet};
+use crawling::crawls::{self, CrawlListing, CrawlSheet};
 use store::{CrawlFilter, CrawlId, CrawlStatus, Crawls, Store};
 
 use super::outln;

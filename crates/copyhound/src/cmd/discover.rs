@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use pipeline::discovery::{self, CandidateTable, SearchOptions};
+use discovery::{CandidateTable, SearchOptions};
 use store::{CandidateStatus, Discovery, Store, WorkId};
 
 use super::outln;
@@ -244,7 +244,7 @@ pub async fn run(store: &Store, command: DiscoverCommand, settings: &Settings) -
                  for `copyhound worker`",
                 site.host,
                 site.id,
-                pipeline::sites::schedule_note(&site)
+                crawling::sites::schedule_note(&site)
             );
         }
         DiscoverCommand::Ignore { domain } => {

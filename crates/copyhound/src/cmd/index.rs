@@ -1,13 +1,13 @@
 //! `copyhound index`: the matcher index. `snapshot` builds it from the stored fingerprints
-//! and writes it as one file (`pipeline::write_snapshot`) that workers load instead
+//! and writes it as one file (`detection::write_snapshot`) that workers load instead
 //! (`[index] snapshot`), replaying the work change log from its position.
 
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use detection::SnapshotPlace;
 use fingerprint::Fingerprinter;
-use pipeline::SnapshotPlace;
 use settings::Settings;
 use store::Store;
 
@@ -45,7 +45,7 @@ pub async fn run(store: &Store, command: IndexCommand, settings: &Settings) -> R
 async fn snapshot(store: &Store, args: &SnapshotArgs, settings: &Settings) -> Result<()> {
     let to = args.to.as_deref().unwrap_or("auto");
     let place = SnapshotPlace::parse(to, &settings.storage)
-        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))?
+        .map_err(|e| anyhow::anyhow!("{}", jobs::chain(&e)))?
         .with_context(|| {
             format!(
                 "nowhere to write the snapshot: --to {to:?} names no place ([storage] bodies is \
@@ -57,9 +57,9 @@ async fn snapshot(store: &Store, args: &SnapshotArgs, settings: &Settings) -> Re
         Fingerprinter::new(settings.fingerprint.clone())
             .context("while setting up the fingerprinter ([fingerprint] settings)")?,
     );
-    let written = pipeline::write_snapshot(store, settings.matcher.clone(), fingerprinter, &place)
+    let written = detection::write_snapshot(store, settings.matcher.clone(), fingerprinter, &place)
         .await
-        .map_err(|e| anyhow::anyhow!("{}", pipeline::chain(&e)))
+        .map_err(|e| anyhow::anyhow!("{}", jobs::chain(&e)))
         .with_context(|| format!("while writing an index snapshot to {}", place.describe()))?;
     if written.skipped > 0 {
         eprintln!(

@@ -88,9 +88,7 @@ pub fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
 
 /// A pipeline error as it is, or the message `missing` makes when what the call needed
 /// does not exist (a mistyped id).
-pub fn or_missing(
-    missing: impl FnOnce() -> String,
-) -> impl FnOnce(pipeline::Error) -> anyhow::Error {
+pub fn or_missing(missing: impl FnOnce() -> String) -> impl FnOnce(jobs::Error) -> anyhow::Error {
     move |e| {
         if e.is_not_found() {
             anyhow::anyhow!(missing())

@@ -5,8 +5,8 @@
 use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::{Subcommand, ValueEnum};
-use pipeline::notices::{self, NoticeTemplate};
 use store::{CaseId, NoticeId, Notices, Rechecks, Store};
+use takedown::{NoticeTemplate, notices};
 
 use super::outln;
 use settings::Settings;
@@ -137,10 +137,10 @@ pub async fn run(store: &Store, command: NoticesCommand, settings: &Settings) ->
             }
         }
         NoticesCommand::Send { id, again, json } => {
-            let mailer = pipeline::Mailer::new(&settings.notify.smtp)?;
-            let sent = pipeline::sending::send_notice(
+            let mailer = notification::Mailer::new(&settings.notify.smtp)?;
+            let sent = takedown::sending::send_notice(
                 store,
-                pipeline::sending::SendSettings {
+                takedown::sending::SendSettings {
                     notices: &settings.notices,
                     notify: &settings.notify,
                     rechecks: &settings.rechecks,
@@ -155,7 +155,7 @@ pub async fn run(store: &Store, command: NoticesCommand, settings: &Settings) ->
             if json {
                 outln!("{}", serde_json::to_string(&sent)?);
             } else {
-                super::write_stdout(&pipeline::sending::sent_text(&sent))?;
+                super::write_stdout(&takedown::sending::sent_text(&sent))?;
             }
             Ok(())
         }

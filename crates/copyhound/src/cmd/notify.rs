@@ -21,7 +21,7 @@ pub enum NotifyCommand {
 pub async fn run(command: NotifyCommand, settings: &Settings) -> Result<()> {
     match command {
         NotifyCommand::Test { address } => {
-            let mailer = pipeline::Mailer::new(&settings.notify.smtp)?;
+            let mailer = notification::Mailer::new(&settings.notify.smtp)?;
             let accepted = mailer
                 .send_test(&address)
                 .await

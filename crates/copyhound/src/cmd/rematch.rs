@@ -29,7 +29,7 @@ pub struct RematchArgs {
     #[arg(long, value_name = "MODE", default_value = "auto")]
     mode: ModeChoice,
     /// Pages a batch holds at most (batch mode).
-    #[arg(long, value_name = "N", default_value_t = pipeline::DEFAULT_BATCH_PAGES,
+    #[arg(long, value_name = "N", default_value_t = detection::DEFAULT_BATCH_PAGES,
           value_parser = bounds::parse_count)]
     batch_pages: usize,
     /// Print the summary as one JSON object.

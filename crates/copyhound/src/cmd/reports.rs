@@ -1,11 +1,11 @@
 //! `copyhound reports export`: every (page, chapter) match as JSON lines or CSV, written by
-//! [`pipeline::export_reports`] to standard output or a file.
+//! [`casework::export_reports`] to standard output or a file.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
+use casework::{ReportFormat, export_reports};
 use clap::{Args, Subcommand, ValueEnum};
-use pipeline::{ReportFormat, export_reports};
 use store::{CaseStatus, LicensedRows, ReportFilter, WorkId};
 
 /// `reports` subcommands.
@@ -81,7 +81,7 @@ async fn export(store: &store::Store, args: &ExportArgs) -> Result<u64> {
         None => export_reports(store, &filter, format, std::io::stdout().lock()).await,
     };
     match written {
-        Err(pipeline::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+        Err(jobs::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             Err(super::StdoutClosed.into())
         }
         other => Ok(other?),

@@ -53,7 +53,7 @@ async fn serve_store(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
-    let first_admin = pipeline::accounts::bootstrap_admin(store)
+    let first_admin = accounts::bootstrap_admin(store)
         .await
         .context("while creating the first admin")?;
     let listen = args.listen.unwrap_or(settings.server.listen);

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use pipeline::sites::{SiteEdit, SiteSettingsChange, SiteTable, schedule_note};
+use crawling::sites::{SiteEdit, SiteSettingsChange, SiteTable, schedule_note};
 use store::{NewSite, Store, SuspectSites};
 
 use super::outln;
@@ -171,9 +171,9 @@ async fn add(store: &Store, args: AddArgs, settings: &Settings) -> Result<()> {
             .settings
             .change(false, false)
             .new_site(&settings.crawler),
-        schedule: args.schedule.as_deref().map(pipeline::site_schedule),
+        schedule: args.schedule.as_deref().map(crawling::site_schedule),
     };
-    let site = pipeline::watch_site(store, &settings.crawler, &site)
+    let site = crawling::watch_site(store, &settings.crawler, &site)
         .await
         .with_context(|| format!("while adding {}", args.url))?;
     outln!(
@@ -197,7 +197,7 @@ async fn set(store: &Store, args: SetArgs, settings: &Settings) -> Result<()> {
             (None, false) => None,
         },
     };
-    let site = pipeline::sites::edit_site(store, &settings.crawler, args.id, &edit)
+    let site = crawling::sites::edit_site(store, &settings.crawler, args.id, &edit)
         .await
         .map_err(|e| site_error(args.id, e))?;
     outln!(
@@ -211,7 +211,7 @@ async fn set(store: &Store, args: SetArgs, settings: &Settings) -> Result<()> {
 
 /// Pauses or resumes site `id`'s schedule.
 async fn enable(store: &Store, id: i64, enabled: bool) -> Result<()> {
-    let said = pipeline::sites::set_site_enabled(store, id, enabled)
+    let said = crawling::sites::set_site_enabled(store, id, enabled)
         .await
         .map_err(|e| site_error(id, e))?;
     outln!("{said}");
@@ -219,7 +219,7 @@ async fn enable(store: &Store, id: i64, enabled: bool) -> Result<()> {
 }
 
 /// A pipeline error on site `id`, with a hint when the site does not exist.
-fn site_error(id: i64, e: pipeline::Error) -> anyhow::Error {
+fn site_error(id: i64, e: jobs::Error) -> anyhow::Error {
     if e.is_not_found() {
         anyhow::anyhow!("there is no watched site {id}: see `copyhound sites list`")
     } else {
@@ -238,7 +238,7 @@ async fn list(store: &Store, json: bool) -> Result<()> {
 }
 
 async fn show(store: &Store, id: i64, limit: u32, json: bool) -> Result<()> {
-    let sheet = pipeline::sites::site_sheet(store, id, limit)
+    let sheet = crawling::sites::site_sheet(store, id, limit)
         .await
         .map_err(|e| site_error(id, e))?;
     if json {
@@ -257,13 +257,13 @@ async fn crawl(
     settings: &Settings,
 ) -> Result<()> {
     if enqueue {
-        let queued = pipeline::crawl_site_now(store, id)
+        let queued = crawling::crawl_site_now(store, id)
             .await
             .map_err(|e| site_error(id, e))?;
-        outln!("{}", pipeline::sites::queued_crawl_text(id, &queued, json));
+        outln!("{}", crawling::sites::queued_crawl_text(id, &queued, json));
         return Ok(());
     }
-    let (crawl, crawl_settings, resumed) = pipeline::site_crawl(store, &settings.crawler, id)
+    let (crawl, crawl_settings, resumed) = crawling::site_crawl(store, &settings.crawler, id)
         .await
         .map_err(|e| site_error(id, e))?;
     if resumed && !json {

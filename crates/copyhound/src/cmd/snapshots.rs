@@ -31,7 +31,7 @@ pub struct ExportArgs {
 /// Runs a `snapshots` subcommand against the database at `database`.
 pub async fn run(store: &store::Store, command: SnapshotsCommand) -> Result<()> {
     let SnapshotsCommand::Export(args) = command;
-    let done = pipeline::warc_export::export_warc(store, args.crawl, &args.warc)
+    let done = evidence::warc_export::export_warc(store, args.crawl, &args.warc)
         .await
         .with_context(|| format!("while exporting to {}", args.warc.display()))?;
     let of = args

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use chrono::Utc;
 use clap::Subcommand;
-use pipeline::accounts;
 use store::{ApiTokenId, ApiTokens, Role, Store, UserChanges, Users};
 
 use super::outln;

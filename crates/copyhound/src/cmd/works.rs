@@ -231,7 +231,7 @@ async fn list(store: &Store, args: ListArgs) -> Result<()> {
 }
 
 /// "there is no work ID", when a pipeline error says the work does not exist.
-fn no_work(id: WorkId) -> impl FnOnce(pipeline::Error) -> anyhow::Error {
+fn no_work(id: WorkId) -> impl FnOnce(jobs::Error) -> anyhow::Error {
     super::or_missing(move || format!("there is no work {id}: see `copyhound works list`"))
 }
 

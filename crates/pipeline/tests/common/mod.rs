@@ -10,12 +10,12 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use chrono::Utc;
 use import::{ImportOptions, ImportSettings, Importer};
-use pipeline::notices::{NoticeSettings, RightsHolder};
 use sha2::Digest;
 use store::{
     CaseId, CaseReads, CaseStatus, CaseWrites, EvidenceWrites, NewSnapshot, SnapshotId, Store,
     WorkId,
 };
+use takedown::{NoticeSettings, RightsHolder};
 
 /// 封神演义 1–3 (traditional): the protected work.
 pub const WORK: &str = include_str!("../../../import/tests/data/fengshenyanyi_hant_1-3.txt");
@@ -60,7 +60,7 @@ pub async fn confirmed_case(store: &Store, url: &str) -> CaseId {
         )
         .await
         .unwrap();
-    let analyser = pipeline::Analyser::new(
+    let analyser = detection::Analyser::new(
         store.clone(),
         Default::default(),
         matcher::MatcherSettings::default(),
@@ -144,7 +144,7 @@ pub fn handler(store: &Store) -> pipeline::Handler {
     pipeline::Handler::new(
         store.clone(),
         Importer::new(ImportSettings::default()).unwrap(),
-        Arc::new(pipeline::Analyser::new(
+        Arc::new(detection::Analyser::new(
             store.clone(),
             Default::default(),
             matcher::MatcherSettings::default(),
@@ -177,7 +177,7 @@ pub fn shard_handler(store: &Store, shard: bounds::Shard) -> pipeline::Handler {
         store.clone(),
         Importer::new(ImportSettings::default()).unwrap(),
         Arc::new(
-            pipeline::Analyser::new(
+            detection::Analyser::new(
                 store.clone(),
                 Default::default(),
                 matcher::MatcherSettings::default(),

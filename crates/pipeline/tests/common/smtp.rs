@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use pipeline::{SmtpSettings, SmtpTls};
+use notification::{SmtpSettings, SmtpTls};
 use tokio::io::AsyncBufReadExt;
 
 /// What the server does with a message (see `tests/smtp/server.py`).
