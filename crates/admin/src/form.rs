@@ -227,6 +227,11 @@ impl<T: DeserializeOwned + Send> FromRequest<AdminState> for FormPost<T> {
     }
 }
 
+/// A form's optional text field: blank is none.
+pub(crate) fn blank_none(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

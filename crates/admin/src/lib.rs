@@ -22,12 +22,32 @@
 //! admin::serve(listener, state, async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }
 //! ```
+//!
+//! # Inside, each module above what it uses
+//!
+//! | module | holds |
+//! |---|---|
+//! | `service` | one process serving the UI with its workers |
+//! | the crate root | the router, its layers (security headers, errors framed in the page's frame) |
+//! | `pages/`, `api/` | the HTML pages and the JSON API, side by side; neither imports the other. `api/common` holds the API's error shape, extractors and listing pages |
+//! | `actions/` | what a page and the API both do (approve a candidate, watch or edit a site, queue an import, draft a notice, a case's evidence zip): one function each, audited |
+//! | `form`, `ops` | forms refused where they were typed; `/healthz`, `/readyz`, `/metrics` |
+//! | `auth`, `server`, `statics` | who is asking (sessions, roles, CSRF, client address); the hardened HTTP server; the stylesheet and scripts |
+//! | `state` | what every handler shares: the store, settings, caches, the login limiter |
+//! | `limiter` | login budgets per name and address, per address and per device cookie |
+//! | `error` | [`WebError`], the one error every handler returns |
+//! | `render`, `i18n` | the page frame, the error page, formatters and charts; the two languages |
+//!
+//! A new operation that both a page and the API offer goes in `actions/`; a page's handler
+//! and template in `pages/`, the API's handler in `api/`.
 
+mod actions;
 mod api;
 mod auth;
 mod error;
 mod form;
 mod i18n;
+mod limiter;
 mod ops;
 mod pages;
 mod render;
@@ -44,11 +64,11 @@ use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware;
 
 pub use api::openapi_json;
-pub use auth::LoginLimits;
 pub use error::WebError;
 pub use i18n::{LABELS, Lang};
-pub use ops::{METRICS_CONTENT_TYPE, OpsSettings, RetentionOutlook, serve_ops};
-pub use state::{AdminSettings, AdminState};
+pub use limiter::LoginLimits;
+pub use ops::{METRICS_CONTENT_TYPE, serve_ops};
+pub use state::{AdminSettings, AdminState, OpsSettings, RetentionOutlook};
 
 /// The strict policy every response carries: nothing from another origin, no inline script
 /// or style (pirate page text is escaped, and even a slip could not run), no framing.
@@ -66,11 +86,8 @@ pub fn router(state: AdminState) -> Router {
         .merge(api::routes(upload))
         .merge(statics::routes())
         .merge(ops::routes())
-        .fallback(render::no_such_page)
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            render::framed_errors,
-        ))
+        .fallback(no_such_page)
+        .layer(middleware::from_fn_with_state(state.clone(), framed_errors))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::reject_cross_site,
@@ -120,4 +137,46 @@ async fn security_headers(
         .entry(header::CACHE_CONTROL)
         .or_insert(HeaderValue::from_static("no-store"));
     response
+}
+
+/// Shows a page's error inside the app's frame: with the navigation and in the language of
+/// the person logged in (the handler that failed may not have known who that was), or in
+/// the browser's language for a guest. API responses are JSON and pass untouched.
+async fn framed_errors(
+    axum::extract::State(state): axum::extract::State<crate::state::AdminState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if crate::api::is_api_path(request.uri().path()) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let mut asking = axum::http::Request::new(());
+    *asking.headers_mut() = parts.headers.clone();
+    *asking.uri_mut() = parts.uri.clone();
+    let response = next
+        .run(axum::extract::Request::from_parts(parts, body))
+        .await;
+    let Some(shown) = response.extensions().get::<render::ErrorShown>().cloned() else {
+        return response;
+    };
+    let (mut asking, ()) = asking.into_parts();
+    use axum::extract::FromRequestParts;
+    let ctx = match auth::CurrentUser::from_request_parts(&mut asking, &state).await {
+        Ok(user) => user.ctx(""),
+        Err(_) => render::Ctx::guest(Lang::choose(None, &asking.headers)),
+    };
+    let (old, _) = response.into_parts();
+    let mut framed = render::error_page_in(ctx, old.status, shown.message());
+    for (name, value) in &old.headers {
+        if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
+            framed.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    framed
+}
+
+/// What an address no route answers gets: the 404 page (framed by [`framed_errors`]).
+async fn no_such_page(uri: axum::http::Uri) -> crate::error::WebError {
+    crate::error::WebError::NotFound(format!("there is no page at {}", uri.path()))
 }

@@ -32,87 +32,13 @@ use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 use store::{CaseStatus, OpsReads, StatsReads};
 
-use crate::state::{AdminSettings, AdminState};
+use crate::state::{AdminSettings, AdminState, OpsSettings};
 
 /// The media type of the figures.
 pub const METRICS_CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// How the operations endpoints behave.
-#[derive(Debug, Clone, Default)]
-pub struct OpsSettings {
-    /// When set, `/metrics` answers only requests bearing it (`Authorization: Bearer …`).
-    pub metrics_token: Option<bounds::Secret>,
-    /// The analyser whose index this process's match jobs use: `/readyz` waits for its index
-    /// and `/metrics` shows its size. `None` in a process that runs no match jobs.
-    pub analyser: Option<Arc<detection::Analyser>>,
-    /// The retention policy whose outlook (what `gc` would remove now) `/metrics` shows,
-    /// worked out at most once per [`RetentionOutlook::EVERY`]. `None`: not shown.
-    pub retention: Option<RetentionOutlook>,
-}
-
-/// What the retention policy will free, for `/metrics`: `gc`'s dry run reads the snapshots
-/// and bodies (0.8 s on SQLite, 8.6 s on Postgres at 10^5 pages, `cargo bench --bench gc`),
-/// too slow for a scrape, so it runs in a task of its own and a scrape shows the last answer;
-/// one older than [`RetentionOutlook::EVERY`] starts the next run.
-#[derive(Debug, Clone)]
-pub struct RetentionOutlook {
-    settings: store::RetentionSettings,
-    last: Arc<std::sync::Mutex<Outlook>>,
-}
-
-#[derive(Debug, Default)]
-struct Outlook {
-    /// The last answer and when its run started.
-    report: Option<(std::time::Instant, store::GcReport)>,
-    /// A run is under way.
-    running: bool,
-}
-
-impl RetentionOutlook {
-    /// How long an answer is shown before the next run is started.
-    pub const EVERY: std::time::Duration = std::time::Duration::from_secs(600);
-
-    /// The outlook of `settings`.
-    pub fn new(settings: store::RetentionSettings) -> Self {
-        RetentionOutlook {
-            settings,
-            last: Arc::default(),
-        }
-    }
-
-    /// The last dry run's report, if one finished; starts a run when there is none or it is
-    /// older than [`RetentionOutlook::EVERY`] and none is under way.
-    fn report(&self, store: &store::Store) -> Option<store::GcReport> {
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let stale = last
-            .report
-            .as_ref()
-            .is_none_or(|(at, _)| at.elapsed() >= Self::EVERY);
-        if stale && !last.running {
-            last.running = true;
-            let (store, settings, slot) =
-                (store.clone(), self.settings.clone(), Arc::clone(&self.last));
-            tokio::spawn(async move {
-                let started = std::time::Instant::now();
-                let report = store.retention_outlook(&settings).await;
-                let mut last = slot.lock().unwrap_or_else(|e| e.into_inner());
-                last.running = false;
-                match report {
-                    Ok(report) => last.report = Some((started, report)),
-                    Err(e) => tracing::warn!(error = %e, "what retention will free was not read"),
-                }
-            });
-        }
-        last.report.as_ref().map(|(_, report)| report.clone())
-    }
-}
-
-/// `/healthz`, `/readyz` and `/metrics`.
-/// The paths of [`routes`]: what a connection in the reserved share may ask for.
-pub(crate) const PATHS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
-
 pub(crate) fn routes() -> Router<AdminState> {
-    let [health, ready, metrics_path] = PATHS;
+    let [health, ready, metrics_path] = crate::server::OPS_PATHS;
     Router::new()
         .route(health, get(healthz))
         .route(ready, get(readyz))

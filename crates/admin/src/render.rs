@@ -7,8 +7,6 @@ use axum::response::{Html, IntoResponse, Response};
 use chrono::{DateTime, NaiveDate, Utc};
 use store::{Role, UserRecord};
 
-use crate::auth::CurrentUser;
-use crate::error::WebResult;
 use crate::i18n::Lang;
 
 /// What the layout (`admin/base.html`) needs: the language, who is logged in, the CSRF
@@ -28,16 +26,6 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    pub fn new(user: &CurrentUser, nav: &'static str) -> Self {
-        Ctx {
-            lang: user.lang,
-            user: Some(user.user.clone()),
-            csrf: user.csrf.clone(),
-            nav,
-            zone: user.zone.clone(),
-        }
-    }
-
     pub fn guest(lang: Lang) -> Self {
         Ctx {
             lang,
@@ -114,8 +102,8 @@ impl Ctx {
     }
 }
 
-/// Renders a page.
-pub fn page(template: &impl Template) -> WebResult<Html<String>> {
+/// Renders a page; a template that fails is the caller's error (`WebError`'s internal).
+pub fn page<E: From<askama::Error>>(template: &impl Template) -> Result<Html<String>, E> {
     Ok(Html(template.render()?))
 }
 
@@ -138,7 +126,7 @@ impl ErrorPage<'_> {
     }
 }
 
-/// An error page a handler answered with: what [`framed_errors`] shows again inside the
+/// An error page a handler answered with: what the router's error layer shows again inside the
 /// app's frame when the person asking is logged in.
 #[derive(Debug, Clone)]
 pub(crate) struct ErrorShown {
@@ -169,51 +157,9 @@ pub fn error_page_in(ctx: Ctx, status: StatusCode, message: &str) -> Response {
     response
 }
 
-/// The error page without a user (a guest's, or before [`framed_errors`] frames it).
+/// The error page without a user (a guest's, or before the router's error layer frames it).
 pub fn error_page(status: StatusCode, message: &str) -> Response {
     error_page_in(Ctx::guest(Lang::En), status, message)
-}
-
-/// Shows a page's error inside the app's frame: with the navigation and in the language of
-/// the person logged in (the handler that failed may not have known who that was), or in
-/// the browser's language for a guest. API responses are JSON and pass untouched.
-pub(crate) async fn framed_errors(
-    axum::extract::State(state): axum::extract::State<crate::state::AdminState>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    if crate::api::is_api_path(request.uri().path()) {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let mut asking = axum::http::Request::new(());
-    *asking.headers_mut() = parts.headers.clone();
-    *asking.uri_mut() = parts.uri.clone();
-    let response = next
-        .run(axum::extract::Request::from_parts(parts, body))
-        .await;
-    let Some(shown) = response.extensions().get::<ErrorShown>().cloned() else {
-        return response;
-    };
-    let (mut asking, ()) = asking.into_parts();
-    use axum::extract::FromRequestParts;
-    let ctx = match CurrentUser::from_request_parts(&mut asking, &state).await {
-        Ok(user) => Ctx::new(&user, ""),
-        Err(_) => Ctx::guest(Lang::choose(None, &asking.headers)),
-    };
-    let (old, _) = response.into_parts();
-    let mut framed = error_page_in(ctx, old.status, &shown.message);
-    for (name, value) in &old.headers {
-        if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
-            framed.headers_mut().insert(name.clone(), value.clone());
-        }
-    }
-    framed
-}
-
-/// What an address no route answers gets: the 404 page (framed by [`framed_errors`]).
-pub(crate) async fn no_such_page(uri: axum::http::Uri) -> crate::error::WebError {
-    crate::error::WebError::NotFound(format!("there is no page at {}", uri.path()))
 }
 
 /// `s` percent-encoded for a query string value.

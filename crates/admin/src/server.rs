@@ -258,6 +258,10 @@ fn client_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// The operations endpoints, `/healthz`, `/readyz` and `/metrics` (the `ops` module
+/// routes them): all that a connection in the reserved share may ask for.
+pub(crate) const OPS_PATHS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+
 /// How fast a request body must come.
 #[derive(Debug, Clone, Copy)]
 struct Pace {
@@ -269,8 +273,7 @@ struct Pace {
 /// Answers a request on a reserved connection that is not for an ops endpoint, and a request
 /// whose body came too slowly, on a connection then closed.
 async fn guard(pace: Pace, request: Request, next: Next) -> Response {
-    if request.extensions().get::<OpsOnly>().is_some()
-        && !crate::ops::PATHS.contains(&request.uri().path())
+    if request.extensions().get::<OpsOnly>().is_some() && !OPS_PATHS.contains(&request.uri().path())
     {
         let mut response = closing(
             StatusCode::SERVICE_UNAVAILABLE,

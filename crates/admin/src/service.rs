@@ -100,7 +100,11 @@ pub struct OpsServer {
 
 impl OpsServer {
     /// Starts serving on `listener`.
-    pub fn start(listener: tokio::net::TcpListener, store: Store, ops: crate::OpsSettings) -> Self {
+    pub fn start(
+        listener: tokio::net::TcpListener,
+        store: Store,
+        ops: crate::state::OpsSettings,
+    ) -> Self {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(crate::serve_ops(listener, store, ops, async move {
             let _ = stopped.await;

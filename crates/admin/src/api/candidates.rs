@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use store::{CandidateStatus, Discovery, Role};
 use utoipa::ToSchema;
 
-use super::{ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, created};
-use crate::pages::candidates::{approve_candidate, ignore_candidate};
+use super::common::{ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, created};
+use crate::actions::candidates::{approve_candidate, ignore_candidate};
 use crate::state::AdminState;
 
 /// Where a candidate stands.

@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use store::{CaseFilter, CaseId, CaseReads, CaseStatus, CaseWrites, Rechecks, Role, WorkId};
 use utoipa::ToSchema;
 
-use super::{
+use super::common::{
     ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, bad_cursor,
 };
+use crate::actions::cases::{format_cursor, parse_cursor};
 use crate::error::WebError;
-use crate::pages::cases::{format_cursor, parse_cursor};
 use crate::state::AdminState;
 
 /// Where review of a case stands.
@@ -54,7 +54,7 @@ impl From<Status> for CaseStatus {
     }
 }
 
-super::page_of!(
+super::common::page_of!(
     /// One page of the review queue.
     CasePage,
     CaseOut
@@ -449,5 +449,5 @@ pub(crate) async fn evidence(
     _user: ApiUser,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<axum::response::Response> {
-    Ok(crate::pages::cases::evidence_zip(&state, CaseId(id)).await?)
+    Ok(crate::actions::cases::evidence_zip(&state, CaseId(id)).await?)
 }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use store::{CaseId, NoticeId, Notices, Role};
 use utoipa::ToSchema;
 
-use super::{ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, created};
-use crate::pages::notices::draft;
+use super::common::{ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, created};
+use crate::actions::notices::draft;
 use crate::state::AdminState;
 
 /// A takedown notice, as rendered when it was drafted.
@@ -198,8 +198,8 @@ pub(crate) async fn update(
     let notice = state.store().notice(id).await?;
     let recipient = change.recipient.unwrap_or(notice.recipient);
     let text = change.body_text.unwrap_or(notice.body_text);
-    let edited = crate::pages::notices::edit_draft(&state, user.actor(), id, &recipient, &text)
+    let edited = crate::actions::notices::edit_draft(&state, user.actor(), id, &recipient, &text)
         .await
-        .map_err(|r| super::ApiError(r.into_error()))?;
+        .map_err(|r| super::common::ApiError(r.into_error()))?;
     Ok(Json(edited.into()))
 }

@@ -12,7 +12,7 @@ use store::{CaseStatus, JobId, JobQueue, LicensedRows, ReportFilter, WorkId};
 use utoipa::ToSchema;
 
 use super::cases::Status;
-use super::{ApiError, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody};
+use super::common::{ApiError, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody};
 use crate::error::WebError;
 use crate::state::AdminState;
 

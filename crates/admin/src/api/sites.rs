@@ -7,15 +7,15 @@ use serde::{Deserialize, Serialize};
 use store::{Role, SuspectSites};
 use utoipa::ToSchema;
 
-use super::{
+use super::common::{
     ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Queued,
     accepted, bad_cursor, created,
 };
+use crate::actions::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};
 use crate::error::WebError;
-use crate::pages::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};
 use crate::state::AdminState;
 
-super::page_of!(
+super::common::page_of!(
     /// One page of the watched sites.
     SitePage,
     SiteOut

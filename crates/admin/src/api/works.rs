@@ -7,15 +7,15 @@ use serde::{Deserialize, Serialize};
 use store::{Page, Role, WorkFilter, WorkId, WorkReads};
 use utoipa::ToSchema;
 
-use super::{
+use super::common::{
     ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ApiUser, ErrorBody, PageQuery, Queued,
     accepted, bad_cursor,
 };
+use crate::actions::works::{queue_import, title_from_file_name, upload_extension};
 use crate::error::WebError;
-use crate::pages::works::{queue_import, title_from_file_name, upload_extension};
 use crate::state::AdminState;
 
-super::page_of!(
+super::common::page_of!(
     /// One page of the works.
     WorkPage,
     WorkOut
@@ -281,7 +281,7 @@ pub(crate) async fn update(
         )));
     }
     let id = WorkId(id);
-    crate::pages::works::edit_work(&state, user.actor(), id, change.title, change.author)
+    crate::actions::works::edit_work(&state, user.actor(), id, change.title, change.author)
         .await
         .map_err(|r| ApiError(r.into_error()))?;
     Ok(Json(work_detail(&state, id).await?))

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use store::{ApiTokenId, ApiTokenRecord, ApiTokens, Role, UserChanges, UserId, UserRecord, Users};
 
 use crate::auth::{
-    ClientAddr, CsrfForm, CurrentUser, PlainForm, check_login_token, device_cookie,
+    ClientAddr, CsrfForm, CurrentUser, Empty, PlainForm, check_login_token, device_cookie,
     device_cookie_value, login_token, session_cookie, session_cookie_value,
 };
 use crate::error::{WebError, WebResult};
@@ -191,9 +191,6 @@ pub(crate) async fn login(
     Ok(response)
 }
 
-#[derive(Deserialize)]
-pub(crate) struct Empty {}
-
 pub(crate) async fn logout(
     State(state): State<AdminState>,
     headers: HeaderMap,
@@ -302,7 +299,7 @@ async fn users_page(
     row: Option<(UserId, Form)>,
 ) -> WebResult<Html<String>> {
     page(&UsersPage {
-        ctx: Ctx::new(user, "users"),
+        ctx: user.ctx("users"),
         users: state.store().users().await?,
         tokens: state.store().api_tokens(None).await?,
         issued,
@@ -346,7 +343,7 @@ async fn new_user(
         .parse()
         .map_err(|e: store::UnknownRole| WebError::bad(e.to_string()))
         .on("role")?;
-    let display = super::blank_none(form.display_name);
+    let display = crate::form::blank_none(form.display_name);
     accounts::add_user(
         state.store(),
         form.username.trim(),
@@ -409,7 +406,7 @@ async fn change_user(
         .transpose()
         .map_err(|e| WebError::bad(e.to_string()))
         .on("role")?;
-    if let Some(password) = super::blank_none(form.password) {
+    if let Some(password) = crate::form::blank_none(form.password) {
         accounts::set_password(state.store(), id, &password, user.actor())
             .await
             .on("password")?;
@@ -480,7 +477,7 @@ async fn new_token(
             WebError::bad("a token needs a name of 1 to 100 characters"),
         ));
     }
-    let expires_at = match super::blank_none(form.expires_days) {
+    let expires_at = match crate::form::blank_none(form.expires_days) {
         Some(days) => {
             let days: i64 = days
                 .parse()

@@ -9,6 +9,7 @@ use axum::response::{Html, Redirect, Response};
 use serde::Deserialize;
 use store::{AuditLog, Candidate, CandidateStatus, CrawlId, Discovery, Role, Site};
 
+use crate::actions::candidates::{approve_candidate, ignore_candidate};
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, Refused, WHOLE_FORM, answer};
@@ -74,7 +75,7 @@ pub(crate) async fn list(
         })
         .collect();
     page(&ListPage {
-        ctx: Ctx::new(&user, "candidates"),
+        ctx: user.ctx("candidates"),
         rows,
         status,
     })
@@ -114,60 +115,13 @@ async fn detail_page(
     let more_urls = urls.len().saturating_sub(SHOWN_URLS) as u64;
     urls.truncate(SHOWN_URLS);
     page(&DetailPage {
-        ctx: Ctx::new(user, "candidates"),
+        ctx: user.ctx("candidates"),
         href: href(&candidate.domain),
         candidate,
         urls,
         more_urls,
         form,
     })
-}
-
-/// Approves a candidate as `copyhound discover approve` does (a watched site whose crawl of
-/// the found URLs is queued) and records who did; the page and the API both approve
-/// through this.
-pub(crate) async fn approve_candidate(
-    state: &AdminState,
-    actor: &str,
-    domain: &str,
-    schedule: Option<&str>,
-) -> WebResult<(Site, CrawlId)> {
-    let (site, crawl) =
-        discovery::approve(state.store(), &state.settings().crawler, domain, schedule).await?;
-    state
-        .store()
-        .record_audit(
-            actor,
-            "candidate.approve",
-            Some("site"),
-            Some(site.id),
-            &serde_json::json!({
-                "domain": site.host, "schedule": site.schedule, "crawl": crawl.0,
-            }),
-        )
-        .await?;
-    Ok((site, crawl))
-}
-
-/// Ignores a domain as `copyhound discover ignore` does (never probed again) and records who
-/// did; the page and the API both ignore through this.
-pub(crate) async fn ignore_candidate(
-    state: &AdminState,
-    actor: &str,
-    domain: &str,
-) -> WebResult<Candidate> {
-    let candidate = discovery::ignore(state.store(), domain).await?;
-    state
-        .store()
-        .record_audit(
-            actor,
-            "candidate.ignore",
-            None,
-            None,
-            &serde_json::json!({ "domain": candidate.domain }),
-        )
-        .await?;
-    Ok(candidate)
 }
 
 #[derive(Deserialize)]
@@ -181,7 +135,7 @@ pub(crate) async fn approve(
     FormPost(user, form, typed): FormPost<ApproveForm>,
 ) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
-    let schedule = super::blank_none(form.schedule);
+    let schedule = crate::form::blank_none(form.schedule);
     let result = approve_candidate(&state, user.actor(), &domain, schedule.as_deref())
         .await
         .map_err(|error| {
@@ -208,7 +162,7 @@ pub(crate) async fn approve(
 pub(crate) async fn ignore(
     State(state): State<AdminState>,
     Path(domain): Path<String>,
-    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
     ignore_candidate(&state, user.actor(), &domain).await?;

@@ -14,6 +14,7 @@ use store::{
     Role, SnapshotId, WorkId,
 };
 
+use crate::actions::cases::{evidence_zip, format_cursor, parse_cursor};
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, WHOLE_FORM, answer};
@@ -57,13 +58,13 @@ impl QueueQuery {
         Ok(CaseFilter {
             status,
             work,
-            site: super::blank_none(self.site.clone()),
+            site: crate::form::blank_none(self.site.clone()),
             min_exposure,
         })
     }
 
     fn cursor(&self) -> WebResult<Option<CaseCursor>> {
-        let Some(after) = super::blank_none(self.after.clone()) else {
+        let Some(after) = crate::form::blank_none(self.after.clone()) else {
             return Ok(None);
         };
         parse_cursor(&after)
@@ -87,19 +88,6 @@ impl QueueQuery {
         q.append_pair("after", &format_cursor(&last.cursor()));
         q.finish()
     }
-}
-
-/// A listing cursor as text: `<last_seen_at RFC 3339>,<id>`.
-pub(crate) fn format_cursor(c: &CaseCursor) -> String {
-    format!("{},{}", c.last_seen_at.to_rfc3339(), c.id)
-}
-
-pub(crate) fn parse_cursor(s: &str) -> Option<CaseCursor> {
-    let (at, id) = s.rsplit_once(',')?;
-    Some(CaseCursor {
-        last_seen_at: chrono::DateTime::parse_from_rfc3339(at).ok()?.to_utc(),
-        id: id.parse().ok()?,
-    })
 }
 
 #[derive(Template)]
@@ -137,7 +125,7 @@ pub(crate) async fn queue(
         .then(|| cases.last().map(|c| q.next(c)))
         .flatten();
     page(&QueuePage {
-        ctx: Ctx::new(&user, "cases"),
+        ctx: user.ctx("cases"),
         statuses: &CaseStatus::ALL,
         status: filter.status.map_or("all", CaseStatus::as_str).to_owned(),
         work: q.work.clone().unwrap_or_default(),
@@ -404,7 +392,7 @@ pub(crate) async fn detail_page(
             pages: c.pages.len(),
         })
         .collect();
-    let ctx = Ctx::new(user, "cases");
+    let ctx = user.ctx("cases");
     let mut snapshots: Vec<SnapshotRow> = Vec::new();
     let mut shots = Vec::new();
     for (snapshot, url) in view.snapshots().into_iter().rev().take(SNAPSHOTS_SHOWN) {
@@ -501,7 +489,7 @@ async fn decide(
     form: StatusForm,
 ) -> Result<String, Refused> {
     let status = CaseStatus::parse(&form.status).on("status")?;
-    let note = super::blank_none(form.note);
+    let note = crate::form::blank_none(form.note);
     if note.as_ref().is_some_and(|n| n.chars().count() > 2000) {
         return Err(Refused::new(
             "note",
@@ -612,7 +600,7 @@ pub(crate) async fn compare(
     .await
     .map_err(WebError::internal)?;
     page(&ComparePage {
-        ctx: Ctx::new(&user, "cases"),
+        ctx: user.ctx("cases"),
         case: view.case,
         url: m.final_url,
         snapshot: m.snapshot_id,
@@ -702,7 +690,7 @@ pub(crate) async fn snapshot_screenshot(
 pub(crate) async fn capture(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, _): CsrfForm<crate::pages::accounts::Empty>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
     let case = state.store().case(CaseId(id)).await?;
@@ -736,7 +724,7 @@ pub(crate) async fn snapshot_page(
 ) -> WebResult<Html<String>> {
     let text = state.store().page_text(SnapshotId(id)).await?;
     page(&SnapshotPage {
-        ctx: Ctx::new(&user, "cases"),
+        ctx: user.ctx("cases"),
         text,
     })
 }
@@ -762,33 +750,6 @@ pub(crate) async fn evidence(
     Path(id): Path<i64>,
 ) -> WebResult<Response> {
     evidence_zip(&state, CaseId(id)).await
-}
-
-/// The evidence package of case `id` as a zip download: what the case page's link and
-/// `GET /api/v1/cases/{id}/evidence` answer, the package `copyhound cases evidence` writes.
-pub(crate) async fn evidence_zip(state: &AdminState, id: CaseId) -> WebResult<Response> {
-    // Writing the package gzips every snapshot into the WARC file and deflates the zip:
-    // seconds of CPU for a large case, run on a blocking thread so that the runtime's
-    // workers go on serving other requests meanwhile.
-    let store = state.store().clone();
-    let runtime = tokio::runtime::Handle::current();
-    let zip = tokio::task::spawn_blocking(move || {
-        runtime.block_on(evidence::package::package_zip(&store, id))
-    })
-    .await
-    .map_err(WebError::internal)??;
-    let mut response = zip.into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/zip"),
-    );
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&format!("attachment; filename=\"case-{id}-evidence.zip\""))
-            .map_err(WebError::internal)?,
-    );
-    Ok(response)
 }
 
 fn hex(bytes: &[u8]) -> String {

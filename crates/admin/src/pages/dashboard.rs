@@ -22,15 +22,6 @@ use crate::error::{WebError, WebResult};
 use crate::render::{ColumnChart, Ctx, bar_percents, day_label, page, pct, share};
 use crate::state::AdminState;
 
-/// The figures counted lately, by window start and table size, reused for
-/// [`crate::AdminSettings::figures_ttl`]. Counting holds the lock, so a burst of requests
-/// counts once and the rest wait for its result instead of each running the same queries.
-#[derive(Debug, Default)]
-pub(crate) struct FiguresCache(tokio::sync::Mutex<HashMap<FiguresKey, (Instant, Arc<Stats>)>>);
-
-/// The window's first day and the rows of the top tables.
-type FiguresKey = (Option<NaiveDate>, u32);
-
 /// Windows kept at most: the analytics page's start day is the user's to choose.
 const FIGURES_KEPT: usize = 32;
 
@@ -53,7 +44,7 @@ async fn figures_at(
 ) -> WebResult<Arc<Stats>> {
     let ttl = state.settings().figures_ttl;
     let fresh = |at: &Instant| now.saturating_duration_since(*at) < ttl;
-    let mut cache = state.figures().0.lock().await;
+    let mut cache = state.figures().lock().await;
     let key = (window.since, top);
     if let Some((at, stats)) = cache.get(&key)
         && fresh(at)
@@ -276,7 +267,7 @@ pub(crate) async fn dashboard(
         ..CaseFilter::default()
     };
     let new_cases = state.store().cases(&filter, None, 10).await?;
-    let ctx = Ctx::new(&user, "dashboard");
+    let ctx = user.ctx("dashboard");
     page(&DashboardPage {
         todos: todos(setup, &ctx),
         ctx,
@@ -315,7 +306,7 @@ pub(crate) async fn analytics(
     Query(q): Query<AnalyticsQuery>,
 ) -> WebResult<Html<String>> {
     let now = Utc::now();
-    let since = match super::blank_none(q.since) {
+    let since = match crate::form::blank_none(q.since) {
         Some(s) => NaiveDate::parse_from_str(&s, "%Y-%m-%d")
             .map_err(|_| WebError::bad(format!("since: a date as YYYY-MM-DD, not {s:?}")))?,
         None => now.date_naive() - TimeDelta::days(29),
@@ -323,7 +314,7 @@ pub(crate) async fn analytics(
     let window = Window::new(Some(since), now)?;
     let stats = figures(&state, &window, 20).await?;
     page(&AnalyticsPage {
-        ctx: Ctx::new(&user, "analytics"),
+        ctx: user.ctx("analytics"),
         since: since.to_string(),
         figures: Figures::new(&stats),
         stats,
@@ -335,7 +326,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::AdminSettings;
+    use crate::state::AdminSettings;
 
     #[tokio::test]
     async fn figures_are_counted_once_while_fresh() {

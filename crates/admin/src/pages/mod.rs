@@ -83,8 +83,3 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
         .route("/jobs/{id}/retry", post(operations::retry))
         .route("/audit", get(operations::audit))
 }
-
-/// A form's optional text field: blank is none.
-pub(crate) fn blank_none(s: Option<String>) -> Option<String> {
-    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
-}

@@ -11,10 +11,11 @@ use store::{
 };
 use takedown::NoticeTemplate;
 
+use crate::actions::notices::{draft, edit_draft};
+use crate::auth::Empty;
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, answer};
-use crate::pages::accounts::Empty;
 use crate::render::{Ctx, page};
 use crate::state::AdminState;
 
@@ -22,31 +23,6 @@ use crate::state::AdminState;
 pub(crate) struct CreateForm {
     template: String,
     to: Option<String>,
-}
-
-/// Drafts a notice of `case` with the template named `template` to `to` (blank: the
-/// configured abuse contact); the pages and the API both draft through this.
-pub(crate) async fn draft(
-    state: &AdminState,
-    actor: &str,
-    case: CaseId,
-    template: &str,
-    to: Option<String>,
-) -> WebResult<NoticeRecord> {
-    let template = NoticeTemplate::parse(template)?;
-    let to = super::blank_none(to);
-    // The recipient comes from the form or the configured abuse contacts; the security.txt
-    // look-up needs the crawler's fetcher, which the CLI has and the web node does not.
-    Ok(takedown::notices::create_notice(
-        state.store(),
-        &state.settings().notices,
-        None,
-        case,
-        template,
-        to.as_deref(),
-        actor,
-    )
-    .await?)
 }
 
 pub(crate) async fn create(
@@ -116,7 +92,7 @@ pub(crate) async fn list(
     let mut notices = state.store().notices(None).await?;
     notices.truncate(500);
     page(&ListPage {
-        ctx: Ctx::new(&user, "notices"),
+        ctx: user.ctx("notices"),
         notices,
     })
 }
@@ -197,7 +173,7 @@ async fn show_page(
         .sent_at
         .map(|sent| (chrono::Utc::now() - sent).num_days());
     page(&ShowPage {
-        ctx: Ctx::new(user, "notices"),
+        ctx: user.ctx("notices"),
         notice,
         days_since,
         form,
@@ -213,27 +189,6 @@ pub(crate) struct EditForm {
     recipient: String,
     #[serde(default)]
     body_text: String,
-}
-
-/// Changes a draft's recipient and text (`takedown::notices::edit_draft`, audited); refused
-/// once the notice was marked sent. The pages and the API both edit drafts through this.
-pub(crate) async fn edit_draft(
-    state: &AdminState,
-    actor: &str,
-    id: NoticeId,
-    recipient: &str,
-    text: &str,
-) -> Result<NoticeRecord, Refused> {
-    takedown::notices::edit_draft(state.store(), id, recipient, text, actor)
-        .await
-        .map_err(|e| {
-            let field = match &e {
-                jobs::Error::Notice(m) if m.starts_with("recipient") => "recipient",
-                jobs::Error::Notice(_) => "body_text",
-                _ => crate::form::WHOLE_FORM,
-            };
-            Refused::new(field, e)
-        })
 }
 
 pub(crate) async fn edit(

@@ -56,7 +56,7 @@ pub(crate) async fn jobs(
         .take(100)
         .collect();
     page(&JobsPage {
-        ctx: Ctx::new(&user, "jobs"),
+        ctx: user.ctx("jobs"),
         counts: state.store().counts().await?,
         dead,
         failing,
@@ -66,7 +66,7 @@ pub(crate) async fn jobs(
 pub(crate) async fn retry(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Admin)?;
     state.store().retry_dead(JobId(id)).await?;
@@ -113,7 +113,7 @@ pub(crate) async fn audit(
         .then(|| rows.last().map(|r| r.id))
         .flatten();
     page(&AuditPage {
-        ctx: Ctx::new(&user, "audit"),
+        ctx: user.ctx("audit"),
         rows,
         next,
     })

@@ -80,7 +80,7 @@ async fn settings_page(
     saved: bool,
 ) -> WebResult<Html<String>> {
     page(&SettingsPage {
-        ctx: Ctx::new(user, "settings"),
+        ctx: user.ctx("settings"),
         fields: state.effective().await?.fields.clone(),
         form,
         saved,
@@ -189,7 +189,7 @@ async fn account_page(
         })
         .collect();
     Ok(AccountPage {
-        ctx: Ctx::new(user, "account"),
+        ctx: user.ctx("account"),
         form,
         changed: false,
         email: user.user.email.clone().unwrap_or_default(),

@@ -11,6 +11,7 @@ use store::{
     SuspectSites, WorkId, WorkReads,
 };
 
+use crate::actions::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, answer};
@@ -39,7 +40,7 @@ pub(crate) async fn list(
 
 async fn list_page(state: &AdminState, user: &CurrentUser, form: Form) -> WebResult<Html<String>> {
     page(&ListPage {
-        ctx: Ctx::new(user, "sites"),
+        ctx: user.ctx("sites"),
         sites: state.store().watched_sites().await?,
         licensed: state.store().licensed_domains().await?,
         defaults: crawling::sites::default_site_settings(&state.settings().crawler),
@@ -60,7 +61,7 @@ pub(crate) struct AddForm {
 
 /// A form's number field: blank is none.
 fn number(field: &'static str, value: Option<String>) -> Result<Option<u32>, Refused> {
-    super::blank_none(value)
+    crate::form::blank_none(value)
         .map(|v| {
             v.parse::<u32>()
                 .map_err(|_| WebError::bad(format!("a whole number, not {v:?}")))
@@ -69,7 +70,7 @@ fn number(field: &'static str, value: Option<String>) -> Result<Option<u32>, Ref
         .transpose()
 }
 
-/// The field of the site forms a refusal of the store, the crawler or [`watch`]'s limits
+/// The field of the site forms a refusal of the store, the crawler or [`watch`](crate::actions::sites::watch)'s limits
 /// is about, by what its message names (a refusal that names its field keeps it).
 fn site_field(refused: Refused) -> Refused {
     let (WebError::BadRequest(message) | WebError::Conflict(message)) = &refused.error else {
@@ -104,63 +105,6 @@ fn patterns(text: Option<String>) -> Vec<String> {
         .collect()
 }
 
-/// A site's crawl limits as given; `None` takes the configured default.
-#[derive(Debug, Default)]
-pub(crate) struct SiteLimits {
-    pub max_pages: Option<u32>,
-    pub max_depth: Option<u32>,
-    pub delay_ms: Option<u32>,
-    pub concurrency: Option<u32>,
-}
-
-fn limit(field: &str, value: Option<u32>, default: u32, max: u32) -> WebResult<u32> {
-    match value {
-        None => Ok(default),
-        Some(n) if n <= max => Ok(n),
-        Some(n) => Err(WebError::bad(format!(
-            "{field}: a whole number up to {max}, not {n}"
-        ))),
-    }
-}
-
-/// Starts watching a site with its schedule and limits (checked as a crawl would check
-/// them) and records who did; the pages and the API both add sites through this.
-pub(crate) async fn watch(
-    state: &AdminState,
-    actor: &str,
-    start_url: &str,
-    name: Option<String>,
-    schedule: Option<String>,
-    limits: SiteLimits,
-) -> WebResult<Site> {
-    let base = crawling::sites::default_site_settings(&state.settings().crawler);
-    let settings = SiteSettings {
-        max_pages: limit("max. pages", limits.max_pages, base.max_pages, 1_000_000)?,
-        max_depth: limit("max. depth", limits.max_depth, base.max_depth, 100)?,
-        delay_ms: limit("delay", limits.delay_ms, base.delay_ms, 600_000)?,
-        concurrency: limit("concurrency", limits.concurrency, base.concurrency, 64)?,
-        ..base
-    };
-    let site = NewSite {
-        start_url: start_url.trim().to_owned(),
-        name,
-        settings,
-        schedule: schedule.as_deref().map(crawling::site_schedule),
-    };
-    let site = crawling::watch_site(state.store(), &state.settings().crawler, &site).await?;
-    state
-        .store()
-        .record_audit(
-            actor,
-            "site.watch",
-            Some("site"),
-            Some(site.id),
-            &serde_json::json!({ "start_url": site.start_url, "schedule": site.schedule }),
-        )
-        .await?;
-    Ok(site)
-}
-
 pub(crate) async fn add(
     State(state): State<AdminState>,
     FormPost(user, form, typed): FormPost<AddForm>,
@@ -188,8 +132,8 @@ async fn add_site(state: &AdminState, user: &CurrentUser, form: AddForm) -> Resu
         state,
         user.actor(),
         &form.start_url,
-        super::blank_none(form.name),
-        super::blank_none(form.schedule),
+        crate::form::blank_none(form.name),
+        crate::form::blank_none(form.schedule),
         limits,
     )
     .await?)
@@ -212,37 +156,6 @@ pub(crate) struct EditForm {
     render_shown: Option<String>,
 }
 
-/// Changes a watched site as `copyhound sites set` does (`crawling::sites::edit_site`) and
-/// records who did, with the site before and after; the pages and the API both edit sites
-/// through this.
-pub(crate) async fn edit_site(
-    state: &AdminState,
-    actor: &str,
-    id: i64,
-    edit: &crawling::sites::SiteEdit,
-) -> WebResult<Site> {
-    let before = state.store().site(id).await?;
-    let site =
-        crawling::sites::edit_site(state.store(), &state.settings().crawler, id, edit).await?;
-    let summary = |s: &Site| {
-        serde_json::json!({
-            "name": s.name, "start_url": s.start_url, "schedule": s.schedule,
-            "settings": s.settings,
-        })
-    };
-    state
-        .store()
-        .record_audit(
-            actor,
-            "site.edit",
-            Some("site"),
-            Some(id),
-            &serde_json::json!({ "before": summary(&before), "after": summary(&site) }),
-        )
-        .await?;
-    Ok(site)
-}
-
 pub(crate) async fn edit(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
@@ -251,8 +164,8 @@ pub(crate) async fn edit(
     user.require(Role::Reviewer)?;
     let result = async {
         let edit = crawling::sites::SiteEdit {
-            name: super::blank_none(form.name),
-            start_url: super::blank_none(form.start_url),
+            name: crate::form::blank_none(form.name),
+            start_url: crate::form::blank_none(form.start_url),
             settings: crawling::sites::SiteSettingsChange {
                 max_pages: number("max_pages", form.max_pages)?,
                 max_depth: number("max_depth", form.max_depth)?,
@@ -262,7 +175,7 @@ pub(crate) async fn edit(
                 exclude: form.exclude.is_some().then(|| patterns(form.exclude)),
                 render: form.render_shown.is_some().then_some(form.render.is_some()),
             },
-            schedule: form.schedule.map(|c| super::blank_none(Some(c))),
+            schedule: form.schedule.map(|c| crate::form::blank_none(Some(c))),
         };
         Ok::<_, Refused>(edit_site(&state, user.actor(), id, &edit).await?)
     }
@@ -338,7 +251,7 @@ async fn detail_page(
     };
     running |= waiting;
     page(&DetailPage {
-        ctx: Ctx::new(user, "sites"),
+        ctx: user.ctx("sites"),
         site,
         crawls,
         running,
@@ -348,55 +261,14 @@ async fn detail_page(
     })
 }
 
-/// Queues a crawl of the site now (its unfinished crawl resumes) and records who asked.
-pub(crate) async fn queue_crawl(
-    state: &AdminState,
-    actor: &str,
-    id: i64,
-) -> WebResult<store::JobId> {
-    let enqueued = crawling::crawl_site_now(state.store(), id).await?;
-    state
-        .store()
-        .record_audit(
-            actor,
-            "site.crawl_now",
-            Some("site"),
-            Some(id),
-            &serde_json::json!({ "job": enqueued.id() }),
-        )
-        .await?;
-    Ok(enqueued.id())
-}
-
 pub(crate) async fn crawl_now(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
     let job = queue_crawl(&state, user.actor(), id).await?;
     Ok(Redirect::to(&format!("/sites/{id}?job={job}")))
-}
-
-/// Pauses (its schedule stops firing) or resumes a site and records who did.
-pub(crate) async fn set_site_enabled(
-    state: &AdminState,
-    actor: &str,
-    id: i64,
-    enabled: bool,
-) -> WebResult<Site> {
-    let site = state.store().set_site_enabled(id, enabled).await?;
-    state
-        .store()
-        .record_audit(
-            actor,
-            if enabled { "site.resume" } else { "site.pause" },
-            Some("site"),
-            Some(id),
-            &serde_json::json!({}),
-        )
-        .await?;
-    Ok(site)
 }
 
 #[derive(Deserialize)]
@@ -443,7 +315,7 @@ async fn change_licensed(
     user: &CurrentUser,
     form: LicensedForm,
 ) -> Result<(), Refused> {
-    let work = match super::blank_none(form.work) {
+    let work = match crate::form::blank_none(form.work) {
         Some(w) => Some(
             w.parse::<WorkId>()
                 .map_err(|_| WebError::bad(format!("a work id, not {w:?}")))
@@ -460,7 +332,7 @@ async fn change_licensed(
             .map_err(|_| WebError::bad(format!("there is no work {w}")))
             .on("work")?;
     }
-    let note = super::blank_none(form.note);
+    let note = crate::form::blank_none(form.note);
     let action = if form.remove.is_some() {
         state
             .store()

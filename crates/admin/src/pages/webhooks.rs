@@ -81,7 +81,7 @@ async fn webhooks_page(
     tested: Option<Tested>,
 ) -> WebResult<Html<String>> {
     page(&WebhooksPage {
-        ctx: Ctx::new(user, "webhooks"),
+        ctx: user.ctx("webhooks"),
         hooks: state.store().webhooks().await?,
         form,
         tested,
@@ -156,7 +156,7 @@ pub(crate) async fn set_enabled(
 pub(crate) async fn delete(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
 ) -> WebResult<Redirect> {
     user.require(Role::Admin)?;
     state
@@ -170,7 +170,7 @@ pub(crate) async fn delete(
 pub(crate) async fn test(
     State(state): State<AdminState>,
     Path(id): Path<i64>,
-    CsrfForm(user, _): CsrfForm<super::accounts::Empty>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
 ) -> WebResult<Response> {
     user.require(Role::Admin)?;
     let id = WebhookId(id);

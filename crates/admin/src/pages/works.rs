@@ -10,6 +10,7 @@ use store::{
     JobStatus, NewJob, Page, Role, Work, WorkFilter, WorkId, WorkReads, WorkSummary,
 };
 
+use crate::actions::works::{edit_work, queue_import, title_from_file_name, upload_extension};
 use crate::auth::{CurrentUser, check_csrf};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, answer};
@@ -54,7 +55,7 @@ async fn list_page(
     query: ListQuery,
     form: Form,
 ) -> WebResult<Html<String>> {
-    let q = super::blank_none(query.q).unwrap_or_default();
+    let q = crate::form::blank_none(query.q).unwrap_or_default();
     if q.chars().count() > 200 {
         return Err(WebError::bad("search: at most 200 characters"));
     }
@@ -94,110 +95,13 @@ async fn list_page(
     }
     imports.truncate(20);
     page(&ListPage {
-        ctx: Ctx::new(user, "works"),
+        ctx: user.ctx("works"),
         works,
         imports,
         q,
         next,
         form,
     })
-}
-
-/// The file types the importer reads, by extension.
-/// The file name extensions a work may be uploaded with, lower-case.
-pub(crate) const EXTENSIONS: [&str; 4] = ["txt", "epub", "html", "htm"];
-
-/// The format of an uploaded file, from its name's extension (lower-cased).
-pub(crate) fn upload_extension(filename: &str) -> WebResult<String> {
-    std::path::Path::new(filename)
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .filter(|e| EXTENSIONS.contains(&e.as_str()))
-        .ok_or_else(|| WebError::bad(format!("{filename:?}: upload a .txt, .epub or .html file")))
-}
-
-/// A title from an uploaded file's name, when none was given.
-pub(crate) fn title_from_file_name(filename: &str) -> Option<String> {
-    std::path::Path::new(filename)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .map(|s| s.chars().take(MAX_NAME_CHARS).collect())
-}
-
-/// Characters a title or an author may have.
-const MAX_NAME_CHARS: usize = 200;
-
-/// Keeps an uploaded work (`bytes`, read as `ext`) in the upload folder under a name of our
-/// own, queues its import job and records who did it; the pages and the API both register
-/// works through this.
-pub(crate) async fn queue_import(
-    state: &AdminState,
-    actor: &str,
-    ext: &str,
-    bytes: Vec<u8>,
-    title: String,
-    author: Option<String>,
-) -> WebResult<store::JobId> {
-    // Shown in every page and printed by the CLI: no control characters or bidi overrides
-    // (the importer cleans them too; the audit row below keeps the title as stored).
-    let title = bounds::text::strip_controls(&title).into_owned();
-    let author = author
-        .map(|a| bounds::text::strip_controls(&a).into_owned())
-        .filter(|a| !a.is_empty());
-    if title.is_empty() {
-        return Err(WebError::bad(
-            "the title is empty once control characters are removed: give one",
-        ));
-    }
-    if title.chars().count() > MAX_NAME_CHARS
-        || author
-            .as_ref()
-            .is_some_and(|a| a.chars().count() > MAX_NAME_CHARS)
-    {
-        return Err(WebError::bad(format!(
-            "title and author: at most {MAX_NAME_CHARS} characters each"
-        )));
-    }
-    if !EXTENSIONS.contains(&ext) {
-        return Err(WebError::bad(format!(
-            "{ext:?}: a work is a .txt, .epub or .html file"
-        )));
-    }
-    let dir = state.settings().upload_dir.clone();
-    // Our own name for the file: the uploader's is never a path on this machine.
-    let path = dir.join(format!(
-        "{}-{}.{ext}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S"),
-        accounts::random_token(8)
-    ));
-    let written = path.clone();
-    tokio::task::spawn_blocking(move || {
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(&written, bytes)
-    })
-    .await
-    .map_err(WebError::internal)?
-    .map_err(|e| WebError::Internal(format!("cannot keep the upload: {e}")))?;
-    let job = jobs::Job::ImportWork {
-        path,
-        title: Some(title.clone()),
-        author,
-        delete_file: true,
-    };
-    let job = NewJob::new(&job)?.max_attempts(3);
-    let enqueued = state.store().enqueue(&job).await?;
-    state
-        .store()
-        .record_audit(
-            actor,
-            "work.upload",
-            None,
-            None,
-            &serde_json::json!({ "title": title, "job": enqueued.id() }),
-        )
-        .await?;
-    Ok(enqueued.id())
 }
 
 pub(crate) async fn register(
@@ -264,15 +168,15 @@ async fn upload(
                     "csrf" => csrf = value,
                     "title" => {
                         typed.push(("title", value.clone()));
-                        title = super::blank_none(Some(value));
+                        title = crate::form::blank_none(Some(value));
                     }
                     "author" => {
                         typed.push(("author", value.clone()));
-                        author = super::blank_none(Some(value));
+                        author = crate::form::blank_none(Some(value));
                     }
                     "text" => {
                         typed.push(("text", value.clone()));
-                        text = super::blank_none(Some(value));
+                        text = crate::form::blank_none(Some(value));
                     }
                     _ => {}
                 }
@@ -363,7 +267,7 @@ async fn detail_page(
     };
     let cases = state.store().cases(&filter, None, 100).await?;
     page(&DetailPage {
-        ctx: Ctx::new(user, "works"),
+        ctx: user.ctx("works"),
         work,
         chapters,
         cases,
@@ -376,39 +280,6 @@ async fn detail_page(
 pub(crate) struct EditForm {
     title: Option<String>,
     author: Option<String>,
-}
-
-/// Changes a work's title and author as `copyhound works set` does (`pipeline::works::
-/// edit_work`, audited); the pages and the API both edit works through this. A blank
-/// author removes it.
-pub(crate) async fn edit_work(
-    state: &AdminState,
-    actor: &str,
-    id: WorkId,
-    title: Option<String>,
-    author: Option<String>,
-) -> Result<pipeline::works::WorkEdited, Refused> {
-    if let Some(title) = &title
-        && bounds::text::strip_controls(title).trim().is_empty()
-    {
-        return Err(Refused::label("title", "form.required"));
-    }
-    for (field, value) in [("title", &title), ("author", &author)] {
-        if value
-            .as_ref()
-            .is_some_and(|v| v.chars().count() > MAX_NAME_CHARS)
-        {
-            return Err(WebError::bad(format!(
-                "at most {MAX_NAME_CHARS} characters"
-            )))
-            .on(field);
-        }
-    }
-    let edit = pipeline::works::WorkEdit {
-        title: title.map(|t| t.trim().to_owned()),
-        author: author.map(|a| a.trim().to_owned()),
-    };
-    Ok(pipeline::works::edit_work(state.store(), id, edit, actor).await?)
 }
 
 pub(crate) async fn edit(
