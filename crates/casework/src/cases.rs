@@ -167,31 +167,38 @@ pub fn combined_coverage(matches: &[&CaseMatch]) -> f64 {
     (chars / f64::from(chapter_chars)).min(1.0)
 }
 
+/// A match of chapter 1 (`chapter_chars` long) on snapshot `snapshot`, with the passages
+/// `spans` as the matcher stores them: for the tests of this crate.
+#[cfg(test)]
+pub(crate) fn sample_match(snapshot: i64, spans: &str, chapter_chars: u32) -> CaseMatch {
+    CaseMatch {
+        match_id: snapshot,
+        snapshot_id: store::SnapshotId(snapshot),
+        page_id: store::PageId(snapshot),
+        url: format!("http://x/{snapshot}"),
+        final_url: format!("http://x/{snapshot}"),
+        fetched_at: chrono::Utc::now(),
+        snapshot_sha256: String::new(),
+        revisit_of: None,
+        chapter_id: ChapterId(1),
+        chapter_index: 1,
+        chapter_title: "第一回".into(),
+        score: 1.0,
+        coverage: 0.3,
+        page_share: 1.0,
+        matched_chars: 300,
+        chapter_chars,
+        page_chars: 300,
+        passages: spans.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn m(spans: &str, chapter_chars: u32) -> CaseMatch {
-        CaseMatch {
-            match_id: 1,
-            snapshot_id: store::SnapshotId(1),
-            page_id: store::PageId(1),
-            url: "http://x/1".into(),
-            final_url: "http://x/1".into(),
-            fetched_at: chrono::Utc::now(),
-            snapshot_sha256: String::new(),
-            revisit_of: None,
-            chapter_id: ChapterId(1),
-            chapter_index: 1,
-            chapter_title: "第一回".into(),
-            score: 1.0,
-            coverage: 0.3,
-            page_share: 1.0,
-            matched_chars: 300,
-            chapter_chars,
-            page_chars: 300,
-            passages: spans.into(),
-        }
+        sample_match(1, spans, chapter_chars)
     }
 
     #[test]

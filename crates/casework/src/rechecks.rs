@@ -319,18 +319,19 @@ impl Rechecker {
             .case(case)
             .await
             .map_err(store_err("reading the case"))?;
-        let (status, work) = (row.status, row.work_id);
+        // Every re-check fetches every copy, whatever the case's status: one asked for on a
+        // removed case shows whether the copies are still gone (a copy found again reopens
+        // the case through its match, as a crawl's would).
+        let work = row.work_id;
+        let previous: BTreeMap<PageId, u32> = before
+            .copies
+            .iter()
+            .map(|c| (c.page, c.dns_failures))
+            .collect();
         let mut checks = Vec::new();
-        if status == store::CaseStatus::NoticeSent {
-            let previous: BTreeMap<PageId, u32> = before
-                .copies
-                .iter()
-                .map(|c| (c.page, c.dns_failures))
-                .collect();
-            for (page, url) in self.copies(case).await? {
-                let failures = previous.get(&page).copied().unwrap_or(0);
-                checks.push(self.check((case, work), page, url, failures).await?);
-            }
+        for (page, url) in self.copies(case).await? {
+            let failures = previous.get(&page).copied().unwrap_or(0);
+            checks.push(self.check((case, work), page, url, failures).await?);
         }
         let next = now + self.settings.interval_after(before.sent_at, now);
         let written = self

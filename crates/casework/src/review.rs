@@ -39,7 +39,8 @@ pub enum Disguise {
     Edited,
     /// The text was written by the page's scripts, not its markup.
     Script,
-    /// A chapter split over several pages.
+    /// A part of a chapter whose other parts are on other pages of the case (a chapter
+    /// copied whole on several pages is not split).
     Split,
     /// Several chapters on one page.
     Merged,
@@ -189,10 +190,63 @@ pub struct Comparison {
     pub page: Segments,
     /// The chapter's side.
     pub chapter: Segments,
-    /// The disguises seen in it.
+    /// The disguises seen in it ([`DiffCounts::disguises`] of `counts`).
     pub disguises: BTreeSet<Disguise>,
+    /// How many characters each kind of difference touched.
+    pub counts: DiffCounts,
     /// Whether the diff ran out of time and is coarser than it could be.
     pub coarse: bool,
+}
+
+/// How many characters of compared passages each kind of difference touched: what a
+/// page's disguises are judged from, summed over its passages.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DiffCounts {
+    /// Han characters written in the other script: the same character after normalising,
+    /// or the chapter's word as converted to the other script (干净 → 乾淨, where 乾 alone
+    /// is a character of its own).
+    pub script: usize,
+    /// Letters written as look-alikes of another alphabet, or full-width.
+    pub look_alike: usize,
+    /// Characters replaced one for one by others read the same.
+    pub homophone: usize,
+    /// Characters drawn by a remapped font.
+    pub remapped: usize,
+    /// Characters inserted in runs of [`INSERTED_RUN`] or more (ads, site notes).
+    pub inserted: usize,
+    /// Characters otherwise changed, put in or left out.
+    pub edited: usize,
+}
+
+impl DiffCounts {
+    fn add(&mut self, other: &DiffCounts) {
+        self.script += other.script;
+        self.look_alike += other.look_alike;
+        self.homophone += other.homophone;
+        self.remapped += other.remapped;
+        self.inserted += other.inserted;
+        self.edited += other.edited;
+    }
+
+    /// The disguises these differences show. Replacing characters by others of the same
+    /// reading is homophones only when such replacements are at least as many as the other
+    /// edits: among random edits, some replacements share a reading by chance (most
+    /// syllables are shared by dozens of characters), and those make no homophone page.
+    pub fn disguises(&self) -> BTreeSet<Disguise> {
+        let homophones = self.homophone > 0 && self.homophone >= self.edited;
+        let edited = self.edited + if homophones { 0 } else { self.homophone };
+        [
+            (Disguise::Traditional, self.script > 0),
+            (Disguise::LookAlike, self.look_alike > 0),
+            (Disguise::Homophones, homophones),
+            (Disguise::RemappedFont, self.remapped > 0),
+            (Disguise::Inserted, self.inserted > 0),
+            (Disguise::Edited, edited > 0),
+        ]
+        .into_iter()
+        .filter_map(|(d, seen)| seen.then_some(d))
+        .collect()
+    }
 }
 
 /// The time one passage's diff may take before it settles for a coarser one.
@@ -230,7 +284,7 @@ pub fn compare(page: &str, chapter: &str, budget: Duration) -> Comparison {
     let coarse = Instant::now() >= deadline;
     let mut page_marks = vec![Mark::Copied; pc.len()];
     let mut chapter_marks = vec![Mark::Copied; cc.len()];
-    let mut disguises = BTreeSet::new();
+    let mut counts = DiffCounts::default();
     let source = |n: &fingerprint::Normalized<'_>, text: &str, i: usize| -> String {
         text[n.original_range(i..i + 1)].to_owned()
     };
@@ -247,10 +301,11 @@ pub fn compare(page: &str, chapter: &str, budget: Duration) -> Comparison {
                     if was == is {
                         continue;
                     }
-                    let Some(kind) = variant(&is) else {
-                        continue;
-                    };
-                    disguises.insert(kind);
+                    match variant(&is) {
+                        Some(Disguise::Traditional) => counts.script += 1,
+                        Some(_) => counts.look_alike += 1,
+                        None => continue,
+                    }
                     page_marks[n] = Mark::Variant;
                     chapter_marks[o] = Mark::Variant;
                 }
@@ -259,17 +314,17 @@ pub fn compare(page: &str, chapter: &str, budget: Duration) -> Comparison {
                 old_index, old_len, ..
             } => {
                 chapter_marks[old_index..old_index + old_len].fill(Mark::Extra);
-                disguises.insert(Disguise::Edited);
+                counts.edited += old_len;
             }
             DiffOp::Insert {
                 new_index, new_len, ..
             } => {
                 page_marks[new_index..new_index + new_len].fill(Mark::Extra);
-                disguises.insert(if new_len >= INSERTED_RUN {
-                    Disguise::Inserted
+                if new_len >= INSERTED_RUN {
+                    counts.inserted += new_len;
                 } else {
-                    Disguise::Edited
-                });
+                    counts.edited += new_len;
+                }
             }
             DiffOp::Replace {
                 old_index,
@@ -279,22 +334,34 @@ pub fn compare(page: &str, chapter: &str, budget: Duration) -> Comparison {
             } => {
                 chapter_marks[old_index..old_index + old_len].fill(Mark::Changed);
                 page_marks[new_index..new_index + new_len].fill(Mark::Changed);
-                let was = &cc[old_index..old_index + old_len];
-                let is = &pc[new_index..new_index + new_len];
-                disguises.insert(
-                    if remapped[new_index..new_index + new_len].contains(&true) {
-                        Disguise::RemappedFont
+                if remapped[new_index..new_index + new_len].contains(&true) {
+                    counts.remapped += new_len;
+                    continue;
+                }
+                if old_len != new_len {
+                    counts.edited += old_len.max(new_len);
+                    continue;
+                }
+                for k in 0..old_len {
+                    let (o, n) = (old_index + k, new_index + k);
+                    if in_other_script((chapter, &nc), o, (page, &np), n) {
+                        counts.script += 1;
+                        chapter_marks[o] = Mark::Variant;
+                        page_marks[n] = Mark::Variant;
+                    } else if homophone(cc[o], pc[n]) {
+                        counts.homophone += 1;
                     } else {
-                        replaced(was, is)
-                    },
-                );
+                        counts.edited += 1;
+                    }
+                }
             }
         }
     }
     Comparison {
         page: marked(page, &np, &page_marks),
         chapter: marked(chapter, &nc, &chapter_marks),
-        disguises,
+        disguises: counts.disguises(),
+        counts,
         coarse,
     }
 }
@@ -312,25 +379,57 @@ fn variant(is: &str) -> Option<Disguise> {
     }
 }
 
+/// Characters either side of a replaced one that the script check converts with it: the
+/// converters' rules are words of a few characters.
+const SCRIPT_CONTEXT: usize = 3;
+
+/// Whether the page's normalised character `n` is the chapter's character `o` as its words
+/// are written in the other script. Normalising converts one character at a time, so a
+/// character whose conversion depends on its word stays itself: 干 is 乾 in 乾淨 but 幹 in
+/// 幹部, and 乾 alone is a character of its own; such a page looks edited, or homophones
+/// where the two share a reading, unless the chapter's words around it are converted
+/// whole.
+fn in_other_script(
+    (chapter, nc): (&str, &fingerprint::Normalized<'_>),
+    o: usize,
+    (page, np): (&str, &fingerprint::Normalized<'_>),
+    n: usize,
+) -> bool {
+    let Some(is) = page[np.original_range(n..n + 1)].chars().next() else {
+        return false;
+    };
+    if !fingerprint::normalize::is_han(is) {
+        return false;
+    }
+    let from = o.saturating_sub(SCRIPT_CONTEXT);
+    let to = (o + 1 + SCRIPT_CONTEXT).min(nc.char_len());
+    let words = nc.original_range(from..to);
+    let before = chapter[words.start..nc.original_range(o..o + 1).start]
+        .chars()
+        .count();
+    let words = &chapter[words];
+    [zhconv::Variant::ZhHant, zhconv::Variant::ZhHans]
+        .into_iter()
+        .any(|script| {
+            let converted = zhconv::zhconv(words, script);
+            // The converters write Han characters one for one: the character at the same
+            // place is the replaced one's conversion.
+            converted.chars().count() == words.chars().count()
+                && converted.chars().nth(before) == Some(is)
+        })
+}
+
+/// Whether two normalised Han characters are read the same.
+fn homophone(a: char, b: char) -> bool {
+    fingerprint::pinyin::syllable(a).is_some_and(|s| fingerprint::pinyin::syllable(b) == Some(s))
+}
+
 /// What a page's Private Use Area character stands as in the diff: a Han character of the
 /// same UTF-8 length (the offsets of the page's text stay valid), which normalising keeps.
 const PUA_STAND_IN: char = '〇';
 
 fn is_private_use(c: char) -> bool {
     matches!(c as u32, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
-}
-
-/// What replacing the chapter's `was` by the page's `is` (normalised characters) is.
-fn replaced(was: &[char], is: &[char]) -> Disguise {
-    let homophone = |a: &char, b: &char| {
-        fingerprint::pinyin::syllable(*a)
-            .is_some_and(|s| fingerprint::pinyin::syllable(*b) == Some(s))
-    };
-    if was.len() == is.len() && was.iter().zip(is).all(|(a, b)| homophone(a, b)) {
-        Disguise::Homophones
-    } else {
-        Disguise::Edited
-    }
 }
 
 /// `text` as segments: each normalised character's source with its mark, what
@@ -497,16 +596,15 @@ pub async fn review_pages(
     }
     let mut rows: Vec<(&CaseMatch, chrono::DateTime<chrono::Utc>)> = latest.into_values().collect();
     rows.sort_by(|a, b| (b.0.fetched_at, &b.0.url).cmp(&(a.0.fetched_at, &a.0.url)));
-    // A chapter on several pages is split; a page with several chapters is merged.
-    let mut pages_of: HashMap<ChapterId, usize> = HashMap::new();
+    // The parts of chapters on the pages: a page holding a part of a chapter whose other
+    // parts are on other pages is a split page (a chapter copied whole on several pages is
+    // not split).
     let snapshots: BTreeSet<SnapshotId> = rows.iter().map(|(m, _)| m.snapshot_id).collect();
-    for m in view
-        .matches
-        .iter()
-        .filter(|m| snapshots.contains(&m.snapshot_id))
-    {
-        *pages_of.entry(m.chapter_id).or_default() += 1;
-    }
+    let parts = ChapterParts::of(
+        view.matches
+            .iter()
+            .filter(|m| snapshots.contains(&m.snapshot_id)),
+    );
     let shown: Vec<SnapshotId> = rows
         .iter()
         .take(limits.pages)
@@ -546,12 +644,10 @@ pub async fn review_pages(
         if matches.len() > 1 {
             disguises.insert(Disguise::Merged);
         }
-        if matches
-            .iter()
-            .any(|m| pages_of.get(&m.chapter_id).copied().unwrap_or(0) > 1)
-        {
+        if matches.iter().any(|m| parts.is_split(m)) {
             disguises.insert(Disguise::Split);
         }
+        let mut counts = DiffCounts::default();
         let compare_here = shown.contains(&latest.snapshot_id);
         let mut chapters = Vec::with_capacity(matches.len());
         for m in &matches {
@@ -572,7 +668,7 @@ pub async fn review_pages(
                 _ => Vec::new(),
             };
             for p in &passages {
-                disguises.extend(p.comparison.disguises.iter().copied());
+                counts.add(&p.comparison.counts);
             }
             chapters.push(PageChapter {
                 chapter_id: m.chapter_id,
@@ -584,6 +680,7 @@ pub async fn review_pages(
                 passages,
             });
         }
+        disguises.extend(counts.disguises());
         let copied_chars: u64 = matches.iter().map(|m| u64::from(m.matched_chars)).sum();
         let page_chars = u64::from(latest.page_chars).max(1);
         out.push(ReviewPage {
@@ -601,6 +698,76 @@ pub async fn review_pages(
         });
     }
     Ok(out)
+}
+
+/// A match below this coverage holds a part of its chapter, not the whole.
+const PART_OF_CHAPTER: f64 = 0.8;
+
+/// The parts of chapters that the pages of a case hold: for each chapter, the pages that
+/// hold only a part of it, with the chapter's byte ranges each part covers.
+struct ChapterParts(HashMap<ChapterId, Vec<(SnapshotId, Vec<Range<usize>>)>>);
+
+impl ChapterParts {
+    fn of<'a>(matches: impl Iterator<Item = &'a CaseMatch>) -> Self {
+        let mut parts: HashMap<ChapterId, Vec<(SnapshotId, Vec<Range<usize>>)>> = HashMap::new();
+        for m in matches.filter(|m| m.coverage < PART_OF_CHAPTER) {
+            let ranges = merged(spans(&m.passages).into_iter().map(|s| s.chapter).collect());
+            parts
+                .entry(m.chapter_id)
+                .or_default()
+                .push((m.snapshot_id, ranges));
+        }
+        ChapterParts(parts)
+    }
+
+    /// Whether `m`'s page holds a part of its chapter whose other parts are on other pages:
+    /// another page holds a part of the chapter that is mostly not this page's.
+    fn is_split(&self, m: &CaseMatch) -> bool {
+        let Some(parts) = self.0.get(&m.chapter_id) else {
+            return false;
+        };
+        let Some((_, mine)) = parts.iter().find(|(s, _)| *s == m.snapshot_id) else {
+            return false;
+        };
+        parts.iter().any(|(other, theirs)| {
+            *other != m.snapshot_id
+                && 2 * overlap(mine, theirs) < covered(mine).min(covered(theirs))
+        })
+    }
+}
+
+/// `ranges` sorted, overlapping and touching ones joined.
+fn merged(mut ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    ranges.retain(|r| !r.is_empty());
+    ranges.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// Bytes the joined ranges cover.
+fn covered(ranges: &[Range<usize>]) -> usize {
+    ranges.iter().map(|r| r.len()).sum()
+}
+
+/// Bytes two lists of joined ranges have in common.
+fn overlap(a: &[Range<usize>], b: &[Range<usize>]) -> usize {
+    let (mut i, mut j, mut common) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (&a[i], &b[j]);
+        common += x.end.min(y.end).saturating_sub(x.start.max(y.start));
+        if x.end <= y.end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    common
 }
 
 /// One stored passage of `page` and `chapter`, compared and cut to the limits; `None` for a
@@ -668,10 +835,11 @@ pub fn compare_whole(page: &str, chapter: &str, spans: &[Span]) -> WholeComparis
             Some((s, compare(p, c, DIFF_BUDGET)))
         })
         .collect();
-    let mut disguises = BTreeSet::new();
+    let mut counts = DiffCounts::default();
     for (_, c) in &compared {
-        disguises.extend(c.disguises.iter().copied());
+        counts.add(&c.counts);
     }
+    let disguises = counts.disguises();
     compared.sort_by_key(|(s, _)| s.page.start);
     let page_side = along(
         page,
@@ -900,6 +1068,93 @@ mod tests {
         // Case and punctuation are no disguise.
         let c = compare("THE END, he said.", "The end he said", DIFF_BUDGET);
         assert!(c.disguises.is_empty(), "{:?}", c.disguises);
+    }
+
+    #[test]
+    fn words_converted_to_the_other_script_are_traditional_not_homophones_or_edits() {
+        // 乾 alone is a character of its own (qián), so normalising keeps it; in 乾淨 it is
+        // 干 written in traditional script. 著 (zhù) likewise stands for 着 in 看著.
+        let c = compare(
+            "他把衣服洗得乾乾淨淨，看著窗外",
+            "他把衣服洗得干干净净，看着窗外",
+            DIFF_BUDGET,
+        );
+        assert_eq!(
+            c.disguises,
+            BTreeSet::from([Disguise::Traditional]),
+            "{:?}",
+            c.counts
+        );
+        assert_eq!(c.counts.homophone + c.counts.edited, 0, "{:?}", c.counts);
+        assert_eq!(side(&c.page, Mark::Changed), "");
+    }
+
+    #[test]
+    fn a_few_replacements_that_share_a_reading_among_edits_make_no_homophones() {
+        let counts = DiffCounts {
+            homophone: 2,
+            edited: 40,
+            ..DiffCounts::default()
+        };
+        assert_eq!(counts.disguises(), BTreeSet::from([Disguise::Edited]));
+        let counts = DiffCounts {
+            homophone: 60,
+            edited: 3,
+            ..DiffCounts::default()
+        };
+        assert_eq!(
+            counts.disguises(),
+            BTreeSet::from([Disguise::Homophones, Disguise::Edited])
+        );
+        let counts = DiffCounts {
+            script: 300,
+            ..DiffCounts::default()
+        };
+        assert_eq!(counts.disguises(), BTreeSet::from([Disguise::Traditional]));
+        assert!(DiffCounts::default().disguises().is_empty());
+    }
+
+    /// A match of chapter 1 on snapshot `snapshot` covering `ranges` of its 1,000 bytes.
+    fn part(snapshot: i64, ranges: &[Range<usize>]) -> CaseMatch {
+        let passages: Vec<serde_json::Value> = ranges
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "page": {"start": 0, "end": r.len()},
+                    "chapter": {"start": r.start, "end": r.end},
+                    "chars": r.len() / 3,
+                })
+            })
+            .collect();
+        CaseMatch {
+            coverage: ranges.iter().map(|r| r.len()).sum::<usize>() as f64 / 1000.0,
+            ..crate::cases::sample_match(snapshot, &serde_json::to_string(&passages).unwrap(), 333)
+        }
+    }
+
+    #[test]
+    fn a_page_is_split_when_other_pages_hold_the_other_parts_of_its_chapter() {
+        let whole = [part(1, &[0..1000]), part(2, &[0..980])];
+        let (first, second, again) = (
+            part(3, &[0..400, 420..500]),
+            part(4, &[500..1000]),
+            part(5, &[0..450]),
+        );
+        let matches: Vec<CaseMatch> = whole
+            .iter()
+            .chain([&first, &second, &again])
+            .cloned()
+            .collect();
+        let parts = ChapterParts::of(matches.iter());
+        assert!(parts.is_split(&first) && parts.is_split(&second));
+        // The first half again: split too, since the second half is on another page.
+        assert!(parts.is_split(&again));
+        assert!(!whole.iter().any(|m| parts.is_split(m)), "whole copies");
+        // A part beside whole copies only, or beside a page holding the same part: no split.
+        let parts = ChapterParts::of(whole.iter().chain([&first]));
+        assert!(!parts.is_split(&first));
+        let parts = ChapterParts::of([&first, &again].into_iter());
+        assert!(!parts.is_split(&first) && !parts.is_split(&again));
     }
 
     #[test]

@@ -437,6 +437,30 @@ async fn notice_lifecycle(db: &TestDb) {
             .is_empty()
     );
 
+    // "Re-check now" on the removed case fetches every copy again (a snapshot each), and
+    // counts that check; the copies are still gone.
+    let again = rechecker.recheck(case, day(3)).await.unwrap();
+    let before: HashMap<&str, Option<store::SnapshotId>> = report
+        .written
+        .recheck
+        .copies
+        .iter()
+        .map(|c| (c.url.as_str(), c.snapshot))
+        .collect();
+    assert_eq!(again.written.recheck.copies.len(), 3);
+    for c in &again.written.recheck.copies {
+        assert_eq!(c.state, CopyState::Removed, "{c:?}");
+        assert!(
+            c.snapshot.is_some() && c.snapshot != before[c.url.as_str()],
+            "fetched again: {c:?}"
+        );
+    }
+    assert_eq!(
+        again.written.recheck.checks,
+        report.written.recheck.checks + 1
+    );
+    assert_eq!(store.case(case).await.unwrap().status, CaseStatus::Removed);
+
     // The copy reappears at another URL of the site: the case reopens and says where.
     let back = url("/mirror/2.html");
     let cases = crawled(db, &analyser, &back, &pirate_chapter(2)).await;
@@ -449,6 +473,20 @@ async fn notice_lifecycle(db: &TestDb) {
         "{:?}",
         reopen.note()
     );
+
+    // A crawl then finds a copy a re-check had seen gone: the re-check panel shows it up as
+    // the crawl saw it (the newest state, whoever saw it), not "removed, HTTP 410".
+    let first = url("/book/1.html");
+    let seen = common::stored_page_at(store, &first, &pirate_chapter(1), day(4)).await;
+    assert_eq!(analyser.analyse(seen).await.unwrap().cases, vec![case]);
+    let panel = store.case_recheck(case).await.unwrap().unwrap();
+    let copy = panel.copies.iter().find(|c| c.url == first).unwrap();
+    assert_eq!(
+        (&copy.state, copy.reason.as_str(), copy.snapshot),
+        (&CopyState::Up, store::FOUND_BY_A_CRAWL, Some(seen)),
+        "{copy:?}"
+    );
+    assert_eq!((copy.removed_at, copy.removed_snapshot), (None, None));
 }
 
 /// A DMCA notice of `case` (to `recipient`, or to whom the site says), marked sent now:

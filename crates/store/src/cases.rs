@@ -567,6 +567,9 @@ macro_rules! case_state_sql {
     };
 }
 
+/// The reason a copy's re-check row gives when a crawl, not a re-check, last saw it up.
+pub const FOUND_BY_A_CRAWL: &str = "found by a crawl";
+
 /// Implements [`CaseTx`] for one backend's connection; `$lock` is the row-lock clause
 /// (` FOR UPDATE` on Postgres; SQLite has one writer and no such clause).
 macro_rules! case_tx {
@@ -740,6 +743,31 @@ macro_rules! case_tx {
                             &details, now
                         );
                         recorded.reopened.push(CaseId(id));
+                    }
+                    // After a notice, the case's re-check panel shows each copy's newest
+                    // state, whoever saw it: a crawl that finds the page newer than its last
+                    // re-check has seen it up.
+                    let checked: Option<DateTime<Utc>> = sqlx::query_scalar(
+                        "SELECT checked_at FROM recheck_copies WHERE case_id = $1 AND page_id = $2",
+                    )
+                    .bind(id)
+                    .bind(page_id)
+                    .fetch_optional(&mut *self)
+                    .await?;
+                    if checked.is_some_and(|at| at < fetched_at) {
+                        sqlx::query(
+                            "UPDATE recheck_copies SET url = $3, state = 'up', reason = $4, \
+                             snapshot_id = $5, checked_at = $6, removed_at = NULL, \
+                             removed_snapshot_id = NULL WHERE case_id = $1 AND page_id = $2",
+                        )
+                        .bind(id)
+                        .bind(page_id)
+                        .bind(&url)
+                        .bind(FOUND_BY_A_CRAWL)
+                        .bind(snapshot)
+                        .bind(fetched_at)
+                        .execute(&mut *self)
+                        .await?;
                     }
                     if fetched_at < first || fetched_at > last {
                         seen.insert(id, (first.min(fetched_at), last.max(fetched_at)));

@@ -246,7 +246,8 @@ pub use bodies::{
     UploadedSegment,
 };
 pub use cases::{
-    CaseCursor, CaseFilter, CaseMatch, CaseReads, CaseRecord, CaseStatus, CaseWrites, Recorded,
+    CaseCursor, CaseFilter, CaseMatch, CaseReads, CaseRecord, CaseStatus, CaseWrites,
+    FOUND_BY_A_CRAWL, Recorded,
 };
 pub use changes::{WorkChange, WorkChangeKind, WorkChanges};
 pub use crawl::{

@@ -77,13 +77,23 @@ pub async fn confirmed_case(store: &Store, url: &str) -> CaseId {
 /// A page as a crawl would have stored it: a plain-text response from `url` (its body
 /// `text`) and its page text, not matched yet.
 pub async fn stored_page(store: &Store, url: &str, text: &str) -> SnapshotId {
+    stored_page_at(store, url, text, Utc::now()).await
+}
+
+/// [`stored_page`] as fetched at `at`.
+pub async fn stored_page_at(
+    store: &Store,
+    url: &str,
+    text: &str,
+    at: chrono::DateTime<Utc>,
+) -> SnapshotId {
     let body = text.as_bytes();
     let new = NewSnapshot {
         content_type: Some("text/plain; charset=utf-8".into()),
         sha256: sha2::Sha256::digest(body).into(),
         body_len: body.len() as u64,
         elapsed_ms: 1,
-        ..store::testing::sample_snapshot(url, 0, Utc::now())
+        ..store::testing::sample_snapshot(url, 0, at)
     };
     let (id, _) = store
         .insert_snapshot(&new, Some(&zstd::encode_all(body, 1).unwrap()))
