@@ -3,10 +3,8 @@
 //! client's address behind trusted proxies, and the cookies of the login limit (whose
 //! budgets the `limiter` module counts).
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request, State};
@@ -14,7 +12,6 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use hmac::{Hmac, KeyInit, Mac};
 use serde::de::DeserializeOwned;
 use store::{Role, UserRecord};
 

@@ -17,7 +17,6 @@
 //! `copyhound worker --metrics-listen` serves these three alone ([`serve_ops`]).
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use axum::Router;

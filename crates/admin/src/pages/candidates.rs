@@ -7,7 +7,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::{Html, Redirect, Response};
 use serde::Deserialize;
-use store::{AuditLog, Candidate, CandidateStatus, CrawlId, Discovery, Role, Site};
+use store::{Candidate, CandidateStatus, Discovery, Role};
 
 use crate::actions::candidates::{approve_candidate, ignore_candidate};
 use crate::auth::{CsrfForm, CurrentUser};

@@ -3,7 +3,6 @@
 //! checklist comes from `pipeline::setup_status` and the figures from `analytics`; here
 //! they are only laid out: charts as server-side SVG, numbers also as text.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 

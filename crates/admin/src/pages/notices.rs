@@ -15,7 +15,7 @@ use crate::actions::notices::{draft, edit_draft};
 use crate::auth::Empty;
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
-use crate::form::{Form, FormPost, OnField, Refused, answer};
+use crate::form::{Form, FormPost, OnField, answer};
 use crate::render::{Ctx, page};
 use crate::state::AdminState;
 

@@ -7,8 +7,8 @@ use axum::response::{Html, Redirect, Response};
 use crawling::SiteCrawl;
 use serde::Deserialize;
 use store::{
-    AuditLog, JobId, LicensedDomain, LicensedDomains, NewSite, Role, Site, SiteSettings,
-    SuspectSites, WorkId, WorkReads,
+    AuditLog, JobId, LicensedDomain, LicensedDomains, Role, Site, SiteSettings, SuspectSites,
+    WorkId, WorkReads,
 };
 
 use crate::actions::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};

@@ -6,8 +6,8 @@ use axum::extract::{Multipart, Path, Query, State};
 use axum::response::{Html, Response};
 use serde::Deserialize;
 use store::{
-    AuditLog, CaseFilter, CaseReads, CaseRecord, ChapterInfo, JobFilter, JobQueue, JobRecord,
-    JobStatus, NewJob, Page, Role, Work, WorkFilter, WorkId, WorkReads, WorkSummary,
+    CaseFilter, CaseReads, CaseRecord, ChapterInfo, JobFilter, JobQueue, JobRecord, JobStatus,
+    Page, Role, Work, WorkFilter, WorkId, WorkReads, WorkSummary,
 };
 
 use crate::actions::works::{edit_work, queue_import, title_from_file_name, upload_extension};
