@@ -69,6 +69,8 @@ async fn every_label_is_true_of_its_page(db: &TestDb) {
 
     // Every copy's labels, by its path on the pirate site.
     let mut labels: BTreeMap<String, BTreeSet<Disguise>> = BTreeMap::new();
+    // What each page's passages differ by, for the message of a failure.
+    let mut counts: BTreeMap<String, Vec<casework::review::DiffCounts>> = BTreeMap::new();
     let cache = detection::TextCache::default();
     for case in store
         .cases(&CaseFilter::default(), None, 100)
@@ -81,6 +83,13 @@ async fn every_label_is_true_of_its_page(db: &TestDb) {
             .unwrap()
         {
             let path = url::Url::parse(&page.url).unwrap().path().to_owned();
+            counts.insert(
+                path.clone(),
+                page.chapters
+                    .iter()
+                    .flat_map(|c| c.passages.iter().map(|p| p.comparison.counts))
+                    .collect(),
+            );
             labels.insert(path, page.disguises.into_iter().collect());
         }
     }
@@ -111,7 +120,13 @@ async fn every_label_is_true_of_its_page(db: &TestDb) {
     let wrong: Vec<String> = labels
         .iter()
         .filter(|(path, seen)| **seen != want(path))
-        .map(|(path, seen)| format!("{path}: {seen:?}, want {:?}", want(path)))
+        .map(|(path, seen)| {
+            format!(
+                "{path}: {seen:?}, want {:?}; passages differ by {:?}",
+                want(path),
+                counts[path]
+            )
+        })
         .collect();
     assert!(
         wrong.is_empty(),
