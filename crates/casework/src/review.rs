@@ -262,7 +262,7 @@ const EDGE_NOISE: usize = 2;
 
 /// The shortest run of inserted characters that counts as inserted text (an ad) rather
 /// than an edit.
-const INSERTED_RUN: usize = 6;
+pub const INSERTED_RUN: usize = 6;
 
 /// Compares a copied passage of a page with the chapter's passage it copies: both sides
 /// marked, and the disguises the differences show. The diff gives up refining after
@@ -756,11 +756,14 @@ const PART_OF_CHAPTER: f64 = 0.8;
 
 /// The parts of chapters that the pages of a case hold: for each chapter, the pages that
 /// hold only a part of it, with the chapter's byte ranges each part covers.
-struct ChapterParts(HashMap<ChapterId, Vec<(SnapshotId, Vec<Range<usize>>)>>);
+struct ChapterParts(HashMap<ChapterId, Vec<PagePart>>);
+
+/// A page holding a part of a chapter, and the chapter's byte ranges it covers.
+type PagePart = (SnapshotId, Vec<Range<usize>>);
 
 impl ChapterParts {
     fn of<'a>(matches: impl Iterator<Item = &'a CaseMatch>) -> Self {
-        let mut parts: HashMap<ChapterId, Vec<(SnapshotId, Vec<Range<usize>>)>> = HashMap::new();
+        let mut parts: HashMap<ChapterId, Vec<PagePart>> = HashMap::new();
         for m in matches.filter(|m| m.coverage < PART_OF_CHAPTER) {
             let ranges = merged(spans(&m.passages).into_iter().map(|s| s.chapter).collect());
             parts
@@ -1179,8 +1182,9 @@ mod tests {
         assert!(DiffCounts::default().disguises().is_empty());
     }
 
-    /// A match of chapter 1 on snapshot `snapshot` covering `ranges` of its 1,000 bytes.
-    fn part(snapshot: i64, ranges: &[Range<usize>]) -> CaseMatch {
+    /// A match of chapter 1 on snapshot `snapshot` covering the byte ranges `(start, end)` of its 1,000.
+    fn part(snapshot: i64, ranges: &[(usize, usize)]) -> CaseMatch {
+        let ranges: Vec<Range<usize>> = ranges.iter().map(|&(a, b)| a..b).collect();
         let passages: Vec<serde_json::Value> = ranges
             .iter()
             .map(|r| {
@@ -1199,11 +1203,11 @@ mod tests {
 
     #[test]
     fn a_page_is_split_when_other_pages_hold_the_other_parts_of_its_chapter() {
-        let whole = [part(1, &[0..1000]), part(2, &[0..980])];
+        let whole = [part(1, &[(0, 1000)]), part(2, &[(0, 980)])];
         let (first, second, again) = (
-            part(3, &[0..400, 420..500]),
-            part(4, &[500..1000]),
-            part(5, &[0..450]),
+            part(3, &[(0, 400), (420, 500)]),
+            part(4, &[(500, 1000)]),
+            part(5, &[(0, 450)]),
         );
         let matches: Vec<CaseMatch> = whole
             .iter()
