@@ -162,6 +162,27 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
     error_page_in(Ctx::guest(Lang::En), status, message)
 }
 
+/// `body` as a file to save: its media type, and the name a browser saves it under (ASCII
+/// names of our own making; one that is no header value downloads unnamed).
+pub(crate) fn attachment(
+    body: impl IntoResponse,
+    content_type: &'static str,
+    filename: &str,
+) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static(content_type),
+    );
+    headers.insert(
+        axum::http::header::CONTENT_DISPOSITION,
+        axum::http::HeaderValue::from_str(&format!("attachment; filename=\"{filename}\""))
+            .unwrap_or(axum::http::HeaderValue::from_static("attachment")),
+    );
+    response
+}
+
 /// `s` percent-encoded for a query string value.
 pub fn urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()

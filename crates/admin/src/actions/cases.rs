@@ -1,7 +1,6 @@
 //! Cases: the listing's cursor as text and a case's evidence package as a zip download.
 
-use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use store::{CaseCursor, CaseId};
 
 use crate::error::{WebError, WebResult};
@@ -33,16 +32,9 @@ pub(crate) async fn evidence_zip(state: &AdminState, id: CaseId) -> WebResult<Re
     })
     .await
     .map_err(WebError::internal)??;
-    let mut response = zip.into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/zip"),
-    );
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&format!("attachment; filename=\"case-{id}-evidence.zip\""))
-            .map_err(WebError::internal)?,
-    );
-    Ok(response)
+    Ok(crate::render::attachment(
+        zip,
+        "application/zip",
+        &format!("case-{id}-evidence.zip"),
+    ))
 }

@@ -5,8 +5,7 @@ use std::io::Write;
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use store::{CaseStatus, JobId, JobQueue, LicensedRows, ReportFilter, WorkId};
 use utoipa::ToSchema;
@@ -114,15 +113,11 @@ pub(crate) async fn export(
         }
         Err(e) => return Err(e.into()),
     }
-    let mut response = out.0.into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&format!("attachment; filename=\"copyhound-report.{ext}\""))
-            .map_err(WebError::internal)?,
-    );
-    Ok(response)
+    Ok(crate::render::attachment(
+        out.0,
+        content_type,
+        &format!("copyhound-report.{ext}"),
+    ))
 }
 
 /// The window and size of the figures.

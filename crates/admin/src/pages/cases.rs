@@ -637,21 +637,12 @@ pub(crate) async fn snapshot_raw(
             .map_err(WebError::internal)?
             .map_err(WebError::internal)?;
     let sha = hex(&snapshot.sha256);
-    let mut response = bytes.into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/octet-stream"),
+    let mut response = crate::render::attachment(
+        bytes,
+        "application/octet-stream",
+        &format!("snapshot-{id}-{}.bin", &sha[..16]),
     );
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&format!(
-            "attachment; filename=\"snapshot-{id}-{}.bin\"",
-            &sha[..16]
-        ))
-        .map_err(WebError::internal)?,
-    );
-    headers.insert(
+    response.headers_mut().insert(
         "x-content-sha256",
         HeaderValue::from_str(&sha).map_err(WebError::internal)?,
     );

@@ -3,8 +3,7 @@
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{Html, Redirect, Response};
 use serde::Deserialize;
 use store::{
     AuditLog, CaseId, JobQueue, NoticeId, NoticeRecord, NoticeStatus, Notices, Rechecks, Role,
@@ -230,15 +229,11 @@ pub(crate) async fn download(
             return Err(WebError::bad(format!("format: txt or html, not {other:?}")));
         }
     };
-    let mut response = body.into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&format!("attachment; filename=\"notice-{id}.{ext}\""))
-            .map_err(WebError::internal)?,
-    );
-    Ok(response)
+    Ok(crate::render::attachment(
+        body,
+        content_type,
+        &format!("notice-{id}.{ext}"),
+    ))
 }
 
 pub(crate) async fn sent(
