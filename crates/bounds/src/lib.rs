@@ -51,6 +51,8 @@ pub struct OutOfRange {
     key: String,
     value: String,
     allowed: String,
+    /// The other key of a rule between two (`backoff_max` must be at least `backoff_base`).
+    against: Option<String>,
 }
 
 /// The result of a check.
@@ -67,14 +69,31 @@ impl OutOfRange {
             key: key.into(),
             value: value.into(),
             allowed: allowed.into(),
+            against: None,
         }
+    }
+
+    /// The same error, from a rule that compares the key with `other` (a key of the same
+    /// section): the value may be fine and `other` the one that was changed.
+    #[must_use]
+    pub fn against(mut self, other: &str) -> Self {
+        self.against = Some(other.to_owned());
+        self
     }
 
     /// The same error one level up: `section.key`.
     #[must_use]
     pub fn in_section(mut self, section: &str) -> Self {
         self.key = format!("{section}.{}", self.key);
+        if let Some(other) = &mut self.against {
+            *other = format!("{section}.{other}");
+        }
         self
+    }
+
+    /// The other key of a rule between two keys, dotted like [`key`](Self::key).
+    pub fn against_key(&self) -> Option<&str> {
+        self.against.as_deref()
     }
 
     /// The dotted key.

@@ -21,8 +21,10 @@ pub enum Error {
     /// The safety guard refused an address, before or after DNS, on the first hop or a redirect.
     #[error(
         "refused to fetch {host}: it resolves to {class} address {addr}; \
-         set fetch.safety.allow_private (or --allow-private) or add the network to \
-         fetch.safety.allowed_networks to crawl it"
+         set crawler.fetch.safety.allow_private = true (environment: \
+         COPYHOUND_CRAWLER__FETCH__SAFETY__ALLOW_PRIVATE=true; `crawl` and `check` take \
+         --allow-private) or add the network to crawler.fetch.safety.allowed_networks to \
+         crawl it"
     )]
     AddressRefused {
         host: String,

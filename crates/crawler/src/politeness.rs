@@ -312,7 +312,8 @@ impl PolitenessSettings {
         bounds::at_least("per_host_concurrency", self.per_host_concurrency, 1)?;
         bounds::at_least("global_concurrency", self.global_concurrency, 1)?;
         bounds::at_least("backoff_base", self.backoff_base, bounds::MIN_TIMEOUT)?;
-        bounds::at_least("backoff_max", self.backoff_max, self.backoff_base)?;
+        bounds::at_least("backoff_max", self.backoff_max, self.backoff_base)
+            .map_err(|e| e.against("backoff_base"))?;
         bounds::at_least("lease", self.lease, bounds::MIN_TIMEOUT)
     }
 

@@ -66,7 +66,8 @@ impl PhraseSettings {
     /// A value out of range, named by its key (the caller adds the section).
     pub fn validate(&self) -> Result<(), bounds::OutOfRange> {
         bounds::between("han_min_chars", self.han_min_chars, 4, 200)?;
-        bounds::between("han_max_chars", self.han_max_chars, self.han_min_chars, 200)?;
+        bounds::between("han_max_chars", self.han_max_chars, self.han_min_chars, 200)
+            .map_err(|e| e.against("han_min_chars"))?;
         bounds::between("english_words", self.english_words, 3, 64)?;
         bounds::between(
             "english_min_words",

@@ -695,13 +695,34 @@ fn env_var(key: &str) -> String {
 struct Origins(BTreeMap<String, String>);
 
 impl Origins {
+    /// " (set in ...)" for the key of `e`; when that key was left at its default by a rule
+    /// between two keys, the other key and where it was set, which is what changed.
+    fn of_rule(&self, e: &bounds::OutOfRange) -> String {
+        match e.against_key() {
+            Some(other) if !self.0.contains_key(e.key()) && self.0.contains_key(other) => {
+                format!(
+                    " (the built-in default, checked against {other}, {}; set {} or change \
+                     {other})",
+                    self.where_set(other),
+                    env_var(e.key())
+                )
+            }
+            _ => self.of(e.key()),
+        }
+    }
+
     /// " (set in ...)" for `key`, naming the variable that would override it.
     fn of(&self, key: &str) -> String {
+        format!(" ({})", self.where_set(key))
+    }
+
+    /// Where `key` was set ("set in COPYHOUND_…"), or that it was not.
+    fn where_set(&self, key: &str) -> String {
         match self.0.get(key) {
-            Some(var) if var.starts_with(ENV_PREFIX) => format!(" (set in {var})"),
-            Some(file) => format!(" (set in {file}; {} overrides it)", env_var(key)),
+            Some(var) if var.starts_with(ENV_PREFIX) => format!("set in {var}"),
+            Some(file) => format!("set in {file}; {} overrides it", env_var(key)),
             None => format!(
-                " (the built-in default; set {} or the config file)",
+                "the built-in default; set {} or the config file",
                 env_var(key)
             ),
         }
@@ -861,7 +882,7 @@ pub fn load(
         anyhow!("{key}{shown} is not valid: {why}{}", origins.of(&key))
     })?;
     if let Err(e) = settings.validate() {
-        bail!("{e}{}", origins.of(e.key()));
+        bail!("{e}{}", origins.of_rule(&e));
     }
     Ok(Loaded {
         settings,
@@ -1022,13 +1043,38 @@ mod tests {
                  (set in config file {file}; COPYHOUND_CRAWLER__FETCH__TIMEOUT overrides it)"
             )
         );
-        // A rule between two keys, when the one named was left at its default.
-        let (err, _) = file_error("[crawler.politeness]\nbackoff_base = \"700s\"\n");
+        // A rule between two keys, when the one named was left at its default: the message
+        // names the key that was set, and where.
+        let (err, file) = file_error("[crawler.politeness]\nbackoff_base = \"700s\"\n");
         assert_eq!(
             err,
-            "crawler.politeness.backoff_max = 600s is out of range: must be at least 700s \
-             (the built-in default; set COPYHOUND_CRAWLER__POLITENESS__BACKOFF_MAX or the \
-             config file)"
+            format!(
+                "crawler.politeness.backoff_max = 600s is out of range: must be at least 700s \
+                 (the built-in default, checked against crawler.politeness.backoff_base, set \
+                 in config file {file}; COPYHOUND_CRAWLER__POLITENESS__BACKOFF_BASE overrides \
+                 it; set COPYHOUND_CRAWLER__POLITENESS__BACKOFF_MAX or change \
+                 crawler.politeness.backoff_base)"
+            )
+        );
+        let err = env_error("COPYHOUND_CRAWLER__RENDER__MAX_HEAP_MIB", "4096");
+        assert!(
+            err.contains(
+                "(the built-in default, checked against crawler.render.max_heap_mib, set in \
+                 COPYHOUND_CRAWLER__RENDER__MAX_HEAP_MIB; set \
+                 COPYHOUND_CRAWLER__RENDER__MAX_MEMORY_MIB or change crawler.render.max_heap_mib)"
+            ),
+            "{err}"
+        );
+        // Both keys set: the one named is where it was set.
+        let (err, file) = file_error(
+            "[crawler.politeness]\nbackoff_base = \"700s\"\nbackoff_max = \"650s\"\n",
+        );
+        assert!(
+            err.ends_with(&format!(
+                "(set in config file {file}; COPYHOUND_CRAWLER__POLITENESS__BACKOFF_MAX \
+                 overrides it)"
+            )),
+            "{err}"
         );
     }
 

@@ -126,7 +126,8 @@ impl RenderSettings {
             "max_memory_mib",
             self.max_memory_mib,
             self.max_heap_mib.saturating_add(128),
-        )?;
+        )
+        .map_err(|e| e.against("max_heap_mib"))?;
         bounds::at_least("window_width", self.window_width, 100)?;
         bounds::at_least("window_height", self.window_height, 100)?;
         bounds::at_least("screenshot_max_height", self.screenshot_max_height, 100)?;
