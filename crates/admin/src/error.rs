@@ -85,6 +85,16 @@ impl WebError {
         WebError::BadRequest(message.into())
     }
 
+    /// A 400's message with `prefix` before it (the field it is about); other errors as
+    /// they are.
+    #[must_use]
+    pub(crate) fn prefixed(self, prefix: &str) -> Self {
+        match self {
+            WebError::BadRequest(message) => WebError::BadRequest(format!("{prefix}{message}")),
+            other => other,
+        }
+    }
+
     /// Logs an internal error with its chain; the person asking sees only the status.
     pub(crate) fn log(&self) {
         if let WebError::Internal(chain) = self {

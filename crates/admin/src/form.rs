@@ -118,6 +118,37 @@ impl Form {
     }
 }
 
+impl Form {
+    /// This form with every one of `refused` beside its field (a form checked field by
+    /// field reports all it refuses at once); the first error that is not about the input
+    /// is returned instead.
+    ///
+    /// # Errors
+    /// The first of `refused` that is not a refusal of the input.
+    pub fn refused_all(self, refused: Vec<Refused>, lang: Lang) -> WebResult<Form> {
+        refused
+            .into_iter()
+            .try_fold(self, |form, refused| form.refused(refused, lang))
+    }
+}
+
+/// [`answer`] for a form checked field by field: every refusal shown at once.
+pub(crate) async fn answer_all<T, Again>(
+    result: Result<T, Vec<Refused>>,
+    to: impl FnOnce(T) -> String,
+    typed: Form,
+    lang: Lang,
+    again: impl FnOnce(Form) -> Again,
+) -> WebResult<Response>
+where
+    Again: std::future::Future<Output = WebResult<Html<String>>>,
+{
+    match result {
+        Ok(value) => Ok(axum::response::Redirect::to(&to(value)).into_response()),
+        Err(refused) => refused_page(again(typed.refused_all(refused, lang)?).await),
+    }
+}
+
 /// The answer to a refused form: its page again, 422.
 pub(crate) fn refused_page(page: WebResult<Html<String>>) -> WebResult<Response> {
     Ok((StatusCode::UNPROCESSABLE_ENTITY, page?).into_response())

@@ -147,7 +147,8 @@ async fn framed_errors(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    if crate::api::is_api_path(request.uri().path()) {
+    let path = request.uri().path();
+    if crate::api::is_api_path(path) || crate::server::OPS_PATHS.contains(&path) {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
@@ -157,17 +158,62 @@ async fn framed_errors(
     let response = next
         .run(axum::extract::Request::from_parts(parts, body))
         .await;
-    let Some(shown) = response.extensions().get::<render::ErrorShown>().cloned() else {
-        return response;
+    let shown = match response.extensions().get::<render::ErrorShown>().cloned() {
+        Some(shown) => shown.message().to_owned(),
+        None if is_bare_rejection(&response) => {
+            // An extractor's refusal (a malformed id in the path, a query missing a field):
+            // axum writes it as plain text; it is shown as any other refusal.
+            let (parts, body) = response.into_parts();
+            let said = axum::body::to_bytes(body, BARE_REJECTION_BYTES)
+                .await
+                .map(|b| String::from_utf8_lossy(&b).trim().to_owned())
+                .unwrap_or_default();
+            let message = if said.is_empty() {
+                parts
+                    .status
+                    .canonical_reason()
+                    .unwrap_or("bad request")
+                    .to_owned()
+            } else {
+                said
+            };
+            let response = axum::response::Response::from_parts(parts, axum::body::Body::empty());
+            return frame(&state, asking, response, &message).await;
+        }
+        None => return response,
     };
+    frame(&state, asking, response, &shown).await
+}
+
+/// Longest rejection text read to be shown again (axum's are one line).
+const BARE_REJECTION_BYTES: usize = 4096;
+
+/// A client error axum's extractors or router answered with text of their own (or nothing),
+/// not a page of ours.
+fn is_bare_rejection(response: &axum::response::Response) -> bool {
+    let content_type = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    response.status().is_client_error()
+        && content_type.is_none_or(|t| t.starts_with("text/plain"))
+}
+
+/// `response`, an error page, again inside the frame of the person `asking`.
+async fn frame(
+    state: &crate::state::AdminState,
+    asking: axum::http::Request<()>,
+    response: axum::response::Response,
+    message: &str,
+) -> axum::response::Response {
     let (mut asking, ()) = asking.into_parts();
     use axum::extract::FromRequestParts;
-    let ctx = match auth::CurrentUser::from_request_parts(&mut asking, &state).await {
+    let ctx = match auth::CurrentUser::from_request_parts(&mut asking, state).await {
         Ok(user) => user.ctx(""),
         Err(_) => render::Ctx::guest(Lang::choose(None, &asking.headers)),
     };
     let (old, _) = response.into_parts();
-    let mut framed = render::error_page_in(ctx, old.status, shown.message());
+    let mut framed = render::error_page_in(ctx, old.status, message);
     for (name, value) in &old.headers {
         if name != axum::http::header::CONTENT_TYPE && name != axum::http::header::CONTENT_LENGTH {
             framed.headers_mut().insert(name.clone(), value.clone());

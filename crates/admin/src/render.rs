@@ -87,13 +87,50 @@ impl Ctx {
         grouped(*n)
     }
 
+    /// `n` and its unit, singular or plural (`1 work`, `3 works`; `3 部作品`): `unit` names
+    /// the labels `count.<unit>.one` and `count.<unit>.other`.
+    pub fn count(&self, n: &u64, unit: &str) -> String {
+        format!("{} {}", grouped(*n), self.unit(n, unit))
+    }
+
+    /// The unit alone, singular or plural for `n`, when the figure is shown apart.
+    pub fn unit(&self, n: &u64, unit: &str) -> &'static str {
+        let form = if *n == 1 { "one" } else { "other" };
+        self.t(&format!("count.{unit}.{form}"))
+    }
+
     /// A cron schedule in words in the page's language.
     pub fn cron(&self, expr: &str) -> String {
         let lang = match self.lang {
             Lang::En => jobs::cron_words::Language::En,
             Lang::Zh => jobs::cron_words::Language::Zh,
         };
-        jobs::cron_words::cron_in_words(expr, lang)
+        let words = jobs::cron_words::cron_in_words(expr, lang);
+        match self.local_time_of(expr) {
+            Some(local) => match self.lang {
+                Lang::En => format!("{words} ({local})"),
+                Lang::Zh => format!("{words}，即 {local}"),
+            },
+            None => words,
+        }
+    }
+
+    /// A schedule's time of day in this page's time zone (`11:00 +08:00`), when the zone is
+    /// not UTC and the words would still be true of it: a schedule on named days is left
+    /// alone when the shift moves it to another day.
+    fn local_time_of(&self, expr: &str) -> Option<String> {
+        let (hour, minute, every_day) = jobs::cron_words::time_of_day(expr)?;
+        let now = jiff::Timestamp::now();
+        if self.zone.to_offset(now) == jiff::tz::Offset::UTC {
+            return None;
+        }
+        let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+        let fire = today
+            .at(i8::try_from(hour).ok()?, i8::try_from(minute).ok()?, 0, 0)
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .ok()?;
+        let local = fire.with_time_zone(self.zone.clone());
+        (every_day || local.date() == today).then(|| local.strftime("%H:%M %:z").to_string())
     }
 
     /// The CSS class of a menu entry.
@@ -447,6 +484,31 @@ mod tests {
                 "18,446,744,073,709,551,615"
             ]
         );
+    }
+
+    #[test]
+    fn schedules_are_also_said_in_the_page_time_zone() {
+        let utc = Ctx::guest(Lang::En);
+        assert_eq!(utc.cron("0 3 * * *"), "every day at 03:00 UTC");
+        let mut shanghai = Ctx::guest(Lang::Zh);
+        shanghai.zone = jiff::tz::TimeZone::get("Asia/Shanghai").unwrap();
+        assert_eq!(shanghai.cron("0 3 * * *"), "每天 03:00（UTC），即 11:00 +08:00");
+        // 20:00 UTC on weekdays is the next day in Shanghai: its days would not be true.
+        assert_eq!(shanghai.cron("0 20 * * 1-5"), "工作日 20:00（UTC）");
+        assert_eq!(shanghai.cron("0 9 * * 1-5"), "工作日 09:00（UTC），即 17:00 +08:00");
+        assert_eq!(shanghai.cron("*/15 * * * *"), "每 15 分钟");
+    }
+
+    #[test]
+    fn counts_say_one_work_and_two_works() {
+        let en = Ctx::guest(Lang::En);
+        assert_eq!(en.count(&1, "works"), "1 work");
+        assert_eq!(en.count(&0, "works"), "0 works");
+        assert_eq!(en.count(&12_000, "pages"), "12,000 pages");
+        assert_eq!(en.unit(&1, "chapters"), "chapter");
+        let zh = Ctx::guest(Lang::Zh);
+        assert_eq!(zh.count(&1, "works"), "1 部作品");
+        assert_eq!(zh.count(&3, "pages"), "3 个页面");
     }
 
     #[test]

@@ -71,12 +71,24 @@ async fn pages_for_every_role(db: &TestDb) {
         "/sites".to_owned(),
         "/notices".to_owned(),
         "/analytics".to_owned(),
+        "/account".to_owned(),
     ];
     for cookie in [&admin, &reviewer, &viewer] {
         for path in &read_pages {
             let a = ui.get(path, Some(cookie)).await;
             assert_eq!(a.status, StatusCode::OK, "{path}: {}", a.body);
             assert!(a.body.len() <= 100_000, "{path} is {} bytes", a.body.len());
+            // The title is text: no markup, and never a form's CSRF token.
+            let title = a
+                .body
+                .split_once("<title>")
+                .and_then(|(_, rest)| rest.split_once("</title>"))
+                .map(|(title, _)| title)
+                .unwrap_or_else(|| panic!("{path} has no title"));
+            assert!(
+                !title.contains('<') && !title.contains("csrf") && title.len() < 200,
+                "{path}: <title>{title}</title>"
+            );
             // Hostile text never reaches a page as markup.
             assert!(!a.body.contains("<script>alert"), "{path} shows raw script");
             assert!(
@@ -84,6 +96,34 @@ async fn pages_for_every_role(db: &TestDb) {
                 "{path}"
             );
         }
+    }
+    // The queue's work filter takes a title, or a part of one that only one work has.
+    let by_title = ui
+        .get("/cases?status=all&work=%E5%B0%81%E7%A5%9E", Some(&viewer))
+        .await;
+    assert_eq!(by_title.status, StatusCode::OK, "{}", by_title.body);
+    assert!(by_title.body.contains(&format!("href=\"/cases/{case}\"")));
+    assert!(by_title.body.contains("<datalist id=\"work-titles\">"));
+    let unknown = ui
+        .get("/cases?status=all&work=%E7%BA%A2%E6%A5%BC", Some(&viewer))
+        .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+    assert!(unknown.body.contains("红楼"), "{}", unknown.body);
+    // A malformed id or query is refused on a page of the app, in its frame.
+    for bad in [
+        "/cases/abc".to_owned(),
+        format!("/cases/{case}/compare"),
+        "/works/1x".to_owned(),
+    ] {
+        let a = ui.get(&bad, Some(&viewer)).await;
+        assert_eq!(a.status, StatusCode::BAD_REQUEST, "{bad}: {}", a.body);
+        assert_eq!(
+            a.headers[header::CONTENT_TYPE],
+            "text/html; charset=utf-8",
+            "{bad}"
+        );
+        assert!(a.body.contains("id=\"error-message\""), "{bad}: {}", a.body);
+        assert!(a.body.contains("href=\"/cases\""), "{bad}: no frame");
     }
     let detail = ui.get(&format!("/cases/{case}"), Some(&viewer)).await;
     assert!(
@@ -111,6 +151,40 @@ async fn pages_for_every_role(db: &TestDb) {
             "{admin_only}"
         );
     }
+
+    // Bulk dismissal without a reason: answered on the queue it came from, the reason
+    // marked, the cases ticked still ticked, the note kept.
+    let a = ui
+        .post(
+            "/cases/bulk",
+            Some(&reviewer),
+            &format!(
+                "csrf={reviewer_csrf}&back=%2Fcases%3Fstatus%3Dall&ids={case}&note=mirror&action=dismiss"
+            ),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
+    assert!(
+        a.body.contains(&format!("value=\"{case}\" checked")),
+        "{}",
+        a.body
+    );
+    assert!(a.body.contains("id=\"reason-error\""), "{}", a.body);
+    assert!(a.body.contains("value=\"mirror\""), "{}", a.body);
+    assert!(
+        a.body.contains("name=\"back\" value=\"/cases?status=all\""),
+        "{}",
+        a.body
+    );
+    let a = ui
+        .post(
+            "/cases/bulk",
+            Some(&reviewer),
+            &format!("csrf={reviewer_csrf}&action=confirm"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", a.body);
+    assert!(a.body.contains("id=\"form-error\""), "{}", a.body);
 
     // Writes: a missing or wrong CSRF token is refused, then a viewer is refused, then a
     // reviewer may.
@@ -199,6 +273,47 @@ async fn pages_for_every_role(db: &TestDb) {
     let a = ui.get(&format!("{site}?job=99999"), Some(&reviewer)).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.body);
     assert!(!a.body.contains("crawl-waiting"), "{}", a.body);
+
+    // "Take a screenshot now" says it is queued, updates itself until the job has run,
+    // then says it is done.
+    let a = ui
+        .post(
+            &format!("/cases/{case}/capture"),
+            Some(&reviewer),
+            &format!("csrf={reviewer_csrf}"),
+        )
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    let queued = a.headers[header::LOCATION].to_str().unwrap().to_owned();
+    let job: i64 = queued
+        .strip_prefix(&format!("/cases/{case}?queued=capture&job="))
+        .unwrap_or_else(|| panic!("{queued}"))
+        .parse()
+        .unwrap();
+    let waiting = ui.get(&queued, Some(&reviewer)).await;
+    assert!(
+        waiting
+            .body
+            .contains("data-job=\"queued.capture.pending\" data-refresh="),
+        "{}",
+        waiting.body
+    );
+    {
+        use store::JobQueue;
+        let record = store.job(store::JobId(job)).await.unwrap();
+        let claimed = store
+            .claim(&record.queue, "test", 100, std::time::Duration::from_secs(60))
+            .await
+            .unwrap();
+        let ours = claimed.iter().find(|c| c.lease.job.0 == job).unwrap();
+        store.complete(ours.lease).await.unwrap();
+    }
+    let done = ui.get(&queued, Some(&reviewer)).await;
+    assert!(
+        done.body.contains("data-job=\"queued.capture.done\">"),
+        "{}",
+        done.body
+    );
 
     // A reviewer may not manage users; an admin may.
     let add = "username=nina&role=viewer&password=long+enough+pw";

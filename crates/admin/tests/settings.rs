@@ -751,6 +751,21 @@ async fn every_form_answers_on_the_form(db: &TestDb) {
         .await;
     refused_beside(&a, "max_depth");
     assert!(store.watched_sites().await.unwrap().is_empty());
+    // Every field wrong at once: every one marked in one answer.
+    let a = ui
+        .post(
+            "/sites",
+            Some(&admin),
+            &format!(
+                "csrf={csrf}&start_url=ftp%3A%2F%2Fpirate.example%2F&schedule=every+day\
+                 &max_pages=lots&concurrency=1000"
+            ),
+        )
+        .await;
+    for field in ["start_url", "schedule", "max_pages", "concurrency"] {
+        refused_beside(&a, field);
+    }
+    assert!(store.watched_sites().await.unwrap().is_empty());
 
     // Licensed domains: an unknown work.
     let a = ui
@@ -762,6 +777,15 @@ async fn every_form_answers_on_the_form(db: &TestDb) {
         .await;
     refused_beside(&a, "work");
     assert!(a.body.contains("value=\"mirror.example\""), "{}", a.body);
+    let a = ui
+        .post(
+            "/licensed",
+            Some(&admin),
+            &format!("csrf={csrf}&domain=mirror.example&work=no+such+title"),
+        )
+        .await;
+    refused_beside(&a, "work");
+    assert!(a.body.contains("no such title"), "{}", a.body);
 
     // Add a user: a weak password; the name and role kept, the password not.
     let a = ui

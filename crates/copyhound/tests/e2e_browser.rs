@@ -513,11 +513,19 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
     b.el("#case-status.notice_sent").await;
     site.down.store(true, Ordering::SeqCst);
     b.click("#recheck-now").await;
-    b.wait_for("the re-check to find the copies removed", true, |t| {
+    // The page says the re-check is queued, then updates itself when it is done: no reload.
+    b.wait_el("the re-check's word", false, "#queued").await;
+    b.wait_el(
+        "the page to say the re-check is done",
+        false,
+        "#queued[data-job='queued.recheck.done']",
+    )
+    .await;
+    b.wait_for("the re-check to find the copies removed", false, |t| {
         t.contains("HTTP 404")
     })
     .await;
-    b.wait_el("the case to be removed", true, "#case-status.removed")
+    b.wait_el("the case to be removed", false, "#case-status.removed")
         .await;
     b.el("#recheck").await.scroll_into_view().await.unwrap();
     b.shot("08-case-rechecked").await;

@@ -39,16 +39,16 @@ pub fn capture_job(case: CaseId) -> store::Result<store::NewJob> {
         .max_attempts(2))
 }
 
-/// Queues [`Job::CaptureCase`] for `case`.
+/// Queues [`Job::CaptureCase`] for `case`; its job (the one already queued, if any).
 ///
 /// # Errors
 /// The store's.
-pub async fn queue_capture(store: &Store, case: CaseId) -> Result<()> {
+pub async fn queue_capture(store: &Store, case: CaseId) -> Result<store::JobId> {
     let job = capture_job(case).map_err(store_err("queueing a capture"))?;
     store
         .enqueue(&job)
         .await
-        .map(drop)
+        .map(store::Enqueued::id)
         .map_err(store_err("queueing a capture"))
 }
 

@@ -38,6 +38,19 @@ pub fn cron_in_words(expr: &str, lang: Language) -> String {
     shape(expr).map_or_else(|| fallback(expr, lang), |s| s.words(lang))
 }
 
+/// The time of day (UTC hour and minute) `expr` fires at, when its shape has one, and
+/// whether it fires every day (then a time zone's shift of the day does not change what the
+/// words say).
+pub fn time_of_day(expr: &str) -> Option<(u32, u32, bool)> {
+    match shape(expr)? {
+        Shape::Daily(t) => Some((t.hour, t.minute, true)),
+        Shape::Weekdays(t) | Shape::Weekly(t, _) | Shape::Monthly(t, _) => {
+            Some((t.hour, t.minute, false))
+        }
+        Shape::Minutes(_) | Shape::Hours { .. } => None,
+    }
+}
+
 fn fallback(expr: &str, lang: Language) -> String {
     let expr = expr.trim();
     match lang {
@@ -255,6 +268,16 @@ mod tests {
             cron_in_words(expr, Language::En),
             cron_in_words(expr, Language::Zh),
         )
+    }
+
+    #[test]
+    fn schedules_at_a_time_of_day_say_which() {
+        assert_eq!(time_of_day("0 3 * * *"), Some((3, 0, true)));
+        assert_eq!(time_of_day("30 23 * * 1-5"), Some((23, 30, false)));
+        assert_eq!(time_of_day("0 0 1,15 * *"), Some((0, 0, false)));
+        assert_eq!(time_of_day("*/15 * * * *"), None);
+        assert_eq!(time_of_day("0 */6 * * *"), None);
+        assert_eq!(time_of_day("not cron"), None);
     }
 
     #[test]

@@ -280,7 +280,7 @@ pub use ops::{JobDepth, MatchTotals, OpsReads, SchemaState};
 pub use queue::{
     Backoff, ClaimedJob, Enqueued, JobContext, JobError, JobFilter, JobQueue, JobRecord, JobStatus,
     Lease, NewJob, QueueCounts, Retry, Schedule, Schedules, ShutdownSignal, Worker, WorkerPresence,
-    WorkerReport, WorkerSeen, WorkerSettings,
+    WorkerReport, WorkerSeen, WorkerSettings, check_cron,
 };
 pub use renders::{
     NewRender, NewScreenshot, RenderRecord, Renders, ScreenshotInfo, ScreenshotToken,

@@ -25,6 +25,40 @@ fn limit(field: &str, value: Option<u32>, default: u32, max: u32) -> WebResult<u
     }
 }
 
+/// A new site's crawl settings: the configured defaults with `limits` over them. Every
+/// limit out of range is reported, with the form field it came from (`max_pages`, ...).
+pub(crate) fn site_settings(
+    state: &AdminState,
+    limits: &SiteLimits,
+) -> Result<SiteSettings, Vec<(&'static str, WebError)>> {
+    let base = crawling::sites::default_site_settings(&state.settings().crawler);
+    let mut refused = Vec::new();
+    let mut checked = |field: &'static str, label: &str, value: Option<u32>, default, max| {
+        limit(label, value, default, max).unwrap_or_else(|e| {
+            refused.push((field, e));
+            default
+        })
+    };
+    let settings = SiteSettings {
+        max_pages: checked("max_pages", "max. pages", limits.max_pages, base.max_pages, 1_000_000),
+        max_depth: checked("max_depth", "max. depth", limits.max_depth, base.max_depth, 100),
+        delay_ms: checked("delay_ms", "delay", limits.delay_ms, base.delay_ms, 600_000),
+        concurrency: checked(
+            "concurrency",
+            "concurrency",
+            limits.concurrency,
+            base.concurrency,
+            64,
+        ),
+        ..base
+    };
+    if refused.is_empty() {
+        Ok(settings)
+    } else {
+        Err(refused)
+    }
+}
+
 /// Starts watching a site with its schedule and limits (checked as a crawl would check
 /// them) and records who did; the pages and the API both add sites through this.
 pub(crate) async fn watch(
@@ -35,14 +69,7 @@ pub(crate) async fn watch(
     schedule: Option<String>,
     limits: SiteLimits,
 ) -> WebResult<Site> {
-    let base = crawling::sites::default_site_settings(&state.settings().crawler);
-    let settings = SiteSettings {
-        max_pages: limit("max. pages", limits.max_pages, base.max_pages, 1_000_000)?,
-        max_depth: limit("max. depth", limits.max_depth, base.max_depth, 100)?,
-        delay_ms: limit("delay", limits.delay_ms, base.delay_ms, 600_000)?,
-        concurrency: limit("concurrency", limits.concurrency, base.concurrency, 64)?,
-        ..base
-    };
+    let settings = site_settings(state, &limits).map_err(|mut all| all.remove(0).1)?;
     let site = NewSite {
         start_url: start_url.trim().to_owned(),
         name,

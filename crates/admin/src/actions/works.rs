@@ -1,6 +1,6 @@
 //! Works: an upload kept and its import queued, and a work's title and author changed.
 
-use store::{AuditLog, JobQueue, NewJob, WorkId};
+use store::{AuditLog, JobQueue, NewJob, Page, WorkFilter, WorkId, WorkReads, WorkSummary};
 
 use crate::error::{WebError, WebResult};
 use crate::form::{OnField, Refused};
@@ -134,4 +134,68 @@ pub(crate) async fn edit_work(
         author: author.map(|a| a.trim().to_owned()),
     };
     Ok(pipeline::works::edit_work(state.store(), id, edit, actor).await?)
+}
+
+/// Titles offered as a work field's suggestions (`<datalist>`), the first registered first.
+pub(crate) const SUGGESTED_TITLES: u32 = 500;
+
+/// The works a work field suggests.
+pub(crate) async fn suggestions(state: &AdminState) -> WebResult<Vec<WorkSummary>> {
+    Ok(state
+        .store()
+        .works(
+            &WorkFilter::All,
+            Page {
+                after: None,
+                limit: Some(SUGGESTED_TITLES),
+            },
+        )
+        .await?)
+}
+
+/// The work a person named in a form or a filter: its id (`12`, `#12`), its title, or a part
+/// of its title that only one work has. `None` for a blank field.
+///
+/// # Errors
+/// A 400 naming what was typed when no work, or more than one, has it.
+pub(crate) async fn named_work(state: &AdminState, typed: Option<&str>) -> WebResult<Option<WorkId>> {
+    let Some(typed) = typed.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    if let Ok(id) = typed.trim_start_matches('#').parse::<WorkId>() {
+        return match state.store().work(id).await {
+            Ok(_) => Ok(Some(id)),
+            Err(store::Error::NotFound { .. }) => {
+                Err(WebError::bad(format!("there is no work {id}")))
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    let found = state
+        .store()
+        .works(
+            &WorkFilter::TitleContains(typed.to_owned()),
+            Page {
+                after: None,
+                limit: Some(20),
+            },
+        )
+        .await?;
+    let exact: Vec<&WorkSummary> = found.iter().filter(|w| w.title == typed).collect();
+    match (found.as_slice(), exact.as_slice()) {
+        (_, [one]) | ([one], []) => Ok(Some(one.id)),
+        ([], _) => Err(WebError::bad(format!("no work's title contains {typed:?}"))),
+        (many, _) => {
+            let named: Vec<String> = many
+                .iter()
+                .take(5)
+                .map(|w| format!("#{} {}", w.id, w.title))
+                .collect();
+            Err(WebError::bad(format!(
+                "{typed:?} is in the titles of several works ({}{}): give the whole title or the id",
+                named.join(", "),
+                if many.len() > 5 { ", …" } else { "" }
+            )))
+        }
+    }
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use store::{
     AuditLog, AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus,
     CaseWrites, ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Renders,
-    Role, SnapshotId, WorkId,
+    Role, SnapshotId,
 };
 
 use crate::actions::cases::{evidence_zip, format_cursor, parse_cursor};
@@ -32,19 +32,15 @@ pub(crate) struct QueueQuery {
 }
 
 impl QueueQuery {
-    fn filter(&self) -> WebResult<CaseFilter> {
+    async fn filter(&self, state: &AdminState) -> WebResult<CaseFilter> {
         let status = match self.status.as_deref().map(str::trim) {
             None => Some(CaseStatus::New),
             Some("" | "all") => None,
             Some(s) => Some(CaseStatus::parse(s).map_err(WebError::from)?),
         };
-        let work = match self.work.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(w) => Some(
-                w.parse::<WorkId>()
-                    .map_err(|_| WebError::bad(format!("work: a work id, not {w:?}")))?,
-            ),
-        };
+        let work = crate::actions::works::named_work(state, self.work.as_deref())
+            .await
+            .map_err(|e| e.prefixed("work: "))?;
         let min_exposure = match self.min_exposure.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(p) => Some(
@@ -72,8 +68,8 @@ impl QueueQuery {
             .ok_or_else(|| WebError::bad("after: a cursor from a previous page"))
     }
 
-    /// The query string of the page after `last`.
-    fn next(&self, last: &CaseRecord) -> String {
+    /// The query string of these filters, with this page's cursor when `here`.
+    fn query(&self, here: bool) -> String {
         let mut q = url::form_urlencoded::Serializer::new(String::new());
         q.append_pair("status", self.status.as_deref().unwrap_or("new"));
         for (k, v) in [
@@ -85,8 +81,18 @@ impl QueueQuery {
                 q.append_pair(k, v);
             }
         }
-        q.append_pair("after", &format_cursor(&last.cursor()));
+        if here && let Some(after) = &self.after {
+            q.append_pair("after", after);
+        }
         q.finish()
+    }
+
+    /// The query string of the page after `last`.
+    fn next(&self, last: &CaseRecord) -> String {
+        let mut q = self.query(false);
+        q.push_str("&after=");
+        q.push_str(&url::form_urlencoded::byte_serialize(format_cursor(&last.cursor()).as_bytes()).collect::<String>());
+        q
     }
 }
 
@@ -98,13 +104,24 @@ struct QueuePage {
     statuses: &'static [CaseStatus],
     status: String,
     work: String,
+    /// Titles the work filter suggests.
+    works: Vec<store::WorkSummary>,
     site: String,
     min_exposure: String,
+    /// This queue's address, where the bulk form comes back to.
+    back: String,
     next: Option<String>,
     reasons: &'static [DismissReason],
+    /// The bulk form as typed, when it was refused.
+    form: Form,
+    /// The cases the refused bulk form had ticked.
+    ticked: Vec<CaseId>,
 }
 
 impl QueuePage {
+    fn is_ticked(&self, id: &CaseId) -> bool {
+        self.ticked.contains(id)
+    }
     fn reason_key(&self, r: &DismissReason) -> &'static str {
         reason_key(*r)
     }
@@ -118,7 +135,19 @@ pub(crate) async fn queue(
     user: CurrentUser,
     Query(q): Query<QueueQuery>,
 ) -> WebResult<Html<String>> {
-    let filter = q.filter()?;
+    queue_page(&state, &user, &q, Form::default(), Vec::new()).await
+}
+
+/// The queue as `q` filters it; `form` is the bulk form as typed when it was refused, with
+/// the cases it had ticked.
+async fn queue_page(
+    state: &AdminState,
+    user: &CurrentUser,
+    q: &QueueQuery,
+    form: Form,
+    ticked: Vec<CaseId>,
+) -> WebResult<Html<String>> {
+    let filter = q.filter(state).await?;
     let limit = state.settings().page_size;
     let cases = state.store().cases(&filter, q.cursor()?, limit).await?;
     let next = (cases.len() == limit as usize)
@@ -129,20 +158,65 @@ pub(crate) async fn queue(
         statuses: &CaseStatus::ALL,
         status: filter.status.map_or("all", CaseStatus::as_str).to_owned(),
         work: q.work.clone().unwrap_or_default(),
+        works: crate::actions::works::suggestions(state).await?,
         site: q.site.clone().unwrap_or_default(),
         min_exposure: q.min_exposure.clone().unwrap_or_default(),
+        back: format!("/cases?{}", q.query(true)),
         cases,
         next,
         reasons: &DismissReason::ALL,
+        form,
+        ticked,
     })
 }
 
-/// The bulk form: `ids` repeated, `action`, `csrf`, and where to go back to.
+/// The bulk form: `ids` repeated, `action`, `csrf`, and where to go back to (`back`, the
+/// queue's address). A refusal (no reason to dismiss with) answers on that queue, with the
+/// cases that were ticked still ticked.
 pub(crate) async fn bulk(
     State(state): State<AdminState>,
     CsrfForm(user, fields): CsrfForm<Vec<(String, String)>>,
-) -> WebResult<Redirect> {
+) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
+    let field = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let back = field("back")
+        .filter(|b| b.starts_with("/cases") && !b.starts_with("//"))
+        .unwrap_or("/cases")
+        .to_owned();
+    let ticked: Vec<CaseId> = fields
+        .iter()
+        .filter(|(k, _)| k == "ids")
+        .filter_map(|(_, v)| v.parse::<CaseId>().ok())
+        .collect();
+    match decide_many(&state, &user, &fields).await {
+        Ok(()) => Ok(Redirect::to(&back).into_response()),
+        Err(refused) => {
+            let typed = Form::with_values(
+                fields
+                    .iter()
+                    .filter(|(k, _)| k == "note" || k == "reason")
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+            let form = typed.refused(refused, user.lang)?;
+            let uri: axum::http::Uri = back.parse().unwrap_or_else(|_| "/cases".parse().unwrap());
+            let Query(q) = Query::<QueueQuery>::try_from_uri(&uri)
+                .unwrap_or_else(|_| Query(QueueQuery::default()));
+            crate::form::refused_page(queue_page(&state, &user, &q, form, ticked).await)
+        }
+    }
+}
+
+/// Sets the status of every case the bulk form ticked.
+async fn decide_many(
+    state: &AdminState,
+    user: &CurrentUser,
+    fields: &[(String, String)],
+) -> Result<(), Refused> {
     let field = |name: &str| {
         fields
             .iter()
@@ -153,9 +227,10 @@ pub(crate) async fn bulk(
         Some("confirm") => CaseStatus::Confirmed,
         Some("dismiss") => CaseStatus::Dismissed,
         other => {
-            return Err(WebError::bad(format!(
-                "action: confirm or dismiss, not {other:?}"
-            )));
+            return Err(Refused::new(
+                WHOLE_FORM,
+                WebError::bad(format!("action: confirm or dismiss, not {other:?}")),
+            ));
         }
     };
     let ids = fields
@@ -163,22 +238,30 @@ pub(crate) async fn bulk(
         .filter(|(k, _)| k == "ids")
         .map(|(_, v)| v.parse::<CaseId>())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| WebError::bad("ids: case ids"))?;
-    if ids.len() > 500 {
-        return Err(WebError::bad("at most 500 cases at once"));
+        .map_err(|_| WebError::bad("ids: case ids"))
+        .on(WHOLE_FORM)?;
+    if ids.is_empty() {
+        return Err(Refused::new(
+            WHOLE_FORM,
+            WebError::bad("tick the cases to act on first"),
+        ));
     }
-    let reason = dismiss_reason(status, field("reason"))?;
+    if ids.len() > 500 {
+        return Err(Refused::new(
+            WHOLE_FORM,
+            WebError::bad("at most 500 cases at once"),
+        ));
+    }
+    let reason = dismiss_reason(status, field("reason")).on("reason")?;
     let note = review::decision_note(reason, field("note"));
     for id in ids {
         state
             .store()
             .set_case_status(id, status, user.actor(), note.as_deref())
-            .await?;
+            .await
+            .on(WHOLE_FORM)?;
     }
-    let back = field("back")
-        .filter(|b| b.starts_with("/cases") && !b.starts_with("//"))
-        .unwrap_or("/cases");
-    Ok(Redirect::to(back))
+    Ok(())
 }
 
 /// The case page's chapters: each with its combined coverage over the site's pages.
@@ -224,6 +307,10 @@ struct CasePage {
     form: Form,
     /// The notice template the draft form starts on (the settings' `notices.template`).
     template: String,
+    /// The re-check or capture a button just queued.
+    queued: Option<Queued>,
+    /// The rights holder's profile is not filled in: no notice can be drafted yet.
+    holder_missing: bool,
 }
 
 impl CasePage {
@@ -335,6 +422,48 @@ pub(crate) struct DetailQuery {
     case: Option<String>,
     to: Option<String>,
     from: Option<String>,
+    /// What "Re-check now" or "Take a screenshot now" queued: `recheck` or `capture`, and
+    /// its job.
+    queued: Option<String>,
+    job: Option<i64>,
+}
+
+/// A job a button of the case page queued, as it stands: said above the page until it has
+/// run, and the page reloads itself until then.
+pub(crate) struct Queued {
+    /// `recheck` or `capture`.
+    what: &'static str,
+    job: store::JobRecord,
+}
+
+impl Queued {
+    /// Not run yet (queued, running, or waiting to try again).
+    pub(crate) fn pending(&self) -> bool {
+        matches!(
+            self.job.status,
+            store::JobStatus::Queued | store::JobStatus::Running
+        )
+    }
+
+    /// The label of what the page says about it.
+    pub(crate) fn label(&self) -> &'static str {
+        use store::JobStatus::{Dead, Done, Queued, Running};
+        match (self.what, self.job.status) {
+            ("capture", Queued | Running) => "queued.capture.pending",
+            ("capture", Done) => "queued.capture.done",
+            ("capture", Dead) => "queued.capture.failed",
+            (_, Queued | Running) => "queued.recheck.pending",
+            (_, Done) => "queued.recheck.done",
+            (_, Dead) => "queued.recheck.failed",
+        }
+    }
+
+    /// Why it failed, when it did.
+    pub(crate) fn error(&self) -> Option<&str> {
+        (self.job.status == store::JobStatus::Dead)
+            .then_some(self.job.last_error.as_deref())
+            .flatten()
+    }
 }
 
 impl DetailQuery {
@@ -355,7 +484,21 @@ pub(crate) async fn detail(
     Path(id): Path<i64>,
     Query(q): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
-    detail_page(&state, &user, CaseId(id), q.undo(), Form::default()).await
+    let what = match q.queued.as_deref() {
+        Some("recheck") => Some("recheck"),
+        Some("capture") => Some("capture"),
+        _ => None,
+    };
+    let queued = match (what, q.job) {
+        (Some(what), Some(job)) => match state.store().job(store::JobId(job)).await {
+            Ok(job) => Some(Queued { what, job }),
+            // Gone (a clean-up): nothing to say about it.
+            Err(store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        },
+        _ => None,
+    };
+    detail_page(&state, &user, CaseId(id), q.undo(), Form::default(), queued).await
 }
 
 /// The case page; `form` is what its review or notice form typed when it was refused.
@@ -365,6 +508,7 @@ pub(crate) async fn detail_page(
     id: CaseId,
     undo: Option<Undo>,
     form: Form,
+    queued: Option<Queued>,
 ) -> WebResult<Html<String>> {
     let view = casework::case_view(state.store(), id).await?;
     // The reads that do not depend on each other go out together: the page waits for the
@@ -416,6 +560,7 @@ pub(crate) async fn detail_page(
     let days_since_notice = recheck
         .as_ref()
         .map(|r| casework::rechecks::days_since_notice(r, chrono::Utc::now()));
+    let effective = state.effective().await?;
     page(&CasePage {
         ctx,
         next: view.case.status.next(),
@@ -432,7 +577,9 @@ pub(crate) async fn detail_page(
         days_since_notice,
         shots,
         form,
-        template: state.effective().await?.notices.template.clone(),
+        template: effective.notices.template.clone(),
+        holder_missing: !effective.notices.rights_holder.missing().is_empty(),
+        queued,
     })
 }
 
@@ -475,7 +622,7 @@ pub(crate) async fn set_status(
         |to| to,
         typed,
         user.lang,
-        |form| detail_page(&state, &user, id, None, form),
+        |form| detail_page(&state, &user, id, None, form, None),
     )
     .await
 }
@@ -685,7 +832,7 @@ pub(crate) async fn capture(
 ) -> WebResult<Redirect> {
     user.require(Role::Reviewer)?;
     let case = state.store().case(CaseId(id)).await?;
-    evidence::queue_capture(state.store(), case.id).await?;
+    let job = evidence::queue_capture(state.store(), case.id).await?;
     state
         .store()
         .record_audit(
@@ -696,7 +843,10 @@ pub(crate) async fn capture(
             &serde_json::json!({}),
         )
         .await?;
-    Ok(Redirect::to(&format!("/cases/{}", case.id)))
+    Ok(Redirect::to(&format!(
+        "/cases/{}?queued=capture&job={job}",
+        case.id
+    )))
 }
 
 #[derive(Template)]

@@ -18,6 +18,9 @@ use crate::form::{Form, FormPost, OnField, answer};
 use crate::render::{Ctx, page};
 use crate::state::AdminState;
 
+/// The notice form's refusal when the rights holder's profile is not filled in.
+pub(crate) const HOLDER_FIELD: &str = "holder";
+
 #[derive(Deserialize)]
 pub(crate) struct CreateForm {
     template: String,
@@ -33,6 +36,18 @@ pub(crate) async fn create(
     let case = CaseId(case);
     let result = async {
         NoticeTemplate::parse(&form.template).on("template")?;
+        if let Some(to) = crate::form::blank_none(form.to.clone()) {
+            takedown::notice_settings::check_recipient(&to).on("to")?;
+        }
+        // A notice says who asks: without the rights holder's profile there is none to
+        // draft, and the case page links to where it is filled in.
+        let effective = state.effective().await?;
+        if !effective.notices.rights_holder.missing().is_empty() {
+            return Err(crate::form::Refused::label(
+                HOLDER_FIELD,
+                "notice.holder_missing",
+            ));
+        }
         draft(&state, user.actor(), case, &form.template, form.to)
             .await
             .on("to")
@@ -43,7 +58,7 @@ pub(crate) async fn create(
         |notice| format!("/notices/{}", notice.id),
         typed,
         user.lang,
-        |form| super::cases::detail_page(&state, &user, case, None, form),
+        |form| super::cases::detail_page(&state, &user, case, None, form, None),
     )
     .await
 }
@@ -61,7 +76,7 @@ pub(crate) async fn recheck_now(
         )));
     }
     let job = casework::rechecks::recheck_job(case)?;
-    state.store().enqueue(&job).await?;
+    let job = state.store().enqueue(&job).await?.id();
     state
         .store()
         .record_audit(
@@ -72,7 +87,7 @@ pub(crate) async fn recheck_now(
             &serde_json::json!({}),
         )
         .await?;
-    Ok(Redirect::to(&format!("/cases/{case}")))
+    Ok(Redirect::to(&format!("/cases/{case}?queued=recheck&job={job}")))
 }
 
 #[derive(Template)]

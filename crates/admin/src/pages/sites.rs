@@ -8,7 +8,7 @@ use crawling::SiteCrawl;
 use serde::Deserialize;
 use store::{
     AuditLog, JobId, LicensedDomain, LicensedDomains, Role, Site, SiteSettings, SuspectSites,
-    WorkId, WorkReads,
+    WorkSummary,
 };
 
 use crate::actions::sites::{SiteLimits, edit_site, queue_crawl, set_site_enabled, watch};
@@ -25,6 +25,8 @@ struct ListPage {
     sites: Vec<Site>,
     licensed: Vec<LicensedDomain>,
     defaults: SiteSettings,
+    /// Titles the licensed-domain form's work field suggests.
+    works: Vec<WorkSummary>,
     /// The add-site or licensed-domain form as typed, when it was refused.
     form: Form,
 }
@@ -44,6 +46,7 @@ async fn list_page(state: &AdminState, user: &CurrentUser, form: Form) -> WebRes
         sites: state.store().watched_sites().await?,
         licensed: state.store().licensed_domains().await?,
         defaults: crawling::sites::default_site_settings(&state.settings().crawler),
+        works: crate::actions::works::suggestions(state).await?,
         form,
     })
 }
@@ -110,8 +113,8 @@ pub(crate) async fn add(
     FormPost(user, form, typed): FormPost<AddForm>,
 ) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
-    let result = add_site(&state, &user, form).await.map_err(site_field);
-    answer(
+    let result = add_site(&state, &user, form).await;
+    crate::form::answer_all(
         result,
         |site| format!("/sites/{}", site.id),
         typed,
@@ -121,22 +124,56 @@ pub(crate) async fn add(
     .await
 }
 
-async fn add_site(state: &AdminState, user: &CurrentUser, form: AddForm) -> Result<Site, Refused> {
-    let limits = SiteLimits {
-        max_pages: number("max_pages", form.max_pages)?,
-        max_depth: number("max_depth", form.max_depth)?,
-        delay_ms: number("delay_ms", form.delay_ms)?,
-        concurrency: number("concurrency", form.concurrency)?,
+/// Checks every field of the add-site form, reporting all it refuses at once, then watches
+/// the site.
+async fn add_site(
+    state: &AdminState,
+    user: &CurrentUser,
+    form: AddForm,
+) -> Result<Site, Vec<Refused>> {
+    let mut refused = Vec::new();
+    let mut whole = |field: &'static str, value: Option<String>| {
+        number(field, value).unwrap_or_else(|r| {
+            refused.push(r);
+            None
+        })
     };
-    Ok(watch(
+    let limits = SiteLimits {
+        max_pages: whole("max_pages", form.max_pages),
+        max_depth: whole("max_depth", form.max_depth),
+        delay_ms: whole("delay_ms", form.delay_ms),
+        concurrency: whole("concurrency", form.concurrency),
+    };
+    let schedule = crate::form::blank_none(form.schedule);
+    if let Some(cron) = &schedule
+        && let Err(e) = store::check_cron(cron)
+    {
+        refused.push(Refused::new("schedule", e));
+    }
+    let crawler = &state.settings().crawler;
+    let settings = crate::actions::sites::site_settings(state, &limits).unwrap_or_else(|out| {
+        refused.extend(out.into_iter().map(|(field, e)| Refused::new(field, e)));
+        crawling::sites::default_site_settings(crawler)
+    });
+    if let Err(e) = crawling::sites::check_site(crawler, &form.start_url, &settings) {
+        refused.push(site_field(Refused::new(
+            crate::form::WHOLE_FORM,
+            WebError::from(e),
+        )));
+    }
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    watch(
         state,
         user.actor(),
         &form.start_url,
         crate::form::blank_none(form.name),
-        crate::form::blank_none(form.schedule),
+        schedule,
         limits,
     )
-    .await?)
+    .await
+    .map_err(|e| vec![site_field(Refused::new(crate::form::WHOLE_FORM, e))])
 }
 
 #[derive(Deserialize)]
@@ -315,23 +352,10 @@ async fn change_licensed(
     user: &CurrentUser,
     form: LicensedForm,
 ) -> Result<(), Refused> {
-    let work = match crate::form::blank_none(form.work) {
-        Some(w) => Some(
-            w.parse::<WorkId>()
-                .map_err(|_| WebError::bad(format!("a work id, not {w:?}")))
-                .on("work")?,
-        ),
-        None => None,
-    };
-    if let Some(w) = work {
-        // An unknown work is a typing error here, not a missing page.
-        state
-            .store()
-            .work(w)
-            .await
-            .map_err(|_| WebError::bad(format!("there is no work {w}")))
-            .on("work")?;
-    }
+    // An unknown work is a typing error here, not a missing page.
+    let work = crate::actions::works::named_work(state, form.work.as_deref())
+        .await
+        .on("work")?;
     let note = crate::form::blank_none(form.note);
     let action = if form.remove.is_some() {
         state

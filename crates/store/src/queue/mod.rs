@@ -44,7 +44,7 @@ use crate::works::Page;
 use crate::{Error, Result, Store};
 
 pub use presence::{WorkerPresence, WorkerSeen};
-pub use schedule::{Schedule, Schedules};
+pub use schedule::{Schedule, Schedules, check_cron};
 pub use worker::{
     Backoff, JobContext, JobError, ShutdownSignal, Worker, WorkerReport, WorkerSettings,
 };

@@ -113,6 +113,15 @@ pub(crate) fn next_fire(cron: &Cron, expr: &str, after: DateTime<Utc>) -> Result
         .map_err(|e| Error::InvalidInput(format!("cron expression {expr:?} never fires: {e}")))
 }
 
+/// Checks a cron expression as [`Schedules::set_schedule`] will: it parses and fires.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the expression.
+pub fn check_cron(expr: &str) -> Result<()> {
+    let cron = parse_cron(expr)?;
+    next_fire(&cron, expr, Utc::now()).map(drop)
+}
+
 /// The first fire time after `after` of a schedule whose fire times are its cron times plus
 /// `jitter_ms`: the cron time found is for `after - jitter`, so a jittered fire time that is
 /// still ahead is not skipped.
