@@ -72,6 +72,15 @@ impl Ctx {
             .unwrap_or(value)
     }
 
+    /// How a candidate was found, in the page's language: `search:brave` is the search
+    /// label and the provider's name (a name is not translated).
+    pub fn found_by(&self, found_by: &str) -> String {
+        match found_by.split_once(':') {
+            Some((how, provider)) => format!("{} {provider}", self.named("found_by", how)),
+            None => self.named("found_by", found_by).to_owned(),
+        }
+    }
+
     pub fn can_review(&self) -> bool {
         self.user.as_ref().is_some_and(|u| u.role >= Role::Reviewer)
     }
@@ -497,6 +506,18 @@ mod tests {
         assert_eq!(shanghai.cron("0 20 * * 1-5"), "工作日 20:00（UTC）");
         assert_eq!(shanghai.cron("0 9 * * 1-5"), "工作日 09:00（UTC），即 17:00 +08:00");
         assert_eq!(shanghai.cron("*/15 * * * *"), "每 15 分钟");
+    }
+
+    #[test]
+    fn data_values_are_said_in_the_page_language() {
+        let zh = Ctx::guest(Lang::Zh);
+        assert_eq!(zh.found_by("search:brave"), "搜索引擎 brave");
+        assert_eq!(zh.found_by("commoncrawl"), "Common Crawl 存档");
+        assert_eq!(zh.found_by("something-new"), "something-new");
+        assert_eq!(zh.named("crawl", "done"), "完成");
+        assert_eq!(zh.named("source", "markup"), "页面源码");
+        assert_eq!(zh.named("actor", "pipeline"), "系统（检测）");
+        assert_eq!(zh.named("actor", "alice"), "alice");
     }
 
     #[test]
