@@ -403,6 +403,8 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "每日新发现副本",
     ),
     ("chart.day", "Day", "日期"),
+    ("chart.empty_copies", "No copies found in these days yet. Each day's new copies will appear here as a column, today's on the right.", "这段时间还没有发现副本。每天新发现的副本会在这里显示为一根柱子，最右边是今天。"),
+    ("chart.empty_funnel", "No case yet. Here you will see how cases go from found to confirmed, notice sent and removed.", "还没有案件。这里将显示案件从发现到确认、发出通知、删除的进展。"),
     ("chart.found", "Found", "已发现"),
     (
         "chart.funnel_note",
@@ -433,6 +435,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ),
     ("chart.numbers", "The numbers", "具体数字"),
     ("chart.of_before", "of the stage before", "占上一阶段"),
+    ("chart.today", "today", "今天"),
     (
         "checklist.intro",
         "Until these are done, copyhound cannot find copies or send notices.",

@@ -262,7 +262,9 @@ pub fn day_label(day: NaiveDate) -> String {
 /// its column where there is room for it. It scales to the width of its box.
 #[derive(Debug, Clone)]
 pub struct ColumnChart {
-    /// The `viewBox` width and height.
+    /// The plot's width in units (each written as a percentage of the chart's width, so the
+    /// chart fills any width while its text keeps the page's size) and its height in CSS
+    /// pixels.
     pub width: u32,
     pub height: u32,
     /// Where the plot's left edge (the y axis) and its baseline (the x axis) are.
@@ -290,6 +292,8 @@ pub struct Column {
     pub show_value: bool,
     pub value_x: u32,
     pub value_y: u32,
+    /// The column of today (drawn apart, labelled "today").
+    pub today: bool,
 }
 
 /// A label on an axis at `at` (x for the x axis, y for the y axis), anchored `anchor`.
@@ -298,10 +302,12 @@ pub struct Tick {
     pub at: u32,
     pub label: String,
     pub anchor: &'static str,
+    /// A label to show in the page's language instead (`chart.today`).
+    pub key: Option<&'static str>,
 }
 
-/// The chart's box: wide enough for a month of columns with their values, in proportions
-/// that stay readable on a 390 px phone (a `viewBox` unit is then about 0.85 px).
+/// The plot's units across (a month of columns with their values; a unit is about 0.85 px
+/// on a 390 px phone) and the chart's height in CSS pixels (`svg.chart` in app.css).
 const CHART_W: u32 = 400;
 const CHART_H: u32 = 190;
 /// Room for the y axis's labels, the x axis's labels and the tallest column's value.
@@ -351,6 +357,7 @@ impl ColumnChart {
                     show_value: fits,
                     value_x: x + slot / 2,
                     value_y: base - h - 3,
+                    today: false,
                 }
             })
             .collect();
@@ -361,6 +368,7 @@ impl ColumnChart {
                 at: base - scaled(plot_h, v, top),
                 label: grouped(v),
                 anchor: "end",
+                key: None,
             })
             .collect();
         let every = values.len().div_ceil(X_LABELS).max(1);
@@ -382,6 +390,7 @@ impl ColumnChart {
                     at: x,
                     label: label.clone(),
                     anchor,
+                    key: None,
                 }
             })
             .collect();
@@ -396,6 +405,40 @@ impl ColumnChart {
         }
     }
 }
+
+impl ColumnChart {
+    /// `units` of the plot's width as a percentage of the chart's (`12.50%`).
+    pub fn x(&self, units: &u32) -> String {
+        format!("{:.2}%", f64::from(*units) * 100.0 / f64::from(self.width.max(1)))
+    }
+
+    /// Whether no column has a value (nothing to draw: the page says what will appear).
+    pub fn is_empty(&self) -> bool {
+        self.columns.iter().all(|c| c.value == 0)
+    }
+
+    /// Marks the last column as today's and labels it so, in place of an x label too close
+    /// to it.
+    pub fn mark_today(&mut self) {
+        let Some(last) = self.columns.last_mut() else {
+            return;
+        };
+        last.today = true;
+        let at = last.value_x;
+        // Room for "today" beside the label before it.
+        self.x_labels
+            .retain(|t| at.abs_diff(t.at) > TODAY_ROOM || t.key.is_some());
+        self.x_labels.push(Tick {
+            at,
+            label: String::new(),
+            anchor: "end",
+            key: Some("chart.today"),
+        });
+    }
+}
+
+/// Units kept clear on either side of today's label.
+const TODAY_ROOM: u32 = 44;
 
 /// `value` of `top` as a share of `height` (u128: no value overflows it).
 fn scaled(height: u32, value: u64, top: u64) -> u32 {
@@ -530,6 +573,31 @@ mod tests {
         let zh = Ctx::guest(Lang::Zh);
         assert_eq!(zh.count(&1, "works"), "1 部作品");
         assert_eq!(zh.count(&3, "pages"), "3 个页面");
+    }
+
+    #[test]
+    fn today_is_labelled_and_positions_are_shares_of_the_width() {
+        let values: Vec<(String, u64)> = (0..30)
+            .map(|d| (format!("11-{:02}", d + 1), u64::from(d % 4 == 0)))
+            .collect();
+        let mut c = ColumnChart::new(&values);
+        assert!(!c.is_empty());
+        c.mark_today();
+        assert!(c.columns.last().unwrap().today);
+        assert_eq!(c.columns.iter().filter(|c| c.today).count(), 1);
+        let today = c.x_labels.last().unwrap();
+        assert_eq!(today.key, Some("chart.today"));
+        // No other label crowds it.
+        assert!(
+            c.x_labels[..c.x_labels.len() - 1]
+                .iter()
+                .all(|t| today.at.abs_diff(t.at) > TODAY_ROOM)
+        );
+        assert_eq!(c.x(&0), "0.00%");
+        assert_eq!(c.x(&CHART_W), "100.00%");
+        assert_eq!(c.x(&(CHART_W / 4)), "25.00%");
+        let zeros: Vec<(String, u64)> = (0..30).map(|d| (d.to_string(), 0)).collect();
+        assert!(ColumnChart::new(&zeros).is_empty());
     }
 
     #[test]

@@ -492,20 +492,26 @@ async fn the_dashboard_guides_until_all_is_set_up(db: &TestDb) {
     assert!(a.body.contains(&format!("href=\"/sites/{}\"", local.id)));
     assert!(a.body.contains("crawler.fetch.safety.allow_private = true"));
 
-    // The chart: an SVG that scales, named for screen readers, with both axes, tick labels,
-    // today's one new copy written over its column, and the same numbers in a table.
+    // The chart: an SVG as wide as its box with text at the page's size (positions are
+    // shares of the width, no viewBox to scale the text), named for screen readers, with
+    // both axes, tick labels, today's column labelled and its one new copy written over it,
+    // and the same numbers in a table.
     let svg = a
         .body
         .split("<svg class=\"chart\"")
         .nth(1)
         .expect("the chart");
     let svg = svg.split("</svg>").next().unwrap();
-    assert!(svg.contains("viewBox=\"0 0 400 190\""), "{svg}");
+    assert!(!svg.contains("viewBox"), "{svg}");
+    assert!(svg.contains("width=\"100%\" height=\"190\""), "{svg}");
+    assert!(svg.contains("<rect class=\"bar today\""), "{svg}");
+    assert!(svg.contains("class=\"tick today\""), "{svg}");
+    assert!(svg.contains(">today</text>"), "{svg}");
     assert!(svg.contains("role=\"img\"") && svg.contains("<title id=\"copies-chart-title\">"));
     assert_eq!(svg.matches("class=\"axis-line\"").count(), 2, "{svg}");
     assert!(svg.matches("class=\"tick\"").count() >= 4, "{svg}");
     assert_eq!(
-        svg.matches("<rect class=\"bar\"").count(),
+        svg.matches("<rect class=\"bar").count(),
         30,
         "a month of days"
     );

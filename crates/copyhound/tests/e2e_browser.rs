@@ -650,6 +650,20 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
         if path == case_url {
             b.shot("13-phone-case").await;
         }
+        if path == "/analytics" {
+            // The chart's labels keep their size on a phone (they used to shrink with it).
+            let height = b
+                .driver
+                .execute(
+                    "var t = document.querySelector('svg.chart text.tick'); \
+                     return t ? t.getBoundingClientRect().height : -1;",
+                    Vec::new(),
+                )
+                .await
+                .unwrap();
+            let height = height.json().as_f64().unwrap_or(-1.0);
+            assert!(height >= 11.0, "a chart label {height} px high on a phone");
+        }
     }
 }
 

@@ -101,6 +101,11 @@ struct TopSiteRow {
 }
 
 impl Figures {
+    /// No case found yet: the funnel has nothing to show.
+    fn funnel_empty(&self) -> bool {
+        self.funnel.first().is_none_or(|f| f.value == 0)
+    }
+
     fn new(stats: &Stats) -> Figures {
         let days = &stats.detections.days;
         let series: Vec<(String, u64)> =
@@ -147,8 +152,14 @@ impl Figures {
                 percent,
             })
             .collect();
+        let mut chart = ColumnChart::new(&series);
+        if days.last().map(|d| d.day) == Some(chrono::Utc::now().date_naive())
+            && chart.columns.len() == days.len()
+        {
+            chart.mark_today();
+        }
         Figures {
-            chart: ColumnChart::new(&series),
+            chart,
             days: days
                 .iter()
                 .rev()
