@@ -626,6 +626,23 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
             b.fail(&format!("{path} scrolls sideways at 390 px: {widths:?}"))
                 .await;
         }
+        // No table hides columns in a scroller of its own: wide tables are cards on a phone.
+        let hidden = b
+            .driver
+            .execute(
+                "return Array.from(document.querySelectorAll('table')) \
+                   .filter(function (t) { return t.scrollWidth > t.clientWidth + 1; }) \
+                   .map(function (t) { return t.id || t.className || t.outerHTML.slice(0, 80); });",
+                Vec::new(),
+            )
+            .await
+            .unwrap();
+        let hidden: Vec<String> = serde_json::from_value(hidden.json().clone()).unwrap();
+        if !hidden.is_empty() {
+            b.shot("failure-table").await;
+            b.fail(&format!("{path} hides table columns in a scroller: {hidden:?}"))
+                .await;
+        }
         let labels = b
             .driver
             .execute(
