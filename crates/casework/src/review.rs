@@ -641,13 +641,24 @@ pub async fn review_pages(
         .map(|m| m.chapter_id)
         .collect();
     let bodies = detection::chapters(store, chapter_ids, cache).await?;
-    let mut texts = HashMap::new();
-    for (m, _) in &rows {
-        let text = store
-            .page_text(m.snapshot_id)
-            .await
-            .map_err(store_err("reading a page's text"))?;
-        texts.insert(m.snapshot_id, text);
+    // Every page's text in one query (a case of many pages made one round trip a page).
+    let wanted: Vec<SnapshotId> = rows.iter().map(|(m, _)| m.snapshot_id).collect();
+    let mut texts: HashMap<SnapshotId, store::PageText> = store
+        .page_texts(&wanted)
+        .await
+        .map_err(store_err("reading the pages' texts"))?
+        .into_iter()
+        .map(|t| (t.snapshot, t))
+        .collect();
+    // A text that is not there is the same error it was when read alone.
+    for id in &wanted {
+        if !texts.contains_key(id) {
+            let text = store
+                .page_text(*id)
+                .await
+                .map_err(store_err("reading a page's text"))?;
+            texts.insert(*id, text);
+        }
     }
     let mut out = Vec::with_capacity(rows.len());
     for (latest, first_seen) in rows {

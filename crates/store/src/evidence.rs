@@ -222,6 +222,10 @@ pub trait EvidenceReads {
     /// The text stored for a snapshot.
     fn page_text(&self, id: SnapshotId) -> impl Future<Output = Result<PageText>> + Send;
 
+    /// The stored texts of `ids` in one query each [`PAGE_TEXTS_AT_ONCE`] ids (a case page
+    /// reads all its pages' texts so), in any order; an id without a text is left out.
+    fn page_texts(&self, ids: &[SnapshotId]) -> impl Future<Output = Result<Vec<PageText>>> + Send;
+
     /// Snapshots with a stored text, by ascending id, that `filter` selects (what a re-match
     /// goes over).
     fn snapshots_with_text(
@@ -630,6 +634,41 @@ impl EvidenceWrites for Store {
     }
 }
 
+/// Ids [`EvidenceReads::page_texts`] asks for in one statement.
+pub const PAGE_TEXTS_AT_ONCE: usize = 500;
+
+/// The columns of a [`PageTextRow`].
+const PAGE_TEXT_COLUMNS: &str = "url, depth, kind, title, chapter_title, body, encoding, \
+     text_source, text_snapshot_id, declared_encoding";
+
+fn page_text_of(id: SnapshotId, row: PageTextRow) -> PageText {
+    let (
+        url,
+        depth,
+        kind,
+        title,
+        chapter_title,
+        body,
+        encoding,
+        text_source,
+        text_snapshot,
+        declared_encoding,
+    ) = row;
+    PageText {
+        snapshot: id,
+        url,
+        depth: depth as u32,
+        kind,
+        title,
+        chapter_title,
+        body,
+        encoding,
+        text_source,
+        text_snapshot,
+        declared_encoding,
+    }
+}
+
 /// `url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot_id,
 /// declared_encoding` of a `page_texts` row.
 type PageTextRow = (
@@ -768,40 +807,44 @@ impl EvidenceReads for Store {
     }
 
     async fn page_text(&self, id: SnapshotId) -> Result<PageText> {
+        let sql = format!("SELECT {PAGE_TEXT_COLUMNS} FROM page_texts WHERE snapshot_id = $1");
         let row: Option<PageTextRow> = read_pool!(self, |pool| {
-            sqlx::query_as(
-                "SELECT url, depth, kind, title, chapter_title, body, encoding, text_source, \
-                     text_snapshot_id, declared_encoding FROM page_texts WHERE snapshot_id = $1",
-            )
-            .bind(id)
-            .fetch_optional(pool)
-            .await?
+            sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(id)
+                .fetch_optional(pool)
+                .await?
         });
-        let (
-            url,
-            depth,
-            kind,
-            title,
-            chapter_title,
-            body,
-            encoding,
-            text_source,
-            text_snapshot,
-            declared_encoding,
-        ) = row.ok_or_else(|| Error::not_found("page text", id))?;
-        Ok(PageText {
-            snapshot: id,
-            url,
-            depth: depth as u32,
-            kind,
-            title,
-            chapter_title,
-            body,
-            encoding,
-            text_source,
-            text_snapshot,
-            declared_encoding,
-        })
+        let row = row.ok_or_else(|| Error::not_found("page text", id))?;
+        Ok(page_text_of(id, row))
+    }
+
+    #[instrument(skip_all, fields(ids = ids.len()))]
+    async fn page_texts(&self, ids: &[SnapshotId]) -> Result<Vec<PageText>> {
+        let mut texts = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(PAGE_TEXTS_AT_ONCE) {
+            // Ids are integers, written into the statement as they are.
+            let sql = format!(
+                "SELECT snapshot_id, {PAGE_TEXT_COLUMNS} FROM page_texts \
+                 WHERE snapshot_id IN ({})",
+                crate::db::id_list(chunk.iter().map(|id| id.0))
+            );
+            let rows: Vec<(SnapshotId, String, i32, String, Option<String>, Option<String>, String, String, String, Option<SnapshotId>, Option<String>)> =
+                read_pool!(self, |pool| {
+                    sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+                        .persistent(false)
+                        .fetch_all(pool)
+                        .await?
+                });
+            texts.extend(rows.into_iter().map(
+                |(id, url, depth, kind, title, chapter, body, encoding, source, text_snapshot, declared)| {
+                    page_text_of(
+                        id,
+                        (url, depth, kind, title, chapter, body, encoding, source, text_snapshot, declared),
+                    )
+                },
+            ));
+        }
+        Ok(texts)
     }
 
     async fn snapshots_with_text(

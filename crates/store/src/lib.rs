@@ -262,8 +262,8 @@ pub use discovery::{
 };
 pub use error::{Error, Result};
 pub use evidence::{
-    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, PageText, SnapshotCursor,
-    SnapshotRecord, StoredBody, TextFilter,
+    EvidenceReads, EvidenceWrites, NewPageText, NewSnapshot, NewWireBody, PAGE_TEXTS_AT_ONCE,
+    PageText, SnapshotCursor, SnapshotRecord, StoredBody, TextFilter,
 };
 pub use ids::{
     AlertEventId, AlertMailId, ApiTokenId, AuditId, CaseId, ChapterId, CrawlId, CrawlRunId,

@@ -2562,6 +2562,17 @@ pub async fn page_texts_are_stored_and_replaced(db: &TestDb) {
         (text.encoding.as_str(), text.declared_encoding.as_deref()),
         ("GBK", Some("windows-1252"))
     );
+    // Read with others in one query: the same text; an id without a text is left out, and
+    // more ids than one statement takes are read in several.
+    let one = s.page_text(id).await.unwrap();
+    let mut ids: Vec<store::SnapshotId> = (1..=store::PAGE_TEXTS_AT_ONCE as i64 + 5)
+        .map(|n| store::SnapshotId(id.0 + 10_000 + n))
+        .collect();
+    ids.push(id);
+    let many = s.page_texts(&ids).await.unwrap();
+    assert_eq!(many.len(), 1);
+    assert_eq!(many[0], one);
+    assert!(s.page_texts(&[]).await.unwrap().is_empty());
     // A page text needs its snapshot.
     page.snapshot = store::SnapshotId(id.0 + 1000);
     assert!(s.insert_page_text(&page).await.is_err());
