@@ -79,7 +79,8 @@ pub trait ProbeRunner: Clone + Send + Sync {
 pub struct DiscoverySettings {
     /// How query phrases are cut (`[discovery.phrases]`).
     pub phrases: PhraseSettings,
-    /// The provider `discover search` uses without `--provider`.
+    /// The provider `discover search` uses without `--provider` (the only one configured,
+    /// when this one is not).
     pub default_provider: String,
     /// Queries one work may send per day (UTC), over all providers.
     pub queries_per_work_per_day: u32,
@@ -158,7 +159,17 @@ impl DiscoverySettings {
     /// # Errors
     /// [`Error::Refused`] naming the configured providers.
     pub fn provider(&self, name: Option<&str>) -> Result<(&str, &ProviderSettings)> {
-        let name = name.unwrap_or(&self.default_provider);
+        // Not named: the default provider, or the only one configured when the default is
+        // not (a Brave key alone needs no `default_provider`).
+        let name = match (name, self.providers.len()) {
+            (Some(name), _) => name,
+            (None, 1) if !self.providers.contains_key(&self.default_provider) => self
+                .providers
+                .keys()
+                .next()
+                .map_or(self.default_provider.as_str(), String::as_str),
+            (None, _) => &self.default_provider,
+        };
         self.providers
             .get_key_value(name)
             .map(|(k, v)| (k.as_str(), v))
@@ -210,8 +221,11 @@ pub struct SearchReport {
     pub errors: u32,
     /// The last error or quota message.
     pub last_error: Option<String>,
-    /// Whether the budget ended the run before the phrases did.
+    /// Whether the day's budget ended the run before the phrases did.
     pub budget_spent: bool,
+    /// Whether the run's own cap (`max_queries`) ended it before the phrases or the day's
+    /// budget did.
+    pub cap_reached: bool,
     /// Distinct URLs the provider returned.
     pub urls: usize,
     /// URLs left out: on a licensed, ignored or watched domain, not http(s), or refused by
@@ -382,10 +396,12 @@ pub async fn search_work(
         .queries_sent(today, Some(name), None)
         .await
         .map_err(store_err("counting today's queries of the provider"))?;
+    // The day's budgets, and this run's own cap (`--max-queries`): the report says which
+    // one stopped it.
     let mut budget = u64::from(settings.queries_per_work_per_day)
         .saturating_sub(sent_work)
-        .min(u64::from(provider.queries_per_day).saturating_sub(sent_provider))
-        .min(options.max_queries.map_or(u64::MAX, u64::from));
+        .min(u64::from(provider.queries_per_day).saturating_sub(sent_provider));
+    let mut run_cap = options.max_queries.map_or(u64::MAX, u64::from);
     let cache_since =
         now - chrono::Duration::from_std(settings.cache_ttl).unwrap_or(chrono::Duration::zero());
     let last_asked: HashMap<String, DateTime<Utc>> = store
@@ -420,7 +436,12 @@ pub async fn search_work(
             report.budget_spent = true;
             continue;
         }
+        if run_cap == 0 {
+            report.cap_reached = true;
+            continue;
+        }
         budget -= 1;
+        run_cap -= 1;
         report.sent += 1;
         let answer = providers::search(&client, provider, &phrase.text).await;
         let (outcome, message, urls) = match &answer {
@@ -870,6 +891,12 @@ impl std::fmt::Display for SearchReport {
                 "today's budget is spent (discovery.queries_per_work_per_day, the provider's \
                  queries_per_day); the rest waits for tomorrow"
             )?;
+        } else if self.cap_reached {
+            writeln!(
+                f,
+                "this run's --max-queries was reached; today's budget has room left: run \
+                 again for the rest"
+            )?;
         }
         write!(
             f,
@@ -1292,6 +1319,47 @@ mod tests {
             offset: 0,
             rarity,
         }
+    }
+
+    #[test]
+    fn the_only_provider_configured_is_the_default() {
+        let mut s = DiscoverySettings::default();
+        s.providers.insert(
+            "brave".into(),
+            ProviderSettings::new(ProviderKind::Brave, None, Some("k")),
+        );
+        assert_eq!(s.provider(None).unwrap().0, "brave");
+        assert!(s.provider(Some("searxng")).is_err());
+        // Two configured and the default is neither: name one.
+        s.providers.insert(
+            "serp".into(),
+            ProviderSettings::new(ProviderKind::Brave, None, Some("k")),
+        );
+        let err = s.provider(None).unwrap_err().to_string();
+        assert!(err.contains("brave, serp"), "{err}");
+        // The default, when configured, wins.
+        s.providers.insert(
+            "searxng".into(),
+            ProviderSettings::new(ProviderKind::Searxng, None, None),
+        );
+        assert_eq!(s.provider(None).unwrap().0, "searxng");
+    }
+
+    #[test]
+    fn a_run_stopped_by_its_own_cap_does_not_blame_the_day() {
+        let capped = SearchReport {
+            cap_reached: true,
+            ..SearchReport::default()
+        };
+        let said = capped.to_string();
+        assert!(said.contains("--max-queries was reached"), "{said}");
+        assert!(!said.contains("today's budget is spent"), "{said}");
+        let spent = SearchReport {
+            budget_spent: true,
+            cap_reached: true,
+            ..SearchReport::default()
+        };
+        assert!(spent.to_string().contains("today's budget is spent"));
     }
 
     #[test]
