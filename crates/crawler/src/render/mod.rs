@@ -234,6 +234,10 @@ const READ_JS: &str = "const mark = arguments[0], maxChars = arguments[1], maxEl
 const TEXT_JS: &str = "const el = document.querySelector('[' + arguments[0] + '=\"' + arguments[1] + '\"]');\
   return el ? el.innerText : null;";
 
+/// How long a loaded page's requests must be quiet before it is read (at most the
+/// script timeout is waited).
+const SETTLE_QUIET: Duration = Duration::from_millis(300);
+
 /// Body elements numbered at most (larger pages are read without their tail's marks).
 const MAX_MARKED: u32 = 100_000;
 
@@ -583,7 +587,12 @@ impl Browser {
             )
             .await
         {
-            Ok(()) => false,
+            Ok(()) => {
+                // Loaded; what its scripts still fetch (a chapter asked for in `onload`)
+                // comes in before the page is read.
+                gate.settle(SETTLE_QUIET, s.script_timeout).await;
+                false
+            }
             Err(e) if e.is_timeout() => {
                 // What the page shows so far is read; the rest stops loading.
                 self.run(s, "window.stop();", json!([])).await?;
