@@ -174,19 +174,27 @@ async fn rendered_crawl(db: &str, dir: &Path) {
     let crawls = json(db, &["crawls", "list", "--json"]).await;
     assert_eq!(crawls.as_array().unwrap().len(), 0, "{crawls}");
 
-    let crawled = json(
+    // The crawl's log goes with any failure below: a page the browser failed on says why.
+    let out = run_with(
         db,
+        &[("COPYHOUND_LOG", "warn,crawler=info")],
         &["crawl", &seed, "--allow-private", "--render", "--json"],
     )
     .await;
-    assert_eq!(crawled["status"], "done", "{crawled}");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    let crawled: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(crawled["status"], "done", "{crawled}\n{log}");
     let cases = json(db, &["cases", "list", "--json"]).await;
-    assert_eq!(cases.as_array().unwrap().len(), 1, "{cases}");
+    assert_eq!(cases.as_array().unwrap().len(), 1, "{cases}\n{log}");
     let id = cases[0]["id"].to_string();
     let shown = json(db, &["cases", "show", &id, "--json"]).await;
     let text = shown.to_string();
     for heading in &HEADINGS[..5] {
-        assert!(text.contains(heading), "{heading} not in the case: {shown}");
+        assert!(
+            text.contains(heading),
+            "{heading} not in the case: {crawled}\n{log}"
+        );
     }
 
     let out = dir.join("evidence");
@@ -217,7 +225,7 @@ async fn rendered_crawl(db: &str, dir: &Path) {
         let shot = &s["screenshot"];
         let path = shot["path"]
             .as_str()
-            .unwrap_or_else(|| panic!("no screenshot: {s}"));
+            .unwrap_or_else(|| panic!("no screenshot: {s}\n{log}"));
         assert_eq!(path, format!("screenshots/{}.png", s["id"]));
         let png = std::fs::read(out.join(path)).unwrap();
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{path}");

@@ -917,10 +917,10 @@ where
             allow_url: Some(allow_url),
             screenshot: true,
         };
-        let mut rendered = match renderer.render(&self.extractor, request).await {
+        let mut rendered = match renderer.render_again_if_failed(&self.extractor, request).await {
             Ok(r) => r,
             Err(e) => {
-                tracing::info!(error = %e, "rendering failed; the raw text is kept");
+                tracing::warn!(error = %e, "rendering failed; the raw text is kept");
                 self.tally(|r| *r.skipped.entry(SkipReason::RenderFailed).or_default() += 1);
                 return Ok(None);
             }

@@ -98,7 +98,14 @@ pub enum Error {
 
     /// The headless browser did not render a page within its budget, or died doing it.
     #[error("rendering {url} failed: {reason}")]
-    Render { url: String, reason: String },
+    Render {
+        url: String,
+        reason: String,
+        /// The browser failed (it did not start, crashed, or answered too slowly on a busy
+        /// machine), not the page: another browser may render it. A page over its budget
+        /// or its memory cap is not tried again.
+        retry: bool,
+    },
 
     /// A configured pattern (scope regex, CSS selector) does not compile.
     #[error("invalid {what} {pattern:?}: {reason}")]

@@ -1,7 +1,8 @@
 //! The rendered fetch in a real headless Chromium (issue #25): pages whose chapter text only
 //! a browser shows, found with rendering on, each with a screenshot; a page whose script asks
 //! for a private address refused by the address rules (a canary listener sees nothing); and
-//! hostile pages that each end within their budget while the pool goes on rendering.
+//! hostile pages that each end within their budget while the pool goes on rendering; a page
+//! whose browser failed tried once more in a new one.
 
 mod common;
 
@@ -350,4 +351,51 @@ async fn hostile_pages_end_within_their_budget_and_rendering_goes_on() {
         "{}",
         renderer.browsers_started()
     );
+}
+
+/// A page whose browser failed (here its tab crashed, out of heap, the first time the page
+/// was served) is tried once more in a new browser, and read: on a busy machine a browser
+/// that starts or answers too slowly once costs no page. A page over its budget is final.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_whose_browser_failed_is_tried_once_more_in_a_new_one() {
+    let text = chapter();
+    let served = Arc::new(AtomicUsize::new(0));
+    let plain = format!("<html><body><div id=content><p>{text}</p></div></body></html>");
+    let app = Router::new().route(
+        "/flaky.html",
+        axum::routing::get({
+            let served = Arc::clone(&served);
+            move || {
+                let first = served.fetch_add(1, Ordering::SeqCst) == 0;
+                let body = if first {
+                    page("<script>var a = []; for (;;) a.push(new Array(1000000).fill(1.5));</script>")
+                } else {
+                    plain.clone()
+                };
+                async move { ([(header::CONTENT_TYPE, HTML)], body).into_response() }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let renderer = Renderer::new(RenderSettings {
+        max_heap_mib: 64,
+        pool_size: 1,
+        ..settings()
+    })
+    .unwrap();
+    let request = RenderRequest {
+        url: Url::parse(&format!("http://{addr}/flaky.html")).unwrap(),
+        policy: Arc::new(AddressPolicy::allow_all()),
+        allow_url: None,
+        screenshot: false,
+    };
+    let rendered = renderer
+        .render_again_if_failed(&extractor(), request)
+        .await
+        .unwrap();
+    assert_eq!(squeeze(&rendered.text), squeeze(&text));
+    assert_eq!(served.load(Ordering::SeqCst), 2);
+    assert_eq!(renderer.browsers_started(), 2);
 }

@@ -94,7 +94,7 @@ pub async fn capture_case(
             allow_url: None,
             screenshot: true,
         };
-        match renderer.render(&extractor, request).await {
+        match renderer.render_again_if_failed(&extractor, request).await {
             Ok(mut rendered) => {
                 let page = rendered.to_store(crawler::SnapshotId(snapshot.0 as u64));
                 let shot = page.screenshot.is_some();

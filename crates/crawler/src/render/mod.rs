@@ -148,6 +148,7 @@ impl RenderSettings {
 }
 
 /// One page to render.
+#[derive(Clone)]
 pub struct RenderRequest {
     pub url: Url,
     /// The address rules of the crawl, applied to every request of the page.
@@ -234,6 +235,10 @@ const READ_JS: &str = "const mark = arguments[0], maxChars = arguments[1], maxEl
 const TEXT_JS: &str = "const el = document.querySelector('[' + arguments[0] + '=\"' + arguments[1] + '\"]');\
   return el ? el.innerText : null;";
 
+/// How long a loaded page's requests must be quiet before it is read (at most the
+/// script timeout is waited).
+const SETTLE_QUIET: Duration = Duration::from_millis(300);
+
 /// Body elements numbered at most (larger pages are read without their tail's marks).
 const MAX_MARKED: u32 = 100_000;
 
@@ -277,6 +282,26 @@ impl Renderer {
         self.starts.load(Ordering::Relaxed)
     }
 
+    /// [`render`](Self::render), and when the browser failed rather than the page (it did
+    /// not start, crashed, or answered too slowly on a busy machine; never a page over its
+    /// budget or memory cap), once more in a new browser.
+    ///
+    /// # Errors
+    /// As [`render`](Self::render), from the last try.
+    pub async fn render_again_if_failed(
+        &self,
+        extractor: &Arc<Extractor>,
+        request: RenderRequest,
+    ) -> Result<Rendered> {
+        match self.render(extractor, request.clone()).await {
+            Err(e @ Error::Render { retry: true, .. }) => {
+                tracing::warn!(error = %e, "rendering failed; trying once more in a new browser");
+                self.render(extractor, request).await
+            }
+            outcome => outcome,
+        }
+    }
+
     /// Renders one page within its budget. A browser that fails is killed, and the next
     /// page gets a new one.
     ///
@@ -290,9 +315,10 @@ impl Renderer {
     ) -> Result<Rendered> {
         let _permit = self.permits.acquire().await.expect("never closed");
         let started = Instant::now();
-        let fail = |reason: String| Error::Render {
+        let fail = |reason: String, retry: bool| Error::Render {
             url: request.url.to_string(),
             reason,
+            retry,
         };
         let idle = loop {
             let next = self.idle.lock().expect("idle").pop();
@@ -307,7 +333,9 @@ impl Renderer {
             Some(b) => b,
             None => {
                 self.starts.fetch_add(1, Ordering::Relaxed);
-                Browser::start(&self.settings).await.map_err(&fail)?
+                Browser::start(&self.settings)
+                    .await
+                    .map_err(|reason| fail(reason, true))?
             }
         };
         let s = &self.settings;
@@ -339,13 +367,16 @@ impl Renderer {
             }
             Ok(Err(reason)) => {
                 // The kill may reach the session before the watchdog's word reaches here.
-                let reason = browser.watchdog.tripped().map_or(reason, over_cap);
+                let (reason, retry) = match browser.watchdog.tripped() {
+                    Some(used) => (over_cap(used), false),
+                    None => (reason, true),
+                };
                 tracing::info!(url = %request.url, %reason, "browser dropped after a failed render");
-                Err(fail(reason))
+                Err(fail(reason, retry))
             }
             Err(_) => {
                 tracing::info!(url = %request.url, "browser killed: the page ran over its budget");
-                Err(fail(format!("over the budget of {budget:?}")))
+                Err(fail(format!("over the budget of {budget:?}"), false))
             }
         }
     }
@@ -557,7 +588,12 @@ impl Browser {
             )
             .await
         {
-            Ok(()) => false,
+            Ok(()) => {
+                // Loaded; what its scripts still fetch (a chapter asked for in `onload`)
+                // comes in before the page is read.
+                gate.settle(SETTLE_QUIET, s.script_timeout).await;
+                false
+            }
             Err(e) if e.is_timeout() => {
                 // What the page shows so far is read; the rest stops loading.
                 self.run(s, "window.stop();", json!([])).await?;

@@ -18,7 +18,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -48,6 +48,20 @@ pub struct PageGate {
     max_requests: u32,
     requests: AtomicU32,
     refused: Mutex<Vec<String>>,
+    /// Plain-HTTP requests whose response is still coming.
+    open: AtomicU32,
+    /// When a request of the page last began or ended.
+    last: Mutex<Instant>,
+}
+
+/// A plain-HTTP request in flight: counted open until dropped, whatever way it ends.
+struct InFlight<'a>(&'a PageGate);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::Relaxed);
+        self.0.touch();
+    }
 }
 
 impl PageGate {
@@ -60,6 +74,39 @@ impl PageGate {
             max_requests,
             requests: AtomicU32::new(0),
             refused: Mutex::new(Vec::new()),
+            open: AtomicU32::new(0),
+            last: Mutex::new(Instant::now()),
+        }
+    }
+
+    fn touch(&self) {
+        *self.last.lock().expect("last") = Instant::now();
+    }
+
+    fn in_flight(&self) -> InFlight<'_> {
+        self.open.fetch_add(1, Ordering::Relaxed);
+        self.touch();
+        InFlight(self)
+    }
+
+    /// Waits until the page's requests are quiet: no plain-HTTP response still coming and
+    /// none begun or ended for `quiet`, or until `max` has passed. A page that fetches its
+    /// chapter after it loaded (`fetch` in an `onload`) is read once the chapter is in, on
+    /// a busy machine too. (A request inside a kept-alive HTTPS tunnel is not seen.)
+    pub async fn settle(&self, quiet: Duration, max: Duration) {
+        let until = Instant::now() + max;
+        loop {
+            let idle = self.last.lock().expect("last").elapsed();
+            let open = self.open.load(Ordering::Relaxed);
+            if (open == 0 && idle >= quiet) || Instant::now() >= until {
+                return;
+            }
+            let wait = if open == 0 {
+                quiet.saturating_sub(idle)
+            } else {
+                quiet / 4
+            };
+            tokio::time::sleep(wait.clamp(Duration::from_millis(10), quiet)).await;
         }
     }
 
@@ -219,6 +266,10 @@ async fn serve(mut client: TcpStream, gate: &Mutex<Arc<PageGate>>) -> std::io::R
         return answer(&mut client, "429 Too Many Requests", "request cap").await;
     }
     let connect = head.method.eq_ignore_ascii_case("CONNECT");
+    page.touch();
+    // A plain-HTTP request is open until its response is through (the connection closes
+    // after it); a tunnel may carry many and stay open, so only its start is seen.
+    let _in_flight = (!connect).then(|| page.in_flight());
     let (host, port, url) = if connect {
         let Some((host, port)) = split_authority(&head.target) else {
             return answer(&mut client, "400 Bad Request", "bad target").await;
@@ -326,6 +377,38 @@ async fn resolve(host: &str, port: u16, policy: &AddressPolicy) -> Result<Socket
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn gate() -> Arc<PageGate> {
+        Arc::new(PageGate::new(Arc::new(AddressPolicy::allow_all()), None, 10))
+    }
+
+    #[tokio::test]
+    async fn a_page_settles_once_its_last_request_is_through() {
+        let page = gate();
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (started, begun) = tokio::sync::oneshot::channel();
+        let task = {
+            let (page, done) = (Arc::clone(&page), Arc::clone(&done));
+            tokio::spawn(async move {
+                let flight = page.in_flight();
+                started.send(()).unwrap();
+                tokio::task::yield_now().await;
+                done.store(true, Ordering::SeqCst);
+                drop(flight);
+            })
+        };
+        begun.await.unwrap();
+        page.settle(Duration::from_millis(20), Duration::from_secs(30))
+            .await;
+        assert!(done.load(Ordering::SeqCst), "settled with a request open");
+        task.await.unwrap();
+        // A request that never ends: the wait ends at its cap.
+        let page = gate();
+        let _forever = page.in_flight();
+        page.settle(Duration::from_millis(5), Duration::from_millis(50))
+            .await;
+        assert_eq!(page.open.load(Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn authorities() {
