@@ -195,8 +195,7 @@ fn is_bare_rejection(response: &axum::response::Response) -> bool {
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    response.status().is_client_error()
-        && content_type.is_none_or(|t| t.starts_with("text/plain"))
+    response.status().is_client_error() && content_type.is_none_or(|t| t.starts_with("text/plain"))
 }
 
 /// `response`, an error page, again inside the frame of the person `asking`.

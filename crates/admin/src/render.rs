@@ -92,8 +92,8 @@ impl Ctx {
     /// `n` with its digits grouped by three (`12,345`), in both languages: CLDR's decimal
     /// pattern for Chinese groups by three with commas too, and figures in a column or on a
     /// chart's axis read best in one grouping; 万 suits prose, not a table.
-    pub fn num(&self, n: &u64) -> String {
-        grouped(*n)
+    pub fn num<T: Copy + Into<u64>>(&self, n: &T) -> String {
+        grouped((*n).into())
     }
 
     /// `n` and its unit, singular or plural (`1 work`, `3 works`; `3 部作品`): `unit` names
@@ -133,10 +133,10 @@ impl Ctx {
         if self.zone.to_offset(now) == jiff::tz::Offset::UTC {
             return None;
         }
-        let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+        let today = now.to_zoned_datetime(jiff::tz::TimeZone::UTC).date();
         let fire = today
             .at(i8::try_from(hour).ok()?, i8::try_from(minute).ok()?, 0, 0)
-            .to_zoned(jiff::tz::TimeZone::UTC)
+            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
             .ok()?;
         let local = fire.with_time_zone(self.zone.clone());
         (every_day || local.date() == today).then(|| local.strftime("%H:%M %:z").to_string())
@@ -409,7 +409,10 @@ impl ColumnChart {
 impl ColumnChart {
     /// `units` of the plot's width as a percentage of the chart's (`12.50%`).
     pub fn x(&self, units: &u32) -> String {
-        format!("{:.2}%", f64::from(*units) * 100.0 / f64::from(self.width.max(1)))
+        format!(
+            "{:.2}%",
+            f64::from(*units) * 100.0 / f64::from(self.width.max(1))
+        )
     }
 
     /// Whether no column has a value (nothing to draw: the page says what will appear).
@@ -544,10 +547,16 @@ mod tests {
         assert_eq!(utc.cron("0 3 * * *"), "every day at 03:00 UTC");
         let mut shanghai = Ctx::guest(Lang::Zh);
         shanghai.zone = jiff::tz::TimeZone::get("Asia/Shanghai").unwrap();
-        assert_eq!(shanghai.cron("0 3 * * *"), "每天 03:00（UTC），即 11:00 +08:00");
+        assert_eq!(
+            shanghai.cron("0 3 * * *"),
+            "每天 03:00（UTC），即 11:00 +08:00"
+        );
         // 20:00 UTC on weekdays is the next day in Shanghai: its days would not be true.
         assert_eq!(shanghai.cron("0 20 * * 1-5"), "工作日 20:00（UTC）");
-        assert_eq!(shanghai.cron("0 9 * * 1-5"), "工作日 09:00（UTC），即 17:00 +08:00");
+        assert_eq!(
+            shanghai.cron("0 9 * * 1-5"),
+            "工作日 09:00（UTC），即 17:00 +08:00"
+        );
         assert_eq!(shanghai.cron("*/15 * * * *"), "每 15 分钟");
     }
 

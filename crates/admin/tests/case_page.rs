@@ -212,7 +212,10 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
     // Without the rights holder's profile the page says so, with where to fill it in (for
     // an admin), and a draft is refused with the same words, the recipient not blamed.
     assert!(confirmed.contains("id=\"holder-missing\""), "{confirmed}");
-    assert!(!confirmed.contains("id=\"holder-settings\""), "a reviewer cannot edit settings");
+    assert!(
+        !confirmed.contains("id=\"holder-settings\""),
+        "a reviewer cannot edit settings"
+    );
     let drafted = ui
         .post(
             &format!("/cases/{case}/notices"),
@@ -220,9 +223,22 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
             &format!("template=cn&to=abuse%40pirate.example&csrf={csrf}"),
         )
         .await;
-    assert_eq!(drafted.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", drafted.body);
-    assert!(drafted.body.contains("id=\"holder-error\""), "{}", drafted.body);
-    assert!(!drafted.body.contains("id=\"to-error\""), "{}", drafted.body);
+    assert_eq!(
+        drafted.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        drafted.body
+    );
+    assert!(
+        drafted.body.contains("id=\"holder-error\""),
+        "{}",
+        drafted.body
+    );
+    assert!(
+        !drafted.body.contains("id=\"to-error\""),
+        "{}",
+        drafted.body
+    );
     assert!(store.notices(Some(case)).await.unwrap().is_empty());
     // The template saved in the settings is the one the form starts on.
     let file = takedown::NoticeSettings::default();

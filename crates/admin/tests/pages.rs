@@ -302,7 +302,12 @@ async fn pages_for_every_role(db: &TestDb) {
         use store::JobQueue;
         let record = store.job(store::JobId(job)).await.unwrap();
         let claimed = store
-            .claim(&record.queue, "test", 100, std::time::Duration::from_secs(60))
+            .claim(
+                &record.queue,
+                "test",
+                100,
+                std::time::Duration::from_secs(60),
+            )
             .await
             .unwrap();
         let ours = claimed.iter().find(|c| c.lease.job.0 == job).unwrap();

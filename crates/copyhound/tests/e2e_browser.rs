@@ -640,8 +640,10 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
         let hidden: Vec<String> = serde_json::from_value(hidden.json().clone()).unwrap();
         if !hidden.is_empty() {
             b.shot("failure-table").await;
-            b.fail(&format!("{path} hides table columns in a scroller: {hidden:?}"))
-                .await;
+            b.fail(&format!(
+                "{path} hides table columns in a scroller: {hidden:?}"
+            ))
+            .await;
         }
         let labels = b
             .driver

@@ -917,7 +917,10 @@ where
             allow_url: Some(allow_url),
             screenshot: true,
         };
-        let mut rendered = match renderer.render_again_if_failed(&self.extractor, request).await {
+        let mut rendered = match renderer
+            .render_again_if_failed(&self.extractor, request)
+            .await
+        {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(error = %e, "rendering failed; the raw text is kept");

@@ -1066,9 +1066,8 @@ mod tests {
             "{err}"
         );
         // Both keys set: the one named is where it was set.
-        let (err, file) = file_error(
-            "[crawler.politeness]\nbackoff_base = \"700s\"\nbackoff_max = \"650s\"\n",
-        );
+        let (err, file) =
+            file_error("[crawler.politeness]\nbackoff_base = \"700s\"\nbackoff_max = \"650s\"\n");
         assert!(
             err.ends_with(&format!(
                 "(set in config file {file}; COPYHOUND_CRAWLER__POLITENESS__BACKOFF_MAX \

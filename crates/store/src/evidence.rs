@@ -828,18 +828,52 @@ impl EvidenceReads for Store {
                  WHERE snapshot_id IN ({})",
                 crate::db::id_list(chunk.iter().map(|id| id.0))
             );
-            let rows: Vec<(SnapshotId, String, i32, String, Option<String>, Option<String>, String, String, String, Option<SnapshotId>, Option<String>)> =
-                read_pool!(self, |pool| {
-                    sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
-                        .persistent(false)
-                        .fetch_all(pool)
-                        .await?
-                });
+            let rows: Vec<(
+                SnapshotId,
+                String,
+                i32,
+                String,
+                Option<String>,
+                Option<String>,
+                String,
+                String,
+                String,
+                Option<SnapshotId>,
+                Option<String>,
+            )> = read_pool!(self, |pool| {
+                sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await?
+            });
             texts.extend(rows.into_iter().map(
-                |(id, url, depth, kind, title, chapter, body, encoding, source, text_snapshot, declared)| {
+                |(
+                    id,
+                    url,
+                    depth,
+                    kind,
+                    title,
+                    chapter,
+                    body,
+                    encoding,
+                    source,
+                    text_snapshot,
+                    declared,
+                )| {
                     page_text_of(
                         id,
-                        (url, depth, kind, title, chapter, body, encoding, source, text_snapshot, declared),
+                        (
+                            url,
+                            depth,
+                            kind,
+                            title,
+                            chapter,
+                            body,
+                            encoding,
+                            source,
+                            text_snapshot,
+                            declared,
+                        ),
                     )
                 },
             ));

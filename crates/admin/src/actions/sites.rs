@@ -40,8 +40,20 @@ pub(crate) fn site_settings(
         })
     };
     let settings = SiteSettings {
-        max_pages: checked("max_pages", "max. pages", limits.max_pages, base.max_pages, 1_000_000),
-        max_depth: checked("max_depth", "max. depth", limits.max_depth, base.max_depth, 100),
+        max_pages: checked(
+            "max_pages",
+            "max. pages",
+            limits.max_pages,
+            base.max_pages,
+            1_000_000,
+        ),
+        max_depth: checked(
+            "max_depth",
+            "max. depth",
+            limits.max_depth,
+            base.max_depth,
+            100,
+        ),
         delay_ms: checked("delay_ms", "delay", limits.delay_ms, base.delay_ms, 600_000),
         concurrency: checked(
             "concurrency",

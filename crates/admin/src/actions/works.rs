@@ -158,7 +158,10 @@ pub(crate) async fn suggestions(state: &AdminState) -> WebResult<Vec<WorkSummary
 ///
 /// # Errors
 /// A 400 naming what was typed when no work, or more than one, has it.
-pub(crate) async fn named_work(state: &AdminState, typed: Option<&str>) -> WebResult<Option<WorkId>> {
+pub(crate) async fn named_work(
+    state: &AdminState,
+    typed: Option<&str>,
+) -> WebResult<Option<WorkId>> {
     let Some(typed) = typed.map(str::trim).filter(|t| !t.is_empty()) else {
         return Ok(None);
     };
@@ -182,10 +185,13 @@ pub(crate) async fn named_work(state: &AdminState, typed: Option<&str>) -> WebRe
         )
         .await?;
     let exact: Vec<&WorkSummary> = found.iter().filter(|w| w.title == typed).collect();
-    match (found.as_slice(), exact.as_slice()) {
-        (_, [one]) | ([one], []) => Ok(Some(one.id)),
-        ([], _) => Err(WebError::bad(format!("no work's title contains {typed:?}"))),
-        (many, _) => {
+    if let [one] = exact.as_slice() {
+        return Ok(Some(one.id));
+    }
+    match found.as_slice() {
+        [one] => Ok(Some(one.id)),
+        [] => Err(WebError::bad(format!("no work's title contains {typed:?}"))),
+        many => {
             let named: Vec<String> = many
                 .iter()
                 .take(5)

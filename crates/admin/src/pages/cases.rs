@@ -10,8 +10,8 @@ use casework::{SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
     AuditLog, AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus,
-    CaseWrites, ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Renders,
-    Role, SnapshotId,
+    CaseWrites, ChapterId, EvidenceReads, JobQueue, NoticeRecord, Notices, RecheckRecord, Rechecks,
+    Renders, Role, SnapshotId,
 };
 
 use crate::actions::cases::{evidence_zip, format_cursor, parse_cursor};
@@ -91,7 +91,10 @@ impl QueueQuery {
     fn next(&self, last: &CaseRecord) -> String {
         let mut q = self.query(false);
         q.push_str("&after=");
-        q.push_str(&url::form_urlencoded::byte_serialize(format_cursor(&last.cursor()).as_bytes()).collect::<String>());
+        q.push_str(
+            &url::form_urlencoded::byte_serialize(format_cursor(&last.cursor()).as_bytes())
+                .collect::<String>(),
+        );
         q
     }
 }

@@ -87,7 +87,9 @@ pub(crate) async fn recheck_now(
             &serde_json::json!({}),
         )
         .await?;
-    Ok(Redirect::to(&format!("/cases/{case}?queued=recheck&job={job}")))
+    Ok(Redirect::to(&format!(
+        "/cases/{case}?queued=recheck&job={job}"
+    )))
 }
 
 #[derive(Template)]

@@ -106,7 +106,7 @@ impl PageGate {
             } else {
                 quiet / 4
             };
-            tokio::time::sleep(wait.clamp(Duration::from_millis(10), quiet)).await;
+            tokio::time::sleep(wait.min(quiet).max(Duration::from_millis(1))).await;
         }
     }
 
@@ -379,7 +379,11 @@ mod tests {
     use super::*;
 
     fn gate() -> Arc<PageGate> {
-        Arc::new(PageGate::new(Arc::new(AddressPolicy::allow_all()), None, 10))
+        Arc::new(PageGate::new(
+            Arc::new(AddressPolicy::allow_all()),
+            None,
+            10,
+        ))
     }
 
     #[tokio::test]
