@@ -61,11 +61,11 @@
 //!
 //! # Tests
 //!
-//! `tests/` run the binary as a process. `tests/deploy.rs` checks `docker-compose.yml`, the
+//! `tests/all/` run the binary as a process. `tests/all/deploy.rs` checks `docker-compose.yml`, the
 //! `Dockerfile` and `config/production.example.toml` against the settings and against the
 //! binary's own command line; `tests/e2e_browser.rs` drives `serve` in a headless Chromium
 //! through chromedriver, with a pirate site served by the test, and fails on any browser
-//! console error; `tests/crawl_kill.rs` and `tests/worker_kill.rs` kill the process part-way.
+//! console error; `tests/all/crawl_kill.rs` and `tests/all/worker_kill.rs` kill the process part-way.
 
 mod cmd;
 

@@ -27,7 +27,7 @@
 //! recounted, and a match of a work outside the shard is refused. Two shards recording one
 //! page take the page's row lock in turn on Postgres (one writer on SQLite), and each page's
 //! `latest` flags and copy counts are per chapter, hence per shard: in any order the shards
-//! leave what one unsharded record would (`crates/pipeline/tests/shards.rs` checks it against
+//! leave what one unsharded record would (`crates/pipeline/tests/all/shards.rs` checks it against
 //! an unsharded re-match on both backends). `shards = 1` (the default) is the unsharded path,
 //! unchanged.
 //!

@@ -190,10 +190,11 @@
 //! `tests/common/conformance.rs` is one suite (every contract method, missing rows,
 //! duplicates, concurrent claims, failures mid-transaction, 4 workers × 2,000 jobs, killed
 //! workers, dead jobs, shutdown, schedules; the rest of `tests/common/` for cases, accounts,
-//! alerts, discovery, notices, renders, sites, stats and timestamps) that `tests/sqlite.rs`
-//! and `tests/postgres.rs` both run. `tests/postgres.rs` also kills the workers' connections
-//! mid-run; `tests/sqlite.rs` migrates a database of the old schema through the cases
-//! rebuild. Feature `testing` gives each test a fresh SQLite file or Postgres schema.
+//! alerts, discovery, notices, renders, sites, stats and timestamps) that
+//! `tests/all/sqlite.rs` and `tests/all/postgres.rs` both run, in one test binary with the
+//! others. `tests/all/postgres.rs` also kills the workers' connections mid-run;
+//! `tests/all/sqlite.rs` migrates a database of the old schema through the cases rebuild.
+//! Feature `testing` gives each test a fresh SQLite file or Postgres schema.
 //!
 //! Benchmarks: `benches/queue.rs`; `benches/segments.rs` (the segment writer, 2,000 bodies of
 //! 16 KB: about 2,000 bodies/s on Postgres and 2,400 on SQLite, against 700 and 1,000 with a

@@ -1,4 +1,4 @@
-//! The conformance suite that `tests/sqlite.rs` and `tests/postgres.rs` both run, on the
+//! The conformance suite that `tests/all/sqlite.rs` and `tests/all/postgres.rs` both run, on the
 //! fresh databases of `store::testing`.
 
 pub mod accounts;
