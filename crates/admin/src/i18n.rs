@@ -574,6 +574,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("edit.site", "Edit the site's settings", "编辑网站设置"),
     ("edit.work", "Edit the title and author", "编辑标题和作者"),
     ("error.forbidden", "Not allowed", "无权访问"),
+    ("error.no_page_at", "There is no page at", "没有这个页面："),
     ("error.not_found", "Page not found", "页面不存在"),
     ("error.title", "Something went wrong", "出错了"),
     ("event.case.opened", "Case opened", "新案件"),

@@ -161,7 +161,26 @@ struct ErrorPage<'a> {
     message: &'a str,
 }
 
+/// Messages the server writes in English, known by their start: shown in the page's
+/// language, the rest (a path, an id) as data.
+const KNOWN_MESSAGES: [(&str, &str); 1] = [("there is no page at ", "error.no_page_at")];
+
+/// A known message: its label and the data after it.
+pub(crate) struct Said<'a> {
+    pub label: &'static str,
+    pub data: &'a str,
+}
+
 impl ErrorPage<'_> {
+    /// The message, when it is one of [`KNOWN_MESSAGES`].
+    fn known(&self) -> Option<Said<'_>> {
+        KNOWN_MESSAGES.iter().find_map(|(start, label)| {
+            self.message
+                .strip_prefix(start)
+                .map(|data| Said { label, data })
+        })
+    }
+
     /// The heading's label: what this status means to the person reading.
     fn title(&self) -> &'static str {
         self.ctx.t(match self.status {

@@ -669,6 +669,21 @@ fn page_text_of(id: SnapshotId, row: PageTextRow) -> PageText {
     }
 }
 
+/// `snapshot_id` and a [`PageTextRow`], as [`EvidenceReads::page_texts`] reads them.
+type IdPageTextRow = (
+    SnapshotId,
+    String,
+    i32,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+    String,
+    Option<SnapshotId>,
+    Option<String>,
+);
+
 /// `url, depth, kind, title, chapter_title, body, encoding, text_source, text_snapshot_id,
 /// declared_encoding` of a `page_texts` row.
 type PageTextRow = (
@@ -828,55 +843,20 @@ impl EvidenceReads for Store {
                  WHERE snapshot_id IN ({})",
                 crate::db::id_list(chunk.iter().map(|id| id.0))
             );
-            let rows: Vec<(
-                SnapshotId,
-                String,
-                i32,
-                String,
-                Option<String>,
-                Option<String>,
-                String,
-                String,
-                String,
-                Option<SnapshotId>,
-                Option<String>,
-            )> = read_pool!(self, |pool| {
+            let rows: Vec<IdPageTextRow> = read_pool!(self, |pool| {
                 sqlx::query_as(sqlx::AssertSqlSafe(sql.clone()))
                     .persistent(false)
                     .fetch_all(pool)
                     .await?
             });
-            texts.extend(rows.into_iter().map(
-                |(
-                    id,
-                    url,
-                    depth,
-                    kind,
-                    title,
-                    chapter,
-                    body,
-                    encoding,
-                    source,
-                    text_snapshot,
-                    declared,
-                )| {
-                    page_text_of(
-                        id,
-                        (
-                            url,
-                            depth,
-                            kind,
-                            title,
-                            chapter,
-                            body,
-                            encoding,
-                            source,
-                            text_snapshot,
-                            declared,
-                        ),
-                    )
-                },
-            ));
+            texts.extend(rows.into_iter().map(|row| {
+                let (id, url, depth, kind, title, chapter, body, encoding, source, text, declared) =
+                    row;
+                let text_row = (
+                    url, depth, kind, title, chapter, body, encoding, source, text, declared,
+                );
+                page_text_of(id, text_row)
+            }));
         }
         Ok(texts)
     }

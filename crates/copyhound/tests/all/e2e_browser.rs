@@ -315,6 +315,25 @@ async fn workflow(b: &Browser<'_>, env: &common::Env, pirate: SocketAddr, site: 
     b.goto("/cases?status=confirmed").await;
     b.el(&format!("tr[data-case='{honglou_id}']")).await;
 
+    // Dismissing without a reason: answered on the queue, the reason marked, the case
+    // still ticked.
+    b.goto("/cases").await;
+    b.el("tr[data-case] input[name=ids]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    b.click("#bulk-dismiss").await;
+    b.wait_el("the reason asked for", false, "#reason-error")
+        .await;
+    let ticked = b
+        .driver
+        .find(By::Css("tr[data-case] input[name=ids]"))
+        .await
+        .unwrap();
+    assert!(ticked.is_selected().await.unwrap(), "the tick was lost");
+    b.el("#bulk-reason[aria-invalid='true']").await;
+
     // The 老残游记 case: both chapters copied, their passages marked on both sides.
     b.goto("/cases").await;
     b.click("tr[data-case] a").await;

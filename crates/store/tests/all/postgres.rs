@@ -6,7 +6,6 @@
 use crate::common;
 use crate::conformance_suite;
 
-
 conformance_suite!(store::testing::postgres);
 
 use std::time::{Duration, Instant};

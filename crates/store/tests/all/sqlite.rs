@@ -3,7 +3,6 @@
 use crate::common;
 use crate::conformance_suite;
 
-
 conformance_suite!(store::testing::sqlite);
 
 use store::{BackendKind, Store, StoreSettings};
