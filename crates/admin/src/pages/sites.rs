@@ -199,32 +199,70 @@ pub(crate) async fn edit(
     FormPost(user, form, typed): FormPost<EditForm>,
 ) -> WebResult<Response> {
     user.require(Role::Reviewer)?;
-    let result = async {
-        let edit = crawling::sites::SiteEdit {
-            name: crate::form::blank_none(form.name),
-            start_url: crate::form::blank_none(form.start_url),
-            settings: crawling::sites::SiteSettingsChange {
-                max_pages: number("max_pages", form.max_pages)?,
-                max_depth: number("max_depth", form.max_depth)?,
-                delay_ms: number("delay_ms", form.delay_ms)?,
-                concurrency: number("concurrency", form.concurrency)?,
-                include: form.include.is_some().then(|| patterns(form.include)),
-                exclude: form.exclude.is_some().then(|| patterns(form.exclude)),
-                render: form.render_shown.is_some().then_some(form.render.is_some()),
-            },
-            schedule: form.schedule.map(|c| crate::form::blank_none(Some(c))),
-        };
-        Ok::<_, Refused>(edit_site(&state, user.actor(), id, &edit).await?)
-    }
-    .await;
-    answer(
-        result.map_err(site_field),
+    let result = edit_checked(&state, &user, id, form).await;
+    crate::form::answer_all(
+        result,
         |_| format!("/sites/{id}?edited=1"),
         typed,
         user.lang,
         |form| detail_page(&state, &user, id, None, form, false),
     )
     .await
+}
+
+/// Checks the edit form field by field, reporting every field it refuses at once (with the
+/// first refusal a crawl would give of the rest), then changes the site.
+async fn edit_checked(
+    state: &AdminState,
+    user: &CurrentUser,
+    id: i64,
+    form: EditForm,
+) -> Result<Site, Vec<Refused>> {
+    let mut refused = Vec::new();
+    let mut whole = |field: &'static str, value: Option<String>| {
+        number(field, value).unwrap_or_else(|r| {
+            refused.push(r);
+            None
+        })
+    };
+    let edit = crawling::sites::SiteEdit {
+        name: crate::form::blank_none(form.name),
+        start_url: crate::form::blank_none(form.start_url),
+        settings: crawling::sites::SiteSettingsChange {
+            max_pages: whole("max_pages", form.max_pages),
+            max_depth: whole("max_depth", form.max_depth),
+            delay_ms: whole("delay_ms", form.delay_ms),
+            concurrency: whole("concurrency", form.concurrency),
+            include: form.include.is_some().then(|| patterns(form.include)),
+            exclude: form.exclude.is_some().then(|| patterns(form.exclude)),
+            render: form.render_shown.is_some().then_some(form.render.is_some()),
+        },
+        schedule: form.schedule.map(|c| crate::form::blank_none(Some(c))),
+    };
+    if let Some(Some(cron)) = &edit.schedule
+        && let Err(e) = store::check_cron(cron)
+    {
+        refused.push(Refused::new("schedule", e));
+    }
+    if !refused.is_empty() {
+        // What a crawl would refuse of the rest, said with them.
+        if let Ok(site) = state.store().site(id).await {
+            let settings = edit.settings.applied_to(&site.settings);
+            let url = edit.start_url.as_deref().unwrap_or(&site.start_url);
+            if let Err(e) =
+                crawling::sites::check_site(&state.settings().crawler, url, &settings)
+            {
+                refused.push(site_field(Refused::new(
+                    crate::form::WHOLE_FORM,
+                    WebError::from(e),
+                )));
+            }
+        }
+        return Err(refused);
+    }
+    edit_site(state, user.actor(), id, &edit)
+        .await
+        .map_err(|e| vec![site_field(Refused::new(crate::form::WHOLE_FORM, e))])
 }
 
 #[derive(Template)]

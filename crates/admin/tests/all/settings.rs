@@ -469,6 +469,20 @@ async fn edit_forms_change_sites_works_and_drafts(db: &TestDb) {
         )
         .await;
     refused_beside(&a, "schedule");
+    // Every wrong field of an edit at once.
+    let a = ui
+        .post(
+            &site_path,
+            Some(&rita),
+            &format!(
+                "csrf={csrf}&max_pages=lots&schedule=every+day\
+                 &start_url=ftp%3A%2F%2Fpirate.example%2F"
+            ),
+        )
+        .await;
+    for field in ["max_pages", "schedule", "start_url"] {
+        refused_beside(&a, field);
+    }
 
     // A work's title and author.
     let work = store.case(case).await.unwrap().work_id;
