@@ -105,7 +105,7 @@ impl Form {
     /// `refused`'s error when it is not about the input.
     pub fn refused(mut self, refused: Refused, lang: Lang) -> WebResult<Form> {
         let message = match &refused.error {
-            WebError::BadRequest(m) | WebError::Conflict(m) => m.clone(),
+            WebError::BadRequest(m) | WebError::Conflict(m) => lang.said(m),
             _ => return Err(refused.error),
         };
         let message = match refused.label {

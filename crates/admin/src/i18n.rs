@@ -107,6 +107,44 @@ impl Lang {
     }
 }
 
+/// Messages the server writes in English that a person meets beside a form's field or on
+/// an error page, known by how they start: `(start, label)`. The label's English is the
+/// start itself; what follows the start (a value, a path, an id) is shown as it was written.
+pub const MESSAGES: [(&str, &str); 12] = [
+    ("a reason for dismissing: licensed, quotation, not ours or other", "said.dismiss_reason"),
+    ("a note holds at most 2000 characters", "said.note_length"),
+    ("a text needs a title", "said.text_needs_title"),
+    ("a whole number, not ", "said.whole_number"),
+    ("at most 500 cases at once", "said.cases_at_once"),
+    ("cron expression ", "said.cron"),
+    ("give the work's text or a file", "said.give_text"),
+    ("no work's title contains ", "said.no_title_contains"),
+    ("the file is empty", "said.empty_file"),
+    ("there is no page at ", "said.no_page_at"),
+    ("there is no work ", "said.no_work"),
+    ("tick the cases to act on first", "said.tick_first"),
+];
+
+impl Lang {
+    /// A message of [`MESSAGES`] split into its start, said in this language, and what
+    /// follows it; `None` for any other message.
+    pub fn known<'m>(self, message: &'m str) -> Option<(&'static str, &'m str)> {
+        MESSAGES.iter().find_map(|(start, key)| {
+            message
+                .strip_prefix(start)
+                .map(|rest| (self.t(key), rest))
+        })
+    }
+
+    /// `message` in this language when it is one of [`MESSAGES`], else as written.
+    pub fn said(self, message: &str) -> String {
+        match self.known(message) {
+            Some((start, rest)) => format!("{start}{rest}"),
+            None => message.to_owned(),
+        }
+    }
+}
+
 /// `(key, English, Chinese)`, sorted by key (a test checks the order).
 pub const LABELS: &[(&str, &str, &str)] = &[
     ("account.alerts", "Alerts", "提醒"),
@@ -574,7 +612,6 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("edit.site", "Edit the site's settings", "编辑网站设置"),
     ("edit.work", "Edit the title and author", "编辑标题和作者"),
     ("error.forbidden", "Not allowed", "无权访问"),
-    ("error.no_page_at", "There is no page at", "没有这个页面："),
     ("error.not_found", "Page not found", "页面不存在"),
     ("error.title", "Something went wrong", "出错了"),
     ("event.case.opened", "Case opened", "新案件"),
@@ -804,6 +841,18 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("role.admin", "admin", "管理员"),
     ("role.reviewer", "reviewer", "审核员"),
     ("role.viewer", "viewer", "只读"),
+    ("said.cases_at_once", "at most 500 cases at once", "一次最多处理 500 个案件"),
+    ("said.cron", "cron expression ", "cron 表达式 "),
+    ("said.dismiss_reason", "a reason for dismissing: licensed, quotation, not ours or other", "驳回须选择理由：已授权、引用、非本方作品或其他"),
+    ("said.empty_file", "the file is empty", "文件是空的"),
+    ("said.give_text", "give the work's text or a file", "请粘贴作品正文或选择文件"),
+    ("said.no_page_at", "there is no page at ", "没有这个页面："),
+    ("said.no_title_contains", "no work's title contains ", "没有作品的标题包含 "),
+    ("said.no_work", "there is no work ", "没有这个作品："),
+    ("said.note_length", "a note holds at most 2000 characters", "备注最多 2000 个字符"),
+    ("said.text_needs_title", "a text needs a title", "粘贴的正文需要标题"),
+    ("said.tick_first", "tick the cases to act on first", "请先勾选要处理的案件"),
+    ("said.whole_number", "a whole number, not ", "须为整数，而不是 "),
     (
         "settings.abuse_contacts",
         "Abuse contacts (host = address, one a line)",
@@ -983,6 +1032,24 @@ mod tests {
         for (key, en, zh) in LABELS {
             assert!(!en.trim().is_empty() && !zh.trim().is_empty(), "{key}");
         }
+    }
+
+    #[test]
+    fn known_messages_are_said_in_chinese_with_their_data_as_written() {
+        for (start, key) in MESSAGES {
+            assert_eq!(Lang::En.t(key), start, "{key}: its English is the message's start");
+            assert_ne!(Lang::Zh.t(key), start, "{key}");
+        }
+        assert_eq!(
+            Lang::Zh.said("a whole number, not \"lots\""),
+            "须为整数，而不是 \"lots\""
+        );
+        assert_eq!(Lang::En.said("a whole number, not \"x\""), "a whole number, not \"x\"");
+        assert_eq!(Lang::Zh.said("something new"), "something new");
+        assert_eq!(
+            Lang::Zh.known("there is no page at /x"),
+            Some(("没有这个页面：", "/x"))
+        );
     }
 
     #[test]

@@ -161,24 +161,18 @@ struct ErrorPage<'a> {
     message: &'a str,
 }
 
-/// Messages the server writes in English, known by their start: shown in the page's
-/// language, the rest (a path, an id) as data.
-const KNOWN_MESSAGES: [(&str, &str); 1] = [("there is no page at ", "error.no_page_at")];
-
-/// A known message: its label and the data after it.
+/// A known message ([`crate::i18n::MESSAGES`]): its start in the page's language and the
+/// data after it.
 pub(crate) struct Said<'a> {
-    pub label: &'static str,
+    pub start: &'static str,
     pub data: &'a str,
 }
 
 impl ErrorPage<'_> {
-    /// The message, when it is one of [`KNOWN_MESSAGES`].
+    /// The message, when it is one the page's language can say.
     fn known(&self) -> Option<Said<'_>> {
-        KNOWN_MESSAGES.iter().find_map(|(start, label)| {
-            self.message
-                .strip_prefix(start)
-                .map(|data| Said { label, data })
-        })
+        let (start, data) = self.ctx.lang.known(self.message)?;
+        Some(Said { start, data })
     }
 
     /// The heading's label: what this status means to the person reading.
