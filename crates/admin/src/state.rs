@@ -73,6 +73,8 @@ pub struct AdminSettings {
     pub mail_configured: bool,
     /// `/healthz`, `/readyz`, `/metrics`: the metrics token and the index to report on.
     pub ops: OpsSettings,
+    /// Search providers and budgets (`[discovery]`), shown on the Candidates page.
+    pub discovery: discovery::DiscoverySettings,
 }
 
 impl Default for AdminSettings {
@@ -111,6 +113,7 @@ impl Default for AdminSettings {
             notices: NoticeSettings::default(),
             rechecks: RecheckSettings::default(),
             mail_configured: false,
+            discovery: discovery::DiscoverySettings::default(),
             ops: OpsSettings::default(),
         }
     }

@@ -263,7 +263,7 @@ fn agent(crawl: &CrawlSettings) -> String {
 }
 
 /// The start of the UTC day of `now`: the budgets' day.
-fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
+pub fn day_start(now: DateTime<Utc>) -> DateTime<Utc> {
     now.date_naive()
         .and_hms_opt(0, 0, 0)
         .map_or(now, |d| d.and_utc())

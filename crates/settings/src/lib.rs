@@ -391,6 +391,7 @@ impl Settings {
             rechecks: self.rechecks.clone(),
             mail_configured: self.notify.smtp.is_configured(),
             ops: self.ops(None),
+            discovery: self.discovery.clone(),
             ..self.server.admin()
         }
     }

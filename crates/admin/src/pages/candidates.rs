@@ -20,6 +20,37 @@ use crate::state::AdminState;
 /// one domain, and the first few show what was found.
 const SHOWN_URLS: usize = 200;
 
+/// A configured search provider and what it sent today.
+pub(crate) struct ProviderRow {
+    pub name: String,
+    pub kind: &'static str,
+    /// `discover search` (and a work's "Search for copies") uses it without being told.
+    pub default: bool,
+    pub sent_today: u64,
+    pub per_day: u32,
+}
+
+/// The providers configured, the default one marked, with today's queries (UTC day).
+pub(crate) async fn providers(state: &AdminState) -> WebResult<Vec<ProviderRow>> {
+    let settings = &state.settings().discovery;
+    let default = settings.provider(None).ok().map(|(name, _)| name.to_owned());
+    let today = discovery::day_start(chrono::Utc::now());
+    let mut rows = Vec::new();
+    for (name, provider) in &settings.providers {
+        rows.push(ProviderRow {
+            name: name.clone(),
+            kind: provider.kind.as_str(),
+            default: default.as_deref() == Some(name.as_str()),
+            sent_today: state
+                .store()
+                .queries_sent(today, Some(name), None)
+                .await?,
+            per_day: provider.queries_per_day,
+        });
+    }
+    Ok(rows)
+}
+
 /// A candidate as a row links to it.
 struct Row {
     candidate: Candidate,
@@ -38,6 +69,10 @@ struct ListPage {
     rows: Vec<Row>,
     /// The status shown (`new`, `approved`, `ignored` or `all`).
     status: &'static str,
+    /// The search providers configured, with today's queries.
+    providers: Vec<ProviderRow>,
+    /// Queries one work may send a day, over all providers.
+    per_work_per_day: u32,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +113,8 @@ pub(crate) async fn list(
         ctx: user.ctx("candidates"),
         rows,
         status,
+        providers: providers(&state).await?,
+        per_work_per_day: state.settings().discovery.queries_per_work_per_day,
     })
 }
 

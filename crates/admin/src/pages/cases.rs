@@ -10,7 +10,7 @@ use casework::{SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
     AuditLog, AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus,
-    CaseWrites, ChapterId, EvidenceReads, JobQueue, NoticeRecord, Notices, RecheckRecord, Rechecks,
+    CaseWrites, ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks,
     Renders, Role, SnapshotId,
 };
 
@@ -18,6 +18,7 @@ use crate::actions::cases::{evidence_zip, format_cursor, parse_cursor};
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, WHOLE_FORM, answer};
+use crate::pages::queued::Queued;
 use crate::render::{Ctx, grouped, page, pct};
 use crate::state::AdminState;
 
@@ -431,44 +432,6 @@ pub(crate) struct DetailQuery {
     job: Option<i64>,
 }
 
-/// A job a button of the case page queued, as it stands: said above the page until it has
-/// run, and the page reloads itself until then.
-pub(crate) struct Queued {
-    /// `recheck` or `capture`.
-    what: &'static str,
-    job: store::JobRecord,
-}
-
-impl Queued {
-    /// Not run yet (queued, running, or waiting to try again).
-    pub(crate) fn pending(&self) -> bool {
-        matches!(
-            self.job.status,
-            store::JobStatus::Queued | store::JobStatus::Running
-        )
-    }
-
-    /// The label of what the page says about it.
-    pub(crate) fn label(&self) -> &'static str {
-        use store::JobStatus::{Dead, Done, Queued, Running};
-        match (self.what, self.job.status) {
-            ("capture", Queued | Running) => "queued.capture.pending",
-            ("capture", Done) => "queued.capture.done",
-            ("capture", Dead) => "queued.capture.failed",
-            (_, Queued | Running) => "queued.recheck.pending",
-            (_, Done) => "queued.recheck.done",
-            (_, Dead) => "queued.recheck.failed",
-        }
-    }
-
-    /// Why it failed, when it did.
-    pub(crate) fn error(&self) -> Option<&str> {
-        (self.job.status == store::JobStatus::Dead)
-            .then_some(self.job.last_error.as_deref())
-            .flatten()
-    }
-}
-
 impl DetailQuery {
     /// The decision to offer undoing: one whose status may go back.
     fn undo(&self) -> Option<Undo> {
@@ -487,20 +450,7 @@ pub(crate) async fn detail(
     Path(id): Path<i64>,
     Query(q): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
-    let what = match q.queued.as_deref() {
-        Some("recheck") => Some("recheck"),
-        Some("capture") => Some("capture"),
-        _ => None,
-    };
-    let queued = match (what, q.job) {
-        (Some(what), Some(job)) => match state.store().job(store::JobId(job)).await {
-            Ok(job) => Some(Queued { what, job }),
-            // Gone (a clean-up): nothing to say about it.
-            Err(store::Error::NotFound { .. }) => None,
-            Err(e) => return Err(e.into()),
-        },
-        _ => None,
-    };
+    let queued = Queued::read(&state, q.queued.as_deref(), q.job).await?;
     detail_page(&state, &user, CaseId(id), q.undo(), Form::default(), queued).await
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod cases;
 pub(crate) mod dashboard;
 pub(crate) mod notices;
 mod operations;
+pub(crate) mod queued;
 mod settings;
 pub(crate) mod sites;
 mod webhooks;
@@ -62,6 +63,7 @@ pub(crate) fn routes(upload_limit: usize) -> Router<AdminState> {
                 .layer(DefaultBodyLimit::max(upload_limit)),
         )
         .route("/works/{id}", get(works::detail).post(works::edit))
+        .route("/works/{id}/discover", post(works::discover_now))
         .route("/sites", get(sites::list).post(sites::add))
         .route("/sites/{id}", get(sites::detail).post(sites::edit))
         .route("/sites/{id}/crawl", post(sites::crawl_now))

@@ -3,17 +3,18 @@
 
 use askama::Template;
 use axum::extract::{Multipart, Path, Query, State};
-use axum::response::{Html, Response};
+use axum::response::{Html, Redirect, Response};
 use serde::Deserialize;
 use store::{
-    CaseFilter, CaseReads, CaseRecord, ChapterInfo, JobFilter, JobQueue, JobRecord, JobStatus,
-    Page, Role, Work, WorkFilter, WorkId, WorkReads, WorkSummary,
+    AuditLog, CaseFilter, CaseReads, CaseRecord, ChapterInfo, JobFilter, JobQueue, JobRecord,
+    JobStatus, Page, Role, Work, WorkFilter, WorkId, WorkReads, WorkSummary,
 };
 
 use crate::actions::works::{edit_work, queue_import, title_from_file_name, upload_extension};
-use crate::auth::{CurrentUser, check_csrf};
+use crate::auth::{CsrfForm, CurrentUser, check_csrf};
 use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, answer};
+use crate::pages::queued::Queued;
 use crate::render::{Ctx, page, pct};
 use crate::state::AdminState;
 
@@ -225,6 +226,10 @@ struct DetailPage {
     form: Form,
     /// The title and author were just saved.
     edited: bool,
+    /// The search "Search for copies now" just queued.
+    queued: Option<Queued>,
+    /// A search provider is configured: the search button is offered.
+    can_search: bool,
 }
 
 impl DetailPage {
@@ -239,6 +244,9 @@ impl DetailPage {
 #[derive(Deserialize)]
 pub(crate) struct DetailQuery {
     edited: Option<u8>,
+    /// "Search for copies now": `discover` and its job.
+    queued: Option<String>,
+    job: Option<i64>,
 }
 
 pub(crate) async fn detail(
@@ -248,7 +256,38 @@ pub(crate) async fn detail(
     Query(query): Query<DetailQuery>,
 ) -> WebResult<Html<String>> {
     let edited = query.edited.is_some();
-    detail_page(&state, &user, WorkId(id), Form::default(), edited).await
+    let queued = Queued::read(&state, query.queued.as_deref(), query.job).await?;
+    detail_page(&state, &user, WorkId(id), Form::default(), edited, queued).await
+}
+
+/// "Search for copies now": the work's rare phrases sent to the default search provider
+/// by a worker ([`store::Job`] `DiscoverWork`, as the `discovery` schedule queues it), within
+/// the day's budgets; the page follows the job.
+pub(crate) async fn discover_now(
+    State(state): State<AdminState>,
+    Path(id): Path<i64>,
+    CsrfForm(user, _): CsrfForm<crate::auth::Empty>,
+) -> WebResult<Redirect> {
+    user.require(Role::Reviewer)?;
+    let work = state.store().work(WorkId(id)).await?;
+    let discovery = &state.settings().discovery;
+    discovery.provider(None).map_err(|e| WebError::Conflict(e.to_string()))?;
+    let job = discovery::discover_work_job(work.id)?;
+    let job = state.store().enqueue(&job).await?.id();
+    state
+        .store()
+        .record_audit(
+            user.actor(),
+            "work.discover",
+            Some("work"),
+            Some(work.id.0),
+            &serde_json::json!({ "job": job.0 }),
+        )
+        .await?;
+    Ok(Redirect::to(&format!(
+        "/works/{}?queued=discover&job={job}",
+        work.id
+    )))
 }
 
 async fn detail_page(
@@ -257,6 +296,7 @@ async fn detail_page(
     id: WorkId,
     form: Form,
     edited: bool,
+    queued: Option<Queued>,
 ) -> WebResult<Html<String>> {
     let work = state.store().work(id).await?;
     let mut chapters = state.store().chapters(id).await?;
@@ -273,6 +313,8 @@ async fn detail_page(
         cases,
         form,
         edited,
+        queued,
+        can_search: state.settings().discovery.provider(None).is_ok(),
     })
 }
 
@@ -295,7 +337,7 @@ pub(crate) async fn edit(
         |_| format!("/works/{id}?edited=1"),
         typed,
         user.lang,
-        |form| detail_page(&state, &user, id, form, false),
+        |form| detail_page(&state, &user, id, form, false, None),
     )
     .await
 }

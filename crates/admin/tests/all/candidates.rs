@@ -3,6 +3,7 @@
 //! refused in the one error shape, a hostile domain refused by the store; the Candidates page
 //! (the list by status, a candidate's found URLs) and its Approve and Ignore forms (CSRF, the
 //! reviewer role, a bad schedule answered on the form); and the API's approve and ignore.
+//! The Candidates page's providers and a search started from a work's page.
 
 use crate::common;
 
@@ -359,4 +360,74 @@ async fn candidates_api_on_postgres() {
         return;
     };
     candidates_api(&db).await;
+}
+
+/// Discovery from the UI: the Candidates page says whether a provider is configured and
+/// what each sent today; a work's page runs a search now and follows its job.
+async fn searching_from_the_ui(db: &TestDb) {
+    let store = &db.store;
+    users(store).await;
+    let case = common::with_case(store).await;
+    let work = store::CaseReads::case(store, case).await.unwrap().work_id;
+    let search = format!("/works/{work}/discover");
+
+    // No provider: said on both pages, the button off, a search refused.
+    let ui = Ui::with(store, |_| {});
+    let (reviewer, csrf) = ui.login("rita", PASSWORD).await;
+    let list = ui.get("/candidates", Some(&reviewer)).await;
+    assert!(list.body.contains("id=\"no-provider\""), "{}", list.body);
+    let page = ui.get(&format!("/works/{work}"), Some(&reviewer)).await;
+    assert!(page.body.contains("id=\"discover-now\" disabled"), "{}", page.body);
+    let a = ui
+        .post(&search, Some(&reviewer), &format!("csrf={csrf}"))
+        .await;
+    assert_eq!(a.status, StatusCode::CONFLICT, "{}", a.body);
+
+    // One provider: the default, with today's queries; the search queued and followed.
+    let ui = Ui::with(store, |s| {
+        s.discovery.providers.insert(
+            "brave".into(),
+            discovery::ProviderSettings::new(discovery::ProviderKind::Brave, None, Some("k")),
+        );
+    });
+    let (reviewer, csrf) = ui.login("rita", PASSWORD).await;
+    let (viewer, viewer_csrf) = ui.login("vic", PASSWORD).await;
+    let list = ui.get("/candidates", Some(&viewer)).await;
+    assert!(list.body.contains("data-provider=\"brave\""), "{}", list.body);
+    assert!(list.body.contains(">0 / 100</td>"), "{}", list.body);
+    assert!(list.body.contains("class=\"badge\""), "the default is marked");
+    let a = ui
+        .post(&search, Some(&viewer), &format!("csrf={viewer_csrf}"))
+        .await;
+    assert_eq!(a.status, StatusCode::FORBIDDEN, "a viewer may not search");
+    let a = ui
+        .post(&search, Some(&reviewer), &format!("csrf={csrf}"))
+        .await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    let to = a.headers[header::LOCATION].to_str().unwrap().to_owned();
+    assert!(
+        to.starts_with(&format!("/works/{work}?queued=discover&job=")),
+        "{to}"
+    );
+    let page = ui.get(&to, Some(&reviewer)).await;
+    assert!(
+        page.body
+            .contains("data-job=\"queued.discover.pending\" data-refresh="),
+        "{}",
+        page.body
+    );
+}
+
+#[tokio::test]
+async fn searching_from_the_ui_on_sqlite() {
+    let db = store::testing::sqlite("admin_search_ui").await.unwrap();
+    searching_from_the_ui(&db).await;
+}
+
+#[tokio::test]
+async fn searching_from_the_ui_on_postgres() {
+    let Some(db) = store::testing::postgres("admin_search_ui").await else {
+        return;
+    };
+    searching_from_the_ui(&db).await;
 }
