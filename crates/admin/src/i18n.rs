@@ -672,6 +672,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "Common Crawl archive",
         "Common Crawl 存档",
     ),
+    (
+        "found_by.commoncrawl_archive",
+        "seen in Common Crawl, not reachable now; captured",
+        "仅见于 Common Crawl 存档，当前无法访问；抓取于",
+    ),
     ("found_by.probe", "probe of known URLs", "已知网址探测"),
     ("found_by.search", "search engine", "搜索引擎"),
     (

@@ -493,7 +493,51 @@ pub async fn search_work(
     report.probed = probe.probed;
     report.crawl = probe.crawl;
     report.candidates = probe.candidates;
+    report.leads = keep_leads(store, &crawl_settings, &report.hits, &report.candidates).await?;
     Ok(report)
+}
+
+/// The domains of `hits` that are not among the live `candidates`, made candidates found
+/// by [`ARCHIVE_ONLY`] with their capture's day (licensed, ignored, watched and refused
+/// domains aside, as the probe leaves them out).
+async fn keep_leads(
+    store: &Store,
+    crawl: &CrawlSettings,
+    hits: &[WetHit],
+    candidates: &[Candidate],
+) -> Result<Vec<Candidate>> {
+    let live: BTreeSet<&str> = candidates.iter().map(|c| c.domain.as_str()).collect();
+    let watched: BTreeSet<String> = store
+        .watched_sites()
+        .await
+        .map_err(store_err("listing the watched sites"))?
+        .into_iter()
+        .map(|s| s.host.to_lowercase())
+        .collect();
+    let mut leads: Vec<Candidate> = Vec::new();
+    for hit in hits {
+        let Some(domain) = Url::parse(&hit.url).ok().and_then(|u| url_domain(&u)) else {
+            continue;
+        };
+        if live.contains(domain.as_str())
+            || watched.contains(&domain)
+            || leads.iter().any(|c| c.domain == domain)
+            || crawling::sites::address_refused(crawl, &hit.url).is_some()
+            || store
+                .host_excluded(&domain)
+                .await
+                .map_err(store_err("checking licensed and ignored domains"))?
+        {
+            continue;
+        }
+        let day = hit.date.get(..10).unwrap_or(&hit.date);
+        let lead = store
+            .add_candidate(&domain, &format!("{ARCHIVE_ONLY}:{day}"))
+            .await
+            .map_err(store_err("recording a candidate"))?;
+        leads.push(lead);
+    }
+    Ok(leads)
 }
 
 /// `phrases` (best first) in the order a run sends them: the ones never sent to the provider
@@ -1010,7 +1054,16 @@ pub struct WetReport {
     pub crawl: Option<store::CrawlId>,
     /// Domains with a live copy: the candidates.
     pub candidates: Vec<Candidate>,
+    /// Domains whose Common Crawl record copies a work but whose live copy was not found
+    /// (the fetch failed, the name is gone, the page changed): kept as candidates found by
+    /// [`ARCHIVE_ONLY`] with the capture's day, since pirate sites move and the lead is
+    /// worth keeping.
+    pub leads: Vec<Candidate>,
 }
+
+/// How a candidate seen in Common Crawl but not reachable live is found:
+/// `commoncrawl_archive:YYYY-MM-DD`, the day of the capture.
+pub const ARCHIVE_ONLY: &str = "commoncrawl_archive";
 
 /// A blocking reader over a download's chunks, handed over by an async task: a silence of
 /// `read_timeout` is [`std::io::ErrorKind::TimedOut`].
@@ -1189,7 +1242,51 @@ pub async fn scan_commoncrawl(
     report.probed = probe.probed;
     report.crawl = probe.crawl;
     report.candidates = probe.candidates;
+    report.leads = keep_leads(store, &crawl_settings, &report.hits, &report.candidates).await?;
     Ok(report)
+}
+
+/// The domains of `hits` that are not among the live `candidates`, made candidates found
+/// by [`ARCHIVE_ONLY`] with their capture's day (licensed, ignored, watched and refused
+/// domains aside, as the probe leaves them out).
+async fn keep_leads(
+    store: &Store,
+    crawl: &CrawlSettings,
+    hits: &[WetHit],
+    candidates: &[Candidate],
+) -> Result<Vec<Candidate>> {
+    let live: BTreeSet<&str> = candidates.iter().map(|c| c.domain.as_str()).collect();
+    let watched: BTreeSet<String> = store
+        .watched_sites()
+        .await
+        .map_err(store_err("listing the watched sites"))?
+        .into_iter()
+        .map(|s| s.host.to_lowercase())
+        .collect();
+    let mut leads: Vec<Candidate> = Vec::new();
+    for hit in hits {
+        let Some(domain) = Url::parse(&hit.url).ok().and_then(|u| url_domain(&u)) else {
+            continue;
+        };
+        if live.contains(domain.as_str())
+            || watched.contains(&domain)
+            || leads.iter().any(|c| c.domain == domain)
+            || crawling::sites::address_refused(crawl, &hit.url).is_some()
+            || store
+                .host_excluded(&domain)
+                .await
+                .map_err(store_err("checking licensed and ignored domains"))?
+        {
+            continue;
+        }
+        let day = hit.date.get(..10).unwrap_or(&hit.date);
+        let lead = store
+            .add_candidate(&domain, &format!("{ARCHIVE_ONLY}:{day}"))
+            .await
+            .map_err(store_err("recording a candidate"))?;
+        leads.push(lead);
+    }
+    Ok(leads)
 }
 
 fn add_counts(sum: &mut wet::WetCounts, c: &wet::WetCounts) {
@@ -1302,10 +1399,19 @@ impl std::fmt::Display for WetReport {
             self.probed
         )?;
         if self.candidates.is_empty() {
-            writeln!(f, "no domain with a live copy")
+            writeln!(f, "no domain with a live copy")?;
         } else {
-            write!(f, "{}", CandidateTable(&self.candidates))
+            write!(f, "{}", CandidateTable(&self.candidates))?;
         }
+        for lead in &self.leads {
+            let day = lead.found_by.split_once(':').map_or("", |(_, day)| day);
+            writeln!(
+                f,
+                "{}: seen in Common Crawl on {day}, not reachable now; kept as a candidate",
+                lead.domain
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -558,6 +558,50 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
     }
 }
 
+/// A Common Crawl record that copies a work on a domain that is gone (`.invalid` never
+/// resolves): no live copy, but the domain is kept as a candidate, marked as seen in the
+/// archive on the capture's day; a licensed domain's record is not.
+async fn a_lead_seen_only_in_common_crawl_is_kept(db: &TestDb) {
+    let store = &db.store;
+    import(store, "封神演义.txt", WORK).await;
+    store
+        .add_licensed("licensed.invalid", None, None)
+        .await
+        .unwrap();
+    let mut file = wet_with_copy("http://gone.invalid/book/2.html");
+    file.extend(wet_with_copy("http://licensed.invalid/book/2.html"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("segment.warc.wet.gz");
+    std::fs::write(&path, &file).unwrap();
+    let options = discovery::WetOptions {
+        inputs: vec![path.display().to_string()],
+        allow_private: true,
+        ..discovery::WetOptions::default()
+    };
+    let report = discovery::scan_commoncrawl(
+        store,
+        &DiscoverySettings::default(),
+        &crawl_settings(),
+        handler(store),
+        &options,
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.hits.len(), 2, "{report:?}");
+    assert!(report.candidates.is_empty(), "{report:?}");
+    assert_eq!(report.leads.len(), 1, "{report:?}");
+    assert_eq!(report.leads[0].domain, "gone.invalid");
+    let kept = store.candidate("gone.invalid").await.unwrap();
+    assert_eq!(kept.found_by, format!("{}:2026-11-02", discovery::ARCHIVE_ONLY));
+    assert_eq!(kept.status, CandidateStatus::New);
+    assert!(store.candidate("licensed.invalid").await.is_err());
+    let said = report.to_string();
+    assert!(
+        said.contains("gone.invalid: seen in Common Crawl on 2026-11-02, not reachable now"),
+        "{said}"
+    );
+}
+
 /// A WET file whose one conversion record copies chapter 2 at `url`, among innocent ones.
 fn wet_with_copy(url: &str) -> Vec<u8> {
     use discovery::wet::wet_member;
@@ -897,6 +941,7 @@ async fn queued_wet_scans_and_probes_run_on_the_workers(db: &TestDb) {
 
 store::on_both_backends!(
     wet_files_from_disk_and_http_find_the_copy,
+    a_lead_seen_only_in_common_crawl_is_kept,
     search_finds_the_copy_and_approval_watches_the_site,
     phrases_another_work_holds_are_left_out,
     seed_lists_import_and_ignored_domains_stay_out,
