@@ -111,7 +111,10 @@ impl Lang {
 /// an error page, known by how they start: `(start, label)`. The label's English is the
 /// start itself; what follows the start (a value, a path, an id) is shown as it was written.
 pub const MESSAGES: [(&str, &str); 12] = [
-    ("a reason for dismissing: licensed, quotation, not ours or other", "said.dismiss_reason"),
+    (
+        "a reason for dismissing: licensed, quotation, not ours or other",
+        "said.dismiss_reason",
+    ),
     ("a note holds at most 2000 characters", "said.note_length"),
     ("a text needs a title", "said.text_needs_title"),
     ("a whole number, not ", "said.whole_number"),
@@ -128,12 +131,10 @@ pub const MESSAGES: [(&str, &str); 12] = [
 impl Lang {
     /// A message of [`MESSAGES`] split into its start, said in this language, and what
     /// follows it; `None` for any other message.
-    pub fn known<'m>(self, message: &'m str) -> Option<(&'static str, &'m str)> {
-        MESSAGES.iter().find_map(|(start, key)| {
-            message
-                .strip_prefix(start)
-                .map(|rest| (self.t(key), rest))
-        })
+    pub fn known(self, message: &str) -> Option<(&'static str, &str)> {
+        MESSAGES
+            .iter()
+            .find_map(|(start, key)| message.strip_prefix(start).map(|rest| (self.t(key), rest)))
     }
 
     /// `message` in this language when it is one of [`MESSAGES`], else as written.
@@ -572,10 +573,22 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("dashboard.title", "Dashboard", "总览"),
     ("dashboard.view_all", "View all", "查看全部"),
     ("discovery.default", "default", "默认"),
-    ("discovery.from_work", "a work's page runs a search for it now", "在作品页可立即为该作品搜索"),
+    (
+        "discovery.from_work",
+        "a work's page runs a search for it now",
+        "在作品页可立即为该作品搜索",
+    ),
     ("discovery.kind", "API", "接口"),
-    ("discovery.none", "No search provider is configured: add one to the settings file under", "尚未配置搜索服务：请在设置文件中添加"),
-    ("discovery.per_work", "Queries per work per day", "每部作品每天的查询数"),
+    (
+        "discovery.none",
+        "No search provider is configured: add one to the settings file under",
+        "尚未配置搜索服务：请在设置文件中添加",
+    ),
+    (
+        "discovery.per_work",
+        "Queries per work per day",
+        "每部作品每天的查询数",
+    ),
     ("discovery.providers", "Search providers", "搜索服务"),
     ("discovery.today", "Sent today (UTC)", "今日已发送（UTC）"),
     ("disguise.edited", "edited", "改写"),
@@ -837,9 +850,17 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "Screenshots queued: a worker renders each page of the case; this page updates itself when they are done.",
         "截图已排队：工作进程会逐页渲染；完成后本页自动更新。",
     ),
-    ("queued.discover.done", "Search done: the domains with a copy are on the Candidates page.", "搜索完成：发现副本的域名见“候选网站”页。"),
+    (
+        "queued.discover.done",
+        "Search done: the domains with a copy are on the Candidates page.",
+        "搜索完成：发现副本的域名见“候选网站”页。",
+    ),
     ("queued.discover.failed", "The search failed:", "搜索失败："),
-    ("queued.discover.pending", "Search queued: a worker sends the work's rare phrases to the search provider and fetches what it finds; this page updates itself when it is done.", "搜索已排队：工作进程会把作品中的罕见短语发给搜索服务并抓取结果；完成后本页自动更新。"),
+    (
+        "queued.discover.pending",
+        "Search queued: a worker sends the work's rare phrases to the search provider and fetches what it finds; this page updates itself when it is done.",
+        "搜索已排队：工作进程会把作品中的罕见短语发给搜索服务并抓取结果；完成后本页自动更新。",
+    ),
     (
         "queued.recheck.done",
         "Re-check done: the state of each copy is under Re-check.",
@@ -858,18 +879,50 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("role.admin", "admin", "管理员"),
     ("role.reviewer", "reviewer", "审核员"),
     ("role.viewer", "viewer", "只读"),
-    ("said.cases_at_once", "at most 500 cases at once", "一次最多处理 500 个案件"),
+    (
+        "said.cases_at_once",
+        "at most 500 cases at once",
+        "一次最多处理 500 个案件",
+    ),
     ("said.cron", "cron expression ", "cron 表达式 "),
-    ("said.dismiss_reason", "a reason for dismissing: licensed, quotation, not ours or other", "驳回须选择理由：已授权、引用、非本方作品或其他"),
+    (
+        "said.dismiss_reason",
+        "a reason for dismissing: licensed, quotation, not ours or other",
+        "驳回须选择理由：已授权、引用、非本方作品或其他",
+    ),
     ("said.empty_file", "the file is empty", "文件是空的"),
-    ("said.give_text", "give the work's text or a file", "请粘贴作品正文或选择文件"),
+    (
+        "said.give_text",
+        "give the work's text or a file",
+        "请粘贴作品正文或选择文件",
+    ),
     ("said.no_page_at", "there is no page at ", "没有这个页面："),
-    ("said.no_title_contains", "no work's title contains ", "没有作品的标题包含 "),
+    (
+        "said.no_title_contains",
+        "no work's title contains ",
+        "没有作品的标题包含 ",
+    ),
     ("said.no_work", "there is no work ", "没有这个作品："),
-    ("said.note_length", "a note holds at most 2000 characters", "备注最多 2000 个字符"),
-    ("said.text_needs_title", "a text needs a title", "粘贴的正文需要标题"),
-    ("said.tick_first", "tick the cases to act on first", "请先勾选要处理的案件"),
-    ("said.whole_number", "a whole number, not ", "须为整数，而不是 "),
+    (
+        "said.note_length",
+        "a note holds at most 2000 characters",
+        "备注最多 2000 个字符",
+    ),
+    (
+        "said.text_needs_title",
+        "a text needs a title",
+        "粘贴的正文需要标题",
+    ),
+    (
+        "said.tick_first",
+        "tick the cases to act on first",
+        "请先勾选要处理的案件",
+    ),
+    (
+        "said.whole_number",
+        "a whole number, not ",
+        "须为整数，而不是 ",
+    ),
     (
         "settings.abuse_contacts",
         "Abuse contacts (host = address, one a line)",
@@ -1054,14 +1107,21 @@ mod tests {
     #[test]
     fn known_messages_are_said_in_chinese_with_their_data_as_written() {
         for (start, key) in MESSAGES {
-            assert_eq!(Lang::En.t(key), start, "{key}: its English is the message's start");
+            assert_eq!(
+                Lang::En.t(key),
+                start,
+                "{key}: its English is the message's start"
+            );
             assert_ne!(Lang::Zh.t(key), start, "{key}");
         }
         assert_eq!(
             Lang::Zh.said("a whole number, not \"lots\""),
             "须为整数，而不是 \"lots\""
         );
-        assert_eq!(Lang::En.said("a whole number, not \"x\""), "a whole number, not \"x\"");
+        assert_eq!(
+            Lang::En.said("a whole number, not \"x\""),
+            "a whole number, not \"x\""
+        );
         assert_eq!(Lang::Zh.said("something new"), "something new");
         assert_eq!(
             Lang::Zh.known("there is no page at /x"),

@@ -65,7 +65,7 @@ use axum::middleware;
 
 pub use api::openapi_json;
 pub use error::WebError;
-pub use i18n::{LABELS, Lang};
+pub use i18n::{LABELS, Lang, MESSAGES};
 pub use limiter::LoginLimits;
 pub use ops::{METRICS_CONTENT_TYPE, serve_ops};
 pub use state::{AdminSettings, AdminState, OpsSettings, RetentionOutlook};

@@ -493,51 +493,7 @@ pub async fn search_work(
     report.probed = probe.probed;
     report.crawl = probe.crawl;
     report.candidates = probe.candidates;
-    report.leads = keep_leads(store, &crawl_settings, &report.hits, &report.candidates).await?;
     Ok(report)
-}
-
-/// The domains of `hits` that are not among the live `candidates`, made candidates found
-/// by [`ARCHIVE_ONLY`] with their capture's day (licensed, ignored, watched and refused
-/// domains aside, as the probe leaves them out).
-async fn keep_leads(
-    store: &Store,
-    crawl: &CrawlSettings,
-    hits: &[WetHit],
-    candidates: &[Candidate],
-) -> Result<Vec<Candidate>> {
-    let live: BTreeSet<&str> = candidates.iter().map(|c| c.domain.as_str()).collect();
-    let watched: BTreeSet<String> = store
-        .watched_sites()
-        .await
-        .map_err(store_err("listing the watched sites"))?
-        .into_iter()
-        .map(|s| s.host.to_lowercase())
-        .collect();
-    let mut leads: Vec<Candidate> = Vec::new();
-    for hit in hits {
-        let Some(domain) = Url::parse(&hit.url).ok().and_then(|u| url_domain(&u)) else {
-            continue;
-        };
-        if live.contains(domain.as_str())
-            || watched.contains(&domain)
-            || leads.iter().any(|c| c.domain == domain)
-            || crawling::sites::address_refused(crawl, &hit.url).is_some()
-            || store
-                .host_excluded(&domain)
-                .await
-                .map_err(store_err("checking licensed and ignored domains"))?
-        {
-            continue;
-        }
-        let day = hit.date.get(..10).unwrap_or(&hit.date);
-        let lead = store
-            .add_candidate(&domain, &format!("{ARCHIVE_ONLY}:{day}"))
-            .await
-            .map_err(store_err("recording a candidate"))?;
-        leads.push(lead);
-    }
-    Ok(leads)
 }
 
 /// `phrases` (best first) in the order a run sends them: the ones never sent to the provider

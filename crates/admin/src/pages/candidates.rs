@@ -33,7 +33,10 @@ pub(crate) struct ProviderRow {
 /// The providers configured, the default one marked, with today's queries (UTC day).
 pub(crate) async fn providers(state: &AdminState) -> WebResult<Vec<ProviderRow>> {
     let settings = &state.settings().discovery;
-    let default = settings.provider(None).ok().map(|(name, _)| name.to_owned());
+    let default = settings
+        .provider(None)
+        .ok()
+        .map(|(name, _)| name.to_owned());
     let today = discovery::day_start(chrono::Utc::now());
     let mut rows = Vec::new();
     for (name, provider) in &settings.providers {
@@ -41,10 +44,7 @@ pub(crate) async fn providers(state: &AdminState) -> WebResult<Vec<ProviderRow>>
             name: name.clone(),
             kind: provider.kind.as_str(),
             default: default.as_deref() == Some(name.as_str()),
-            sent_today: state
-                .store()
-                .queries_sent(today, Some(name), None)
-                .await?,
+            sent_today: state.store().queries_sent(today, Some(name), None).await?,
             per_day: provider.queries_per_day,
         });
     }

@@ -10,8 +10,8 @@ use casework::{SnapshotTimestamp, Verification};
 use serde::Deserialize;
 use store::{
     AuditLog, AuditRecord, CaseCursor, CaseFilter, CaseId, CaseReads, CaseRecord, CaseStatus,
-    CaseWrites, ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks,
-    Renders, Role, SnapshotId,
+    CaseWrites, ChapterId, EvidenceReads, NoticeRecord, Notices, RecheckRecord, Rechecks, Renders,
+    Role, SnapshotId,
 };
 
 use crate::actions::cases::{evidence_zip, format_cursor, parse_cursor};

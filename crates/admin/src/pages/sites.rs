@@ -249,9 +249,7 @@ async fn edit_checked(
         if let Ok(site) = state.store().site(id).await {
             let settings = edit.settings.applied_to(&site.settings);
             let url = edit.start_url.as_deref().unwrap_or(&site.start_url);
-            if let Err(e) =
-                crawling::sites::check_site(&state.settings().crawler, url, &settings)
-            {
+            if let Err(e) = crawling::sites::check_site(&state.settings().crawler, url, &settings) {
                 refused.push(site_field(Refused::new(
                     crate::form::WHOLE_FORM,
                     WebError::from(e),

@@ -271,7 +271,9 @@ pub(crate) async fn discover_now(
     user.require(Role::Reviewer)?;
     let work = state.store().work(WorkId(id)).await?;
     let discovery = &state.settings().discovery;
-    discovery.provider(None).map_err(|e| WebError::Conflict(e.to_string()))?;
+    discovery
+        .provider(None)
+        .map_err(|e| WebError::Conflict(e.to_string()))?;
     let job = discovery::discover_work_job(work.id)?;
     let job = state.store().enqueue(&job).await?.id();
     state

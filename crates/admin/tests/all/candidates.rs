@@ -377,7 +377,11 @@ async fn searching_from_the_ui(db: &TestDb) {
     let list = ui.get("/candidates", Some(&reviewer)).await;
     assert!(list.body.contains("id=\"no-provider\""), "{}", list.body);
     let page = ui.get(&format!("/works/{work}"), Some(&reviewer)).await;
-    assert!(page.body.contains("id=\"discover-now\" disabled"), "{}", page.body);
+    assert!(
+        page.body.contains("id=\"discover-now\" disabled"),
+        "{}",
+        page.body
+    );
     let a = ui
         .post(&search, Some(&reviewer), &format!("csrf={csrf}"))
         .await;
@@ -393,9 +397,16 @@ async fn searching_from_the_ui(db: &TestDb) {
     let (reviewer, csrf) = ui.login("rita", PASSWORD).await;
     let (viewer, viewer_csrf) = ui.login("vic", PASSWORD).await;
     let list = ui.get("/candidates", Some(&viewer)).await;
-    assert!(list.body.contains("data-provider=\"brave\""), "{}", list.body);
+    assert!(
+        list.body.contains("data-provider=\"brave\""),
+        "{}",
+        list.body
+    );
     assert!(list.body.contains(">0 / 100</td>"), "{}", list.body);
-    assert!(list.body.contains("class=\"badge\""), "the default is marked");
+    assert!(
+        list.body.contains("class=\"badge\""),
+        "the default is marked"
+    );
     let a = ui
         .post(&search, Some(&viewer), &format!("csrf={viewer_csrf}"))
         .await;

@@ -592,7 +592,10 @@ async fn a_lead_seen_only_in_common_crawl_is_kept(db: &TestDb) {
     assert_eq!(report.leads.len(), 1, "{report:?}");
     assert_eq!(report.leads[0].domain, "gone.invalid");
     let kept = store.candidate("gone.invalid").await.unwrap();
-    assert_eq!(kept.found_by, format!("{}:2026-11-02", discovery::ARCHIVE_ONLY));
+    assert_eq!(
+        kept.found_by,
+        format!("{}:2026-11-02", discovery::ARCHIVE_ONLY)
+    );
     assert_eq!(kept.status, CandidateStatus::New);
     assert!(store.candidate("licensed.invalid").await.is_err());
     let said = report.to_string();
