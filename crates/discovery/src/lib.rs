@@ -515,6 +515,8 @@ pub(crate) struct Probe {
     probed: usize,
     crawl: Option<store::CrawlId>,
     candidates: Vec<Candidate>,
+    /// Domains of the found URLs left out as licensed, ignored or watched.
+    left_out: BTreeSet<String>,
 }
 
 /// Stores `found` URLs, fetches the ones on domains that may be probed with one crawl of
@@ -592,6 +594,10 @@ pub(crate) async fn probe_urls(
         .add_found_urls(&rows)
         .await
         .map_err(store_err("storing the found URLs"))?;
+    probe.left_out = excluded
+        .into_iter()
+        .filter_map(|(domain, out)| out.then_some(domain))
+        .collect();
     if seeds.is_empty() {
         return Ok(probe);
     }
@@ -1198,40 +1204,37 @@ pub async fn scan_commoncrawl(
     report.probed = probe.probed;
     report.crawl = probe.crawl;
     report.candidates = probe.candidates;
-    report.leads = keep_leads(store, &crawl_settings, &report.hits, &report.candidates).await?;
+    report.leads = keep_leads(
+        store,
+        &crawl_settings,
+        &report.hits,
+        &report.candidates,
+        &probe.left_out,
+    )
+    .await?;
     Ok(report)
 }
 
 /// The domains of `hits` that are not among the live `candidates`, made candidates found
-/// by [`ARCHIVE_ONLY`] with their capture's day (licensed, ignored, watched and refused
-/// domains aside, as the probe leaves them out).
+/// by [`ARCHIVE_ONLY`] with their capture's day; the domains the probe `left_out` (licensed,
+/// ignored, watched) and refused addresses stay out, as they stayed out of the probe.
 async fn keep_leads(
     store: &Store,
     crawl: &CrawlSettings,
     hits: &[WetHit],
     candidates: &[Candidate],
+    left_out: &BTreeSet<String>,
 ) -> Result<Vec<Candidate>> {
     let live: BTreeSet<&str> = candidates.iter().map(|c| c.domain.as_str()).collect();
-    let watched: BTreeSet<String> = store
-        .watched_sites()
-        .await
-        .map_err(store_err("listing the watched sites"))?
-        .into_iter()
-        .map(|s| s.host.to_lowercase())
-        .collect();
     let mut leads: Vec<Candidate> = Vec::new();
     for hit in hits {
         let Some(domain) = Url::parse(&hit.url).ok().and_then(|u| url_domain(&u)) else {
             continue;
         };
         if live.contains(domain.as_str())
-            || watched.contains(&domain)
+            || left_out.contains(&domain)
             || leads.iter().any(|c| c.domain == domain)
             || crawling::sites::address_refused(crawl, &hit.url).is_some()
-            || store
-                .host_excluded(&domain)
-                .await
-                .map_err(store_err("checking licensed and ignored domains"))?
         {
             continue;
         }

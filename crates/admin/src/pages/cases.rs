@@ -69,8 +69,8 @@ impl QueueQuery {
             .ok_or_else(|| WebError::bad("after: a cursor from a previous page"))
     }
 
-    /// The query string of these filters, with this page's cursor when `here`.
-    fn query(&self, here: bool) -> String {
+    /// The query string of these filters, starting after the cursor `after` when given.
+    fn query(&self, after: Option<&str>) -> String {
         let mut q = url::form_urlencoded::Serializer::new(String::new());
         q.append_pair("status", self.status.as_deref().unwrap_or("new"));
         for (k, v) in [
@@ -82,7 +82,7 @@ impl QueueQuery {
                 q.append_pair(k, v);
             }
         }
-        if here && let Some(after) = &self.after {
+        if let Some(after) = after {
             q.append_pair("after", after);
         }
         q.finish()
@@ -90,13 +90,7 @@ impl QueueQuery {
 
     /// The query string of the page after `last`.
     fn next(&self, last: &CaseRecord) -> String {
-        let mut q = self.query(false);
-        q.push_str("&after=");
-        q.push_str(
-            &url::form_urlencoded::byte_serialize(format_cursor(&last.cursor()).as_bytes())
-                .collect::<String>(),
-        );
-        q
+        self.query(Some(&format_cursor(&last.cursor())))
     }
 }
 
@@ -165,7 +159,7 @@ async fn queue_page(
         works: crate::actions::works::suggestions(state).await?,
         site: q.site.clone().unwrap_or_default(),
         min_exposure: q.min_exposure.clone().unwrap_or_default(),
-        back: format!("/cases?{}", q.query(true)),
+        back: format!("/cases?{}", q.query(q.after.as_deref())),
         cases,
         next,
         reasons: &DismissReason::ALL,

@@ -131,39 +131,24 @@ async fn add_site(
     user: &CurrentUser,
     form: AddForm,
 ) -> Result<Site, Vec<Refused>> {
-    let mut refused = Vec::new();
-    let mut whole = |field: &'static str, value: Option<String>| {
-        number(field, value).unwrap_or_else(|r| {
-            refused.push(r);
-            None
-        })
-    };
+    let mut refused = Refusals::default();
     let limits = SiteLimits {
-        max_pages: whole("max_pages", form.max_pages),
-        max_depth: whole("max_depth", form.max_depth),
-        delay_ms: whole("delay_ms", form.delay_ms),
-        concurrency: whole("concurrency", form.concurrency),
+        max_pages: refused.number("max_pages", form.max_pages),
+        max_depth: refused.number("max_depth", form.max_depth),
+        delay_ms: refused.number("delay_ms", form.delay_ms),
+        concurrency: refused.number("concurrency", form.concurrency),
     };
     let schedule = crate::form::blank_none(form.schedule);
-    if let Some(cron) = &schedule
-        && let Err(e) = store::check_cron(cron)
-    {
-        refused.push(Refused::new("schedule", e));
-    }
+    refused.schedule(schedule.as_deref());
     let crawler = &state.settings().crawler;
     let settings = crate::actions::sites::site_settings(state, &limits).unwrap_or_else(|out| {
-        refused.extend(out.into_iter().map(|(field, e)| Refused::new(field, e)));
+        for (field, e) in out {
+            refused.0.push(Refused::new(field, e));
+        }
         crawling::sites::default_site_settings(crawler)
     });
-    if let Err(e) = crawling::sites::check_site(crawler, &form.start_url, &settings) {
-        refused.push(site_field(Refused::new(
-            crate::form::WHOLE_FORM,
-            WebError::from(e),
-        )));
-    }
-    if !refused.is_empty() {
-        return Err(refused);
-    }
+    refused.crawl(crawler, &form.start_url, &settings);
+    refused.into_result()?;
     watch(
         state,
         user.actor(),
@@ -173,7 +158,59 @@ async fn add_site(
         limits,
     )
     .await
-    .map_err(|e| vec![site_field(Refused::new(crate::form::WHOLE_FORM, e))])
+    .map_err(Refusals::whole_form)
+}
+
+/// What the site forms refuse, field by field, to report at once.
+#[derive(Default)]
+struct Refusals(Vec<Refused>);
+
+impl Refusals {
+    /// A number field: blank is none; not a whole number is refused beside it.
+    fn number(&mut self, field: &'static str, value: Option<String>) -> Option<u32> {
+        number(field, value).unwrap_or_else(|r| {
+            self.0.push(r);
+            None
+        })
+    }
+
+    /// A schedule that does not parse or never fires, refused beside its field.
+    fn schedule(&mut self, cron: Option<&str>) {
+        if let Some(Err(e)) = cron.map(store::check_cron) {
+            self.0.push(Refused::new("schedule", e));
+        }
+    }
+
+    /// What a crawl of `url` with `settings` would refuse (the URL, a pattern, a range),
+    /// beside the field its message names.
+    fn crawl(&mut self, crawler: &crawler::CrawlSettings, url: &str, settings: &SiteSettings) {
+        if let Err(e) = crawling::sites::check_site(crawler, url, settings) {
+            self.0.push(Refusals::field_of(WebError::from(e)));
+        }
+    }
+
+    /// A refusal of the whole form, beside the field its message names.
+    fn field_of(error: WebError) -> Refused {
+        site_field(Refused::new(crate::form::WHOLE_FORM, error))
+    }
+
+    /// One refusal, the form's answer.
+    fn whole_form(error: WebError) -> Vec<Refused> {
+        vec![Refusals::field_of(error)]
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Nothing refused, or all of it.
+    fn into_result(self) -> Result<(), Vec<Refused>> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(self.0)
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -218,49 +255,34 @@ async fn edit_checked(
     id: i64,
     form: EditForm,
 ) -> Result<Site, Vec<Refused>> {
-    let mut refused = Vec::new();
-    let mut whole = |field: &'static str, value: Option<String>| {
-        number(field, value).unwrap_or_else(|r| {
-            refused.push(r);
-            None
-        })
-    };
+    let mut refused = Refusals::default();
     let edit = crawling::sites::SiteEdit {
         name: crate::form::blank_none(form.name),
         start_url: crate::form::blank_none(form.start_url),
         settings: crawling::sites::SiteSettingsChange {
-            max_pages: whole("max_pages", form.max_pages),
-            max_depth: whole("max_depth", form.max_depth),
-            delay_ms: whole("delay_ms", form.delay_ms),
-            concurrency: whole("concurrency", form.concurrency),
+            max_pages: refused.number("max_pages", form.max_pages),
+            max_depth: refused.number("max_depth", form.max_depth),
+            delay_ms: refused.number("delay_ms", form.delay_ms),
+            concurrency: refused.number("concurrency", form.concurrency),
             include: form.include.is_some().then(|| patterns(form.include)),
             exclude: form.exclude.is_some().then(|| patterns(form.exclude)),
             render: form.render_shown.is_some().then_some(form.render.is_some()),
         },
         schedule: form.schedule.map(|c| crate::form::blank_none(Some(c))),
     };
-    if let Some(Some(cron)) = &edit.schedule
-        && let Err(e) = store::check_cron(cron)
-    {
-        refused.push(Refused::new("schedule", e));
-    }
+    refused.schedule(edit.schedule.as_ref().and_then(Option::as_deref));
     if !refused.is_empty() {
         // What a crawl would refuse of the rest, said with them.
         if let Ok(site) = state.store().site(id).await {
             let settings = edit.settings.applied_to(&site.settings);
             let url = edit.start_url.as_deref().unwrap_or(&site.start_url);
-            if let Err(e) = crawling::sites::check_site(&state.settings().crawler, url, &settings) {
-                refused.push(site_field(Refused::new(
-                    crate::form::WHOLE_FORM,
-                    WebError::from(e),
-                )));
-            }
+            refused.crawl(&state.settings().crawler, url, &settings);
         }
-        return Err(refused);
+        refused.into_result()?;
     }
     edit_site(state, user.actor(), id, &edit)
         .await
-        .map_err(|e| vec![site_field(Refused::new(crate::form::WHOLE_FORM, e))])
+        .map_err(Refusals::whole_form)
 }
 
 #[derive(Template)]

@@ -495,15 +495,7 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
         read_timeout: std::time::Duration::from_secs(1),
         ..discovery::WetOptions::default()
     };
-    let report = discovery::scan_commoncrawl(
-        store,
-        &DiscoverySettings::default(),
-        &crawl_settings(),
-        handler(store),
-        &options,
-    )
-    .await
-    .unwrap();
+    let report = scan(store, &options).await;
     assert_eq!(report.files, 3, "{report:?}");
     assert_eq!(report.failed.len(), 1);
     assert_eq!(report.cut, 1, "the endless download");
@@ -540,15 +532,7 @@ async fn wet_files_from_disk_and_http_find_the_copy(db: &TestDb) {
             batch_records,
             ..options.clone()
         };
-        let again = discovery::scan_commoncrawl(
-            store,
-            &DiscoverySettings::default(),
-            &crawl_settings(),
-            handler(store),
-            &moded,
-        )
-        .await
-        .unwrap();
+        let again = scan(store, &moded).await;
         assert_eq!(found(&again), found(&report), "{mode:?}");
         assert_eq!(again.counts.conversions, 2 * 22, "{mode:?}");
         assert_eq!(
@@ -578,15 +562,7 @@ async fn a_lead_seen_only_in_common_crawl_is_kept(db: &TestDb) {
         allow_private: true,
         ..discovery::WetOptions::default()
     };
-    let report = discovery::scan_commoncrawl(
-        store,
-        &DiscoverySettings::default(),
-        &crawl_settings(),
-        handler(store),
-        &options,
-    )
-    .await
-    .unwrap();
+    let report = scan(store, &options).await;
     assert_eq!(report.hits.len(), 2, "{report:?}");
     assert!(report.candidates.is_empty(), "{report:?}");
     assert_eq!(report.leads.len(), 1, "{report:?}");
@@ -603,6 +579,19 @@ async fn a_lead_seen_only_in_common_crawl_is_kept(db: &TestDb) {
         said.contains("gone.invalid: seen in Common Crawl on 2026-11-02, not reachable now"),
         "{said}"
     );
+}
+
+/// Scans `options`' WET files with the default discovery settings and the test crawl's.
+async fn scan(store: &store::Store, options: &discovery::WetOptions) -> discovery::WetReport {
+    discovery::scan_commoncrawl(
+        store,
+        &DiscoverySettings::default(),
+        &crawl_settings(),
+        handler(store),
+        options,
+    )
+    .await
+    .unwrap()
 }
 
 /// A WET file whose one conversion record copies chapter 2 at `url`, among innocent ones.
