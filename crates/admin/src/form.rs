@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use crate::auth::{CsrfForm, CurrentUser};
 use crate::error::{WebError, WebResult};
 use crate::i18n::Lang;
+use crate::said::Said;
 use crate::state::AdminState;
 
 /// The field a refusal about the whole form is shown beside (at the top of the form).
@@ -28,7 +29,7 @@ pub(crate) const WHOLE_FORM: &str = "form";
 #[derive(Debug, Clone, Default)]
 pub struct Form {
     values: BTreeMap<String, String>,
-    errors: BTreeMap<String, String>,
+    errors: BTreeMap<String, Said>,
 }
 
 impl Form {
@@ -78,8 +79,8 @@ impl Form {
     }
 
     /// The message beside `field`, if it was refused.
-    pub fn error(&self, field: &str) -> Option<&str> {
-        self.errors.get(field).map(String::as_str)
+    pub fn error(&self, field: &str) -> Option<&Said> {
+        self.errors.get(field)
     }
 
     /// Whether `field` was refused.
@@ -93,7 +94,7 @@ impl Form {
     }
 
     /// Puts `message` beside `field`.
-    pub fn refuse(&mut self, field: &str, message: impl Into<String>) {
+    pub fn refuse(&mut self, field: &str, message: impl Into<Said>) {
         self.errors.insert(field.to_owned(), message.into());
     }
 
@@ -105,12 +106,11 @@ impl Form {
     /// `refused`'s error when it is not about the input.
     pub fn refused(mut self, refused: Refused, lang: Lang) -> WebResult<Form> {
         let message = match &refused.error {
-            WebError::BadRequest(m) | WebError::Conflict(m) => lang.said(m),
+            WebError::BadRequest(m) | WebError::Conflict(m) => lang.say(m),
             _ => return Err(refused.error),
         };
         let message = match refused.label {
-            Some(key) if message.is_empty() => lang.t(key).to_owned(),
-            Some(key) => format!("{}: {message}", lang.t(key)),
+            Some(key) => message.after(lang.t(key)),
             None => message,
         };
         self.refuse(refused.field, message);
@@ -295,8 +295,8 @@ mod tests {
             .unwrap_err();
         let form = form.refused(refused, Lang::Zh).unwrap();
         assert_eq!(
-            form.error("start_url"),
-            Some(format!("{}: only http(s) URLs", Lang::Zh.t("form.refused")).as_str())
+            form.error("start_url").map(ToString::to_string),
+            Some(format!("{}: only http(s) URLs", Lang::Zh.t("form.refused")))
         );
         assert!(form.has_error("start_url") && !form.has_error("name"));
         assert_eq!(form.value("start_url"), "ftp://x");
@@ -307,7 +307,10 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            labelled.error("time_zone"),
+            labelled
+                .error("time_zone")
+                .map(ToString::to_string)
+                .as_deref(),
             Some(Lang::En.t("form.problem.unknown_time_zone"))
         );
         for other in [

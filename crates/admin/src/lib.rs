@@ -36,7 +36,7 @@
 //! | `state` | what every handler shares: the store, settings, caches, the login limiter |
 //! | `limiter` | login budgets per name and address, per address and per device cookie |
 //! | `error` | [`WebError`], the one error every handler returns |
-//! | `render`, `i18n` | the page frame, the error page, formatters and charts; the two languages |
+//! | `render`, `i18n`, `said` | the page frame, the error page, formatters and charts; the two languages; the server's own sentences said in them, values kept apart as data |
 //!
 //! A new operation that both a page and the API offer goes in `actions/`; a page's handler
 //! and template in `pages/`, the API's handler in `api/`.
@@ -51,6 +51,7 @@ mod limiter;
 mod ops;
 mod pages;
 mod render;
+mod said;
 mod server;
 pub mod service;
 mod state;
@@ -65,9 +66,10 @@ use axum::middleware;
 
 pub use api::openapi_json;
 pub use error::WebError;
-pub use i18n::{LABELS, Lang, MESSAGES};
+pub use i18n::{LABELS, Lang};
 pub use limiter::LoginLimits;
 pub use ops::{METRICS_CONTENT_TYPE, serve_ops};
+pub use said::{MESSAGES, Part, Said};
 pub use state::{AdminSettings, AdminState, OpsSettings, RetentionOutlook};
 
 /// The strict policy every response carries: nothing from another origin, no inline script

@@ -161,18 +161,10 @@ struct ErrorPage<'a> {
     message: &'a str,
 }
 
-/// A known message ([`crate::i18n::MESSAGES`]): its start in the page's language and the
-/// data after it.
-pub(crate) struct Said<'a> {
-    pub start: &'static str,
-    pub data: &'a str,
-}
-
 impl ErrorPage<'_> {
-    /// The message, when it is one the page's language can say.
-    fn known(&self) -> Option<Said<'_>> {
-        let (start, data) = self.ctx.lang.known(self.message)?;
-        Some(Said { start, data })
+    /// The message in the page's language, its values apart ([`crate::said`]).
+    fn said(&self) -> crate::said::Said {
+        self.ctx.lang.say(self.message)
     }
 
     /// The heading's label: what this status means to the person reading.

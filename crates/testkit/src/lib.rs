@@ -22,6 +22,7 @@
 //!
 //! # The rest, by module
 //!
+//! - [`english`]: the English words left in a page that should be in another language.
 //! - [`hostile`]: the documents a pirate site or an upload may use to stop a parser (nested
 //!   markup, attribute and element bombs, reopened formatting, byte soup).
 //! - [`warcio`]: `warcio check`, the archivists' reader, run on a WARC file a test wrote.
@@ -38,6 +39,7 @@
 //! Tools a test needs but cannot build (openssl, warcio, the reference font) are skipped
 //! loudly when missing, and fail the run under `CI=true`.
 
+pub mod english;
 #[cfg(feature = "fonts")]
 pub mod fonts;
 #[cfg(feature = "hold")]

@@ -20,6 +20,7 @@ use crate::error::{WebError, WebResult};
 use crate::form::{Form, FormPost, OnField, Refused, WHOLE_FORM, answer};
 use crate::pages::queued::Queued;
 use crate::render::{Ctx, grouped, page, pct};
+use crate::said::{Part, Said};
 use crate::state::AdminState;
 
 /// The queue's filters as they come in the query string.
@@ -325,10 +326,10 @@ impl CasePage {
         reason_key(*r)
     }
     /// A history entry's note in the page's language: a dismissal's reason, and the notes
-    /// copyhound writes itself; a reviewer's own words as written.
-    fn note(&self, h: &AuditRecord) -> String {
+    /// copyhound writes itself; a reviewer's own words as written (data).
+    fn note(&self, h: &AuditRecord) -> Said {
         let Some(note) = h.note() else {
-            return String::new();
+            return Said::words("");
         };
         let t = |key: &str| self.ctx.t(key);
         let (head, rest) = note.split_once(": ").unwrap_or((note, ""));
@@ -337,37 +338,44 @@ impl CasePage {
         {
             let label = t(reason_key(reason));
             return if rest.is_empty() {
-                label.to_owned()
+                Said::words(label)
             } else {
-                format!("{label}: {rest}")
+                Said::value(rest).after(label)
             };
         }
         // The notes the store and the pipeline write (`store::notices`, `store::cases`,
         // `casework::review::undo`).
         if note == "undo" {
-            return t("history.undo").to_owned();
+            return Said::words(t("history.undo"));
         }
         if let Some(id) = note
             .strip_prefix("notice ")
             .and_then(|n| n.strip_suffix(" sent"))
         {
-            return format!("{} #{id}", t("history.notice_sent"));
+            return Said::of([
+                Part::words(t("history.notice_sent")),
+                Part::value(format!(" #{id}")),
+            ]);
         }
         if let Some(list) = note
             .strip_prefix("every copy is gone (re-check; evidence: snapshot ")
             .and_then(|n| n.strip_suffix(')'))
         {
-            return format!("{} #{list}", t("history.all_gone"));
+            return Said::of([
+                Part::words(t("history.all_gone")),
+                Part::value(format!(" #{list}")),
+            ]);
         }
         for (prefix, key) in [
+            ("copy found at ", "history.copy_found"),
             ("the copy was found again at ", "history.found_again"),
             ("new chapter copied at ", "history.new_chapter"),
         ] {
             if let Some(url) = note.strip_prefix(prefix) {
-                return format!("{} {url}", t(key));
+                return Said::of([Part::words(format!("{} ", t(key))), Part::value(url)]);
             }
         }
-        note.to_owned()
+        Said::value(note)
     }
     fn pct(&self, share: &f64) -> String {
         pct(share)

@@ -131,7 +131,10 @@ pub(crate) async fn save_settings(
         Err(jobs::Error::Settings(refusals)) => {
             for r in refusals {
                 let label = user.lang.t(problem_label(r.problem));
-                typed.refuse(field_name(&r.key), format!("{label}: {}", r.message));
+                typed.refuse(
+                    field_name(&r.key),
+                    crate::said::Said::value(r.message).after(label),
+                );
             }
             refused_page(settings_page(&state, &user, typed, false).await)
         }

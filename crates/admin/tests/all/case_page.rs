@@ -150,7 +150,9 @@ async fn a_case_is_decided_on_its_page(db: &TestDb) {
     let after = ui.get(done.location(), Some(&reviewer)).await;
     assert!(after.body.contains("id=\"undo-message\""));
     assert!(
-        after.body.contains("Quotation: a review"),
+        after
+            .body
+            .contains("Quotation: <span class=\"mono value\">a review</span>"),
         "the reason in the history"
     );
     let undo = format!("/cases/{case}/undo");

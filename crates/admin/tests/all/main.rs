@@ -8,6 +8,7 @@ mod common;
 mod api;
 mod candidates;
 mod case_page;
+mod chinese;
 mod connections;
 mod ops;
 mod pages;

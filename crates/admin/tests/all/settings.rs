@@ -160,14 +160,7 @@ async fn refused_settings_keep_their_input_and_save_nothing(db: &TestDb) {
     assert!(store.setting_overrides().await.unwrap().is_empty());
 
     // In the user's language.
-    let a = ui
-        .post(
-            "/account/language",
-            Some(&admin),
-            &format!("csrf={csrf}&lang=zh"),
-        )
-        .await;
-    assert_eq!(a.status, StatusCode::SEE_OTHER);
+    ui.speak_chinese(&admin, &csrf).await;
     let a = ui.post("/settings", Some(&admin), &form).await;
     assert!(a.body.contains("未知时区"), "{}", a.body);
 
@@ -875,12 +868,7 @@ async fn unknown_addresses_get_the_apps_404_page(db: &TestDb) {
         assert!(a.headers.contains_key(header::CONTENT_SECURITY_POLICY));
     }
     // In the user's language.
-    ui.post(
-        "/account/language",
-        Some(&admin),
-        &format!("csrf={csrf}&lang=zh"),
-    )
-    .await;
+    ui.speak_chinese(&admin, &csrf).await;
     let a = ui.get("/no/such/page", Some(&admin)).await;
     assert!(a.body.contains("页面不存在"), "{}", a.body);
     // A hostile path is shown escaped.

@@ -93,6 +93,18 @@ impl Ui {
         self.send(Self::form(path, cookie, form)).await
     }
 
+    /// The logged-in user's UI in Chinese, as the header's language switch sets it.
+    pub async fn speak_chinese(&self, cookie: &str, csrf: &str) {
+        let a = self
+            .post(
+                "/account/language",
+                Some(cookie),
+                &format!("csrf={csrf}&lang=zh"),
+            )
+            .await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.body);
+    }
+
     /// The login page's token and the cookie that holds it, as a browser gets them.
     pub async fn login_token(&self) -> (String, String) {
         let page = self.get("/login", None).await;

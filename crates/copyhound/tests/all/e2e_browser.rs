@@ -685,6 +685,7 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
             b.fail(&format!("{path} shows English labels in Chinese: {left:?}"))
                 .await;
         }
+        server_said_in_chinese(b, path).await;
         if path == case_url {
             b.shot("13-phone-case").await;
         }
@@ -702,6 +703,48 @@ async fn phone_in_chinese(b: &Browser<'_>, case_url: &str, compare_url: &str) {
             let height = height.json().as_f64().unwrap_or(-1.0);
             assert!(height >= 11.0, "a chart label {height} px high on a phone");
         }
+    }
+
+    // A form refused in Chinese: the reasons beside its fields, not a word of English.
+    b.goto("/sites").await;
+    b.type_into("#site-url", "ftp://pirate.example/").await;
+    b.type_into("#add-site input[name=schedule]", "every day")
+        .await;
+    b.navigating(
+        "the refused site form",
+        b.el("#add-site-button").await.click(),
+    )
+    .await;
+    let refused = b.el(".field-error").await.text().await.unwrap();
+    assert!(refused.contains("未被接受"), "{refused}");
+    server_said_in_chinese(b, "/sites (refused)").await;
+}
+
+/// What the server said on the page at `path` (history notes, audit details, an error's
+/// message, a field's refusal) holds no English word outside its data.
+async fn server_said_in_chinese(b: &Browser<'_>, path: &str) {
+    let said = b
+        .driver
+        .execute(
+            "var out = []; \
+             document.querySelectorAll('#error-message, #history, #audit td.details, \
+               .field-error').forEach(function (e) { \
+               var c = e.cloneNode(true); \
+               c.querySelectorAll('.mono').forEach(function (m) { m.remove(); }); \
+               var w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT); \
+               while (w.nextNode()) { out.push(w.currentNode.nodeValue); } }); \
+             return out.join(' ');",
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    let said = said.json().as_str().unwrap_or_default().to_owned();
+    let words = testkit::english::english_words(&said);
+    if !words.is_empty() {
+        b.fail(&format!(
+            "{path}: the server's words left in English: {words:?} in {said:?}"
+        ))
+        .await;
     }
 }
 
