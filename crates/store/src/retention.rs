@@ -174,18 +174,23 @@ pub struct GcReport {
     pub orphan_object_bytes: u64,
 }
 
-/// The SQL condition that snapshot `s` still holds its bodies and they have expired; `$1`
-/// is the unmatched cutoff, `$2` the evidence cutoff.
-fn expired(s: &str) -> String {
-    let evidence = format!(
+/// The SQL condition that snapshot `s` is evidence: matched, stamped, a re-check's fetch,
+/// or the text of a matched page.
+fn evidence(s: &str) -> String {
+    format!(
         "(EXISTS (SELECT 1 FROM matches m WHERE m.snapshot_id = {s}.id) \
          OR EXISTS (SELECT 1 FROM snapshot_timestamps t WHERE t.snapshot_id = {s}.id) \
          OR EXISTS (SELECT 1 FROM recheck_copies r WHERE r.snapshot_id = {s}.id) \
          OR EXISTS (SELECT 1 FROM recheck_copies r WHERE r.removed_snapshot_id = {s}.id) \
          OR EXISTS (SELECT 1 FROM page_texts pt JOIN matches m ON m.snapshot_id = pt.snapshot_id \
                     WHERE pt.text_snapshot_id = {s}.id))"
-    );
-    let case_seen = format!(
+    )
+}
+
+/// The SQL condition that snapshot `s` is evidence of a case whose last copy was seen at or
+/// after `$2`, the evidence cutoff.
+fn case_seen(s: &str) -> String {
+    format!(
         "(EXISTS (SELECT 1 FROM matches m JOIN cases c ON c.id = m.case_id \
                   WHERE m.snapshot_id = {s}.id AND c.last_seen_at >= $2) \
          OR EXISTS (SELECT 1 FROM recheck_copies r JOIN cases c ON c.id = r.case_id \
@@ -195,10 +200,26 @@ fn expired(s: &str) -> String {
          OR EXISTS (SELECT 1 FROM page_texts pt JOIN matches m ON m.snapshot_id = pt.snapshot_id \
                     JOIN cases c ON c.id = m.case_id \
                     WHERE pt.text_snapshot_id = {s}.id AND c.last_seen_at >= $2))"
-    );
+    )
+}
+
+/// The SQL condition that snapshot `s` still holds its bodies and they have expired; `$1`
+/// is the unmatched cutoff, `$2` the evidence cutoff. A capture that a revisit confirms (a
+/// `304` re-fetch, `snapshots.revisit_of`) is judged with its revisits: the revisit holds no
+/// body of its own, so its evidence is the capture's body.
+fn expired(s: &str) -> String {
+    let with_revisits = |of: fn(&str) -> String| {
+        format!(
+            "({} OR EXISTS (SELECT 1 FROM snapshots rv WHERE rv.revisit_of = {s}.id AND {}))",
+            of(s),
+            of("rv")
+        )
+    };
     format!(
-        "({s}.body_removed_at IS NULL AND (({s}.fetched_at < $1 AND NOT {evidence}) \
-         OR ({s}.fetched_at < $2 AND NOT {case_seen})))"
+        "({s}.body_removed_at IS NULL AND (({s}.fetched_at < $1 AND NOT {}) \
+         OR ({s}.fetched_at < $2 AND NOT {})))",
+        with_revisits(evidence),
+        with_revisits(case_seen),
     )
 }
 

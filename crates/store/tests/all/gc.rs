@@ -299,6 +299,41 @@ async fn texts_of_unmatched_pages_stay_when_kept() {
     }
 }
 
+/// A 304 re-fetch is evidence of the body its capture holds (issue #42): while the revisit
+/// is kept as evidence, so is the capture's body, however old the capture and unmatched
+/// itself; once the revisit's case is past the evidence period, the body goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_stays_while_a_revisit_of_it_is_evidence() {
+    for db in databases("a_capture_stays_while_a_revisit_of_it_is_evidence").await {
+        let s = &db.store;
+        let body = page(0, 500);
+        let capture = store_page(s, 0, &body, days_ago(1200)).await;
+        let mut not_modified =
+            store::testing::sample_snapshot("http://盗版.example/0.html", 0, days_ago(2));
+        not_modified.status = 304;
+        not_modified.body_len = 0;
+        not_modified.sha256 = sha2::Sha256::digest(b"").into();
+        let empty = zstd::bulk::compress(b"", 3).unwrap();
+        let (revisit, _) = s
+            .insert_revisit(&not_modified, Some(&empty), capture)
+            .await
+            .unwrap();
+        case(&db, 1, days_ago(1)).await;
+        matched(&db, revisit, 1, true).await;
+        let report = dry_then_real(s, &retention(false)).await;
+        assert_eq!(report.bodies, 0, "{report:?}");
+        assert!(readable(s, &body).await);
+        assert!(s.snapshot(capture).await.unwrap().body_removed_at.is_none());
+
+        let long_ago = BulkSql(db.kind()).time(&days_ago(4000).timestamp().to_string());
+        db.execute(&format!("UPDATE cases SET last_seen_at = {long_ago}"))
+            .await;
+        let report = dry_then_real(s, &retention(false)).await;
+        assert_eq!(report.bodies, 1, "{report:?}");
+        assert!(!readable(s, &body).await);
+    }
+}
+
 fn objects(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(root) else {
