@@ -3,7 +3,7 @@
 use axum::response::Response;
 use store::{CaseCursor, CaseId};
 
-use crate::error::{WebError, WebResult};
+use crate::error::WebResult;
 use crate::state::AdminState;
 
 /// A listing cursor as text: `<last_seen_at RFC 3339>,<id>`.
@@ -22,16 +22,8 @@ pub(crate) fn parse_cursor(s: &str) -> Option<CaseCursor> {
 /// The evidence package of case `id` as a zip download: what the case page's link and
 /// `GET /api/v1/cases/{id}/evidence` answer, the package `copyhound cases evidence` writes.
 pub(crate) async fn evidence_zip(state: &AdminState, id: CaseId) -> WebResult<Response> {
-    // Writing the package gzips every snapshot into the WARC file and deflates the zip:
-    // seconds of CPU for a large case, run on a blocking thread so that the runtime's
-    // workers go on serving other requests meanwhile.
-    let store = state.store().clone();
-    let runtime = tokio::runtime::Handle::current();
-    let zip = tokio::task::spawn_blocking(move || {
-        runtime.block_on(evidence::package::package_zip(&store, id))
-    })
-    .await
-    .map_err(WebError::internal)??;
+    // Written on a blocking thread (`package_zip`): the runtime goes on serving meanwhile.
+    let zip = evidence::package::package_zip(state.store(), id).await?;
     Ok(crate::render::attachment(
         zip,
         "application/zip",
