@@ -283,7 +283,7 @@ fn collect_drawn(list: &Array<'_>) -> Vec<crate::canvas::DrawCall> {
         let canvas = match entry.get::<Value<'_>>(0) {
             Ok(v) if v.is_null() || v.is_undefined() => None,
             Ok(v) => match v.as_number() {
-                Some(n) if n >= 0.0 && n < 1e9 => Some(n as usize),
+                Some(n) if (0.0..1e9).contains(&n) => Some(n as usize),
                 _ => continue,
             },
             Err(_) => continue,

@@ -2039,7 +2039,7 @@ mod tests {
         let e = extract(&page("/s/1.svg"), &url);
         assert_eq!(e.text_chars(), 0);
         let wanted = Url::parse("http://example.com/s/1.svg").unwrap();
-        assert_eq!(e.sprite_sources, [wanted.clone()]);
+        assert_eq!(e.sprite_sources, std::slice::from_ref(&wanted));
         let assets = PageAssets {
             draw_calls: Vec::new(),
             sprites: vec![(wanted, Ok(svg.clone().into_bytes()))],

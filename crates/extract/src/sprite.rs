@@ -816,7 +816,7 @@ mod tests {
         let (text, applied) = read(&html, &[]);
         assert_eq!(text, "话说，");
         let url = Url::parse("http://example.com/sprites/a.svg").unwrap();
-        assert_eq!(applied.wanted, [url.clone()]);
+        assert_eq!(applied.wanted, std::slice::from_ref(&url));
         let (text, applied) = read(&html, &[(url.clone(), Ok(GRID.as_bytes().to_vec()))]);
         assert_eq!(text, "话说天下势，合必");
         assert!(applied.wanted.is_empty());
