@@ -1341,6 +1341,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("site.start_url", "Start URL", "起始网址"),
     ("sites.title", "Suspect sites", "可疑网站"),
     ("snapshot.plain", "Plain text", "纯文本"),
+    ("source.canvas", "drawn on a canvas", "画布绘制"),
     ("source.endpoint", "content endpoint", "内容接口"),
     (
         "source.font",
@@ -1350,6 +1351,7 @@ pub const LABELS: &[(&str, &str, &str)] = &[
     ("source.markup", "page markup", "页面源码"),
     ("source.rendered", "rendered in a browser", "浏览器渲染"),
     ("source.script", "inline script", "内联脚本"),
+    ("source.sprite", "glyphs of a CSS sprite", "字形拼图"),
     ("status.approved", "Approved", "已批准"),
     ("status.confirmed", "Confirmed", "已确认"),
     ("status.dismissed", "Dismissed", "已驳回"),

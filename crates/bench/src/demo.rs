@@ -125,7 +125,12 @@ fn slug(case: Case) -> Option<&'static str> {
         Case::OtherChapter => return None,
         // Written by a script, ordered by CSS or encoded as the quality bench renders it; the
         // demo's templates write plain UTF-8 pages.
-        Case::Script | Case::ScriptBuilt | Case::CssOrder | Case::Latin1Gbk => return None,
+        Case::Script
+        | Case::ScriptBuilt
+        | Case::CssOrder
+        | Case::Latin1Gbk
+        | Case::Canvas
+        | Case::Sprite => return None,
         // Needs the page's font, which the demo does not serve.
         Case::FontRemap => return None,
     })
@@ -240,6 +245,8 @@ mod tests {
                     | Case::CssOrder
                     | Case::Latin1Gbk
                     | Case::FontRemap
+                    | Case::Canvas
+                    | Case::Sprite
             ) {
                 assert!(page_of(&pages, case).is_none(), "a page of {case:?}");
                 continue;

@@ -108,6 +108,12 @@ pub fn write_pages(
         let path = dir.join(&name);
         std::fs::write(&path, &rendered.bytes)
             .with_context(|| format!("while writing {}", path.display()))?;
+        if let Some(svg) = &rendered.sprite {
+            let path = sprite_path(&dir, *n - 1);
+            std::fs::create_dir_all(dir.join("sprites"))?;
+            std::fs::write(&path, svg)
+                .with_context(|| format!("while writing {}", path.display()))?;
+        }
         if let Some(json) = &rendered.endpoint {
             let json_path = path.with_extension("json");
             std::fs::write(&json_path, json)
@@ -161,6 +167,14 @@ struct Rendered {
     meta: bool,
     /// The JSON the page's script fetches (`json-endpoint` layout).
     endpoint: Option<String>,
+    /// The SVG sprite the page's style names (`sprite-file` layout), at [`sprite_path`].
+    sprite: Option<String>,
+}
+
+/// Where the sprite of the glyph-sprite page number `n` (of its case) is written:
+/// `sprites/sN.svg` beside the page, the URL its style names relative to it.
+pub fn sprite_path(dir: &Path, n: usize) -> PathBuf {
+    dir.join("sprites").join(format!("s{n}.svg"))
 }
 
 const LAYOUTS: [&str; 4] = ["div-br", "p-article", "table", "biquge"];
@@ -171,6 +185,9 @@ const BUILT_LAYOUTS: [&str; 4] = [
     "script-reversed",
     "script-hostile",
 ];
+/// Layouts of canvas and glyph-sprite pages ([`crate::drawn`]).
+const CANVAS_LAYOUTS: [&str; 2] = ["canvas-lines", "canvas-chunks"];
+const SPRITE_LAYOUTS: [&str; 2] = ["sprite-data-uri", "sprite-file"];
 /// Layouts of CSS-ordered pages.
 const CSS_LAYOUTS: [&str; 2] = ["css-paragraphs", "css-phrases"];
 /// Layouts of script-written pages; the last only when the page is served with its endpoint.
@@ -193,6 +210,8 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
         Case::Script => SCRIPT_LAYOUTS[n % script_layouts],
         Case::ScriptBuilt => BUILT_LAYOUTS[n % BUILT_LAYOUTS.len()],
         Case::CssOrder => CSS_LAYOUTS[n % CSS_LAYOUTS.len()],
+        Case::Canvas => CANVAS_LAYOUTS[n % CANVAS_LAYOUTS.len()],
+        Case::Sprite => SPRITE_LAYOUTS[n % SPRITE_LAYOUTS.len()],
         _ => LAYOUTS[n % LAYOUTS.len()],
     };
     // Shifted by one every round of layouts, so that each layout meets every encoding.
@@ -228,7 +247,37 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
         "<a href=\"/\">{home}</a> <a href=\"prev.html\">{prev}</a> <a href=\"./\">{toc}</a> <a href=\"next.html\">{next}</a>"
     );
     let mut endpoint = None;
+    let mut sprite = None;
+    let raw: Vec<String> = page
+        .text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect();
+    // Per page: the encoding of a canvas's text, a sprite's class names and glyph order.
+    let seed = fingerprint::hash::fmix64(n as u64 ^ (page.text.len() as u64) << 20);
     let html = match layout {
+        "canvas-lines" | "canvas-chunks" => {
+            let (body, _) = crate::drawn::canvas_page(&raw, layout == "canvas-chunks", seed);
+            format!(
+                "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title></head><body>\n\
+                 <div class=\"nav\">{nav}</div>\n{body}\n\
+                 <div class=\"bottem\">{nav}</div>\n</body></html>\n"
+            )
+        }
+        "sprite-data-uri" | "sprite-file" => {
+            let href = format!("sprites/s{n}.svg");
+            let href = (layout == "sprite-file").then_some(href.as_str());
+            let made = crate::drawn::sprite_page(&raw, href, seed);
+            sprite = made.file;
+            format!(
+                "<!DOCTYPE html>\n<html><head>{meta_tag}<title>{title}</title><style>{}</style></head><body>\n\
+                 <div class=\"nav\">{nav}</div>\n{}\n\
+                 <div class=\"bottem\">{nav}</div>\n</body></html>\n",
+                made.style, made.body
+            )
+        }
         "script-atob" | "script-charcodes" | "script-reversed" | "script-hostile" => {
             let script = built_script(layout, &lines, n);
             format!(
@@ -296,6 +345,7 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
         encoding,
         meta,
         endpoint,
+        sprite,
     }
 }
 

@@ -70,6 +70,7 @@
 
 pub mod cli;
 pub mod demo;
+pub mod drawn;
 pub mod html;
 pub mod index;
 pub mod load;

@@ -343,6 +343,12 @@ pub enum Case {
     FontRemap,
     /// A GBK page declared as `iso-8859-1` (simplified Chinese chapters).
     Latin1Gbk,
+    /// The chapter drawn on a `<canvas>` by a script, by rows or in shuffled chunks, its text
+    /// encoded in the script ([`crate::drawn`]).
+    Canvas,
+    /// The characters shown as glyphs of an SVG sprite through CSS backgrounds
+    /// ([`crate::drawn`]).
+    Sprite,
     /// Negative: a held-out chapter of a registered novel.
     OtherChapter,
     /// Negative: a chapter of a novel that is not registered.
@@ -353,7 +359,7 @@ pub enum Case {
 
 impl Case {
     /// Every case, evasions first.
-    pub const ALL: [Case; 17] = [
+    pub const ALL: [Case; 19] = [
         Case::Verbatim,
         Case::Ads,
         Case::Traditional,
@@ -368,6 +374,8 @@ impl Case {
         Case::CssOrder,
         Case::FontRemap,
         Case::Latin1Gbk,
+        Case::Canvas,
+        Case::Sprite,
         Case::OtherChapter,
         Case::OtherNovel,
         Case::Quotation,
@@ -390,6 +398,8 @@ impl Case {
             Case::CssOrder => "CSS order",
             Case::FontRemap => "remapped font",
             Case::Latin1Gbk => "GBK as iso-8859-1",
+            Case::Canvas => "canvas",
+            Case::Sprite => "glyph sprite",
             Case::OtherChapter => "neg: other chapter",
             Case::OtherNovel => "neg: other novel",
             Case::Quotation => "neg: quotation",
@@ -417,6 +427,8 @@ impl Case {
             Case::CssOrder => 14,
             Case::FontRemap => 15,
             Case::Latin1Gbk => 16,
+            Case::Canvas => 17,
+            Case::Sprite => 18,
         }
     }
 
@@ -819,7 +831,9 @@ fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<
                     let t = look_alikes(&c.text, rng);
                     one(t, rng)
                 }
-                Case::Script | Case::ScriptBuilt | Case::CssOrder => one(c.text.clone(), rng),
+                Case::Script | Case::ScriptBuilt | Case::CssOrder | Case::Canvas | Case::Sprite => {
+                    one(c.text.clone(), rng)
+                }
                 Case::Latin1Gbk if chinese && zhconv::is_hans(&c.text) => one(c.text.clone(), rng),
                 Case::FontRemap => {
                     let share = rng.range(10, 25) as f64 / 100.0;

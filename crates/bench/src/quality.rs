@@ -240,7 +240,12 @@ impl QualityReport {
             }
             let rendered = matches!(
                 case,
-                Case::ScriptBuilt | Case::CssOrder | Case::FontRemap | Case::Latin1Gbk
+                Case::ScriptBuilt
+                    | Case::CssOrder
+                    | Case::FontRemap
+                    | Case::Latin1Gbk
+                    | Case::Canvas
+                    | Case::Sprite
             );
             if rendered && s.coverage() < TARGET_RENDERED_COVERAGE {
                 missed.push(format!(

@@ -139,7 +139,8 @@ fn handler(store: &Store, sections: &Sections<'_>) -> Result<Handler> {
 }
 
 /// The site's pages as written under `out`: `/` links every page, `/p/N.html` is page N's
-/// file, `/p/N.json` the content endpoint a script-written page N fetches.
+/// file, `/p/N.json` the content endpoint a script-written page N fetches, `/p/fonts/rN.woff2`
+/// and `/p/sprites/sN.svg` the font and sprite a page names.
 fn site_pages(pages: &[PiratePage], files: &[PathBuf]) -> Result<Vec<SitePage>> {
     let mut site_pages = Vec::with_capacity(files.len() + 1);
     let mut links = Vec::with_capacity(files.len());
@@ -170,6 +171,26 @@ fn site_pages(pages: &[PiratePage], files: &[PathBuf]) -> Result<Vec<SitePage>> 
                     kind,
                     body: std::fs::read(&font)
                         .with_context(|| format!("reading {}", font.display()))?,
+                });
+            }
+        }
+        // A glyph-sprite page whose sprite is a file: the SVG at `sprites/sN.svg` beside it
+        // (see `html::sprite_path`).
+        if p.case == Case::Sprite
+            && let Some(n) = file
+                .file_name()
+                .and_then(|f| f.to_str())
+                .and_then(|f| f.get(..4))
+                .and_then(|n| n.parse::<usize>().ok())
+            && let Some(dir) = file.parent()
+        {
+            let svg = crate::html::sprite_path(dir, n);
+            if svg.exists() {
+                site_pages.push(SitePage {
+                    path: format!("/p/sprites/s{n}.svg"),
+                    kind,
+                    body: std::fs::read(&svg)
+                        .with_context(|| format!("reading {}", svg.display()))?,
                 });
             }
         }

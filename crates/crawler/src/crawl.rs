@@ -634,6 +634,7 @@ where
             max_body_bytes: Some(self.settings.robots.max_bytes),
             accept_json: false,
             accept_font: false,
+            accept_svg: false,
         };
         let result = self.fetcher.fetch(&request).await;
         if self
@@ -713,6 +714,7 @@ where
             max_body_bytes: None,
             accept_json: false,
             accept_font: false,
+            accept_svg: false,
         };
         let result = self.fetcher.fetch(&request).await;
         let next_ok = self.politeness.release(permit, feedback(&result)).await?;
@@ -785,12 +787,34 @@ where
         body: Bytes,
         not_modified: bool,
     ) -> Result<()> {
-        let read = match self.read_blocking(snapshot, body, extract::read_page).await {
+        let read = match self
+            .read_blocking(snapshot, body.clone(), extract::read_page)
+            .await
+        {
             Ok(done) => done,
             Err(e) => {
                 tracing::error!(error = %e, "extraction panicked; page skipped");
                 return self.skip(id, SkipReason::ExtractionFailed).await;
             }
+        };
+        // Empty elements showing glyphs of a same-site sprite: the sprite is fetched (as
+        // evidence of its own) and the page read again with it.
+        let read = match read.extracted.as_ref().map(|e| e.sprite_sources.clone()) {
+            Some(urls) if !urls.is_empty() => {
+                let mut sprites = Vec::with_capacity(urls.len());
+                for url in urls {
+                    let bytes = self.fetch_sprite(url.clone()).await?;
+                    sprites.push((url, bytes));
+                }
+                match self.read_with_sprites(snapshot, body, sprites).await {
+                    Ok(again) => again,
+                    Err(e) => {
+                        tracing::error!(error = %e, "extraction with sprites panicked; first reading kept");
+                        read
+                    }
+                }
+            }
+            _ => read,
         };
         if let Some(exceeded) = read.exceeded() {
             tracing::info!(url = %snapshot.final_url, %exceeded, "page over a parsing limit; skipped");
@@ -844,12 +868,16 @@ where
             match self.render(renderer, snapshot, snapshot_id).await? {
                 Some(rendered)
                     if !challenge
-                        && (self.settings.render.enabled
+                        && (self.settings.render.enabled && source != TextSource::Sprite
                             || rendered.text.chars().count() > text.chars().count()) =>
                 {
                     kind = rendered.extracted.kind;
                     text = rendered.text;
-                    source = TextSource::Rendered;
+                    // What the browser drew on canvases, or showed of a sprite, says so.
+                    source = match rendered.extracted.source {
+                        s @ (TextSource::Canvas | TextSource::Sprite) => s,
+                        _ => TextSource::Rendered,
+                    };
                     text_snapshot = None;
                 }
                 _ => {}
@@ -965,6 +993,7 @@ where
             max_body_bytes: None,
             accept_json: true,
             accept_font: false,
+            accept_svg: false,
         };
         let result = self.fetcher.fetch(&request).await;
         self.politeness.release(permit, feedback(&result)).await?;
@@ -1020,6 +1049,71 @@ where
             "page text read through its font"
         );
         Ok((decoded.replaced > 0).then_some(decoded.text))
+    }
+
+    /// Reads a page again, with its glyph sprites, on a blocking thread within the page's
+    /// time budget.
+    async fn read_with_sprites(
+        &self,
+        snapshot: &Snapshot,
+        body: Bytes,
+        sprites: Vec<extract::sprite::FetchedSprite>,
+    ) -> std::result::Result<extract::ReadPage, tokio::task::JoinError> {
+        let extractor = Arc::clone(&self.extractor);
+        let content_type = snapshot.content_type().map(str::to_owned);
+        let url = snapshot.final_url.clone();
+        let deadline = Instant::now() + self.settings.extract.time_budget;
+        tokio::task::spawn_blocking(move || {
+            let assets = extract::PageAssets {
+                sprites,
+                ..extract::PageAssets::default()
+            };
+            extract::read_page_with(
+                &extractor,
+                &body,
+                content_type.as_deref(),
+                &url,
+                Some(deadline),
+                &assets,
+            )
+        })
+        .await
+    }
+
+    /// Fetches a page's glyph sprite under the rules of any fetch (robots.txt, the host's
+    /// politeness, the fetcher's address safety) with a body cap of
+    /// [`extract::sprite::MAX_SVG_BYTES`], and stores the response as a snapshot: the SVG's
+    /// bytes, or why there are none. A failure of the store is an error.
+    async fn fetch_sprite(&self, url: Url) -> Result<std::result::Result<Vec<u8>, String>> {
+        let Some(host) = HostKey::of(&url) else {
+            return Ok(Err("no host".to_owned()));
+        };
+        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
+        if !rules.allowed(&url) {
+            return Ok(Err("robots.txt denies it".to_owned()));
+        }
+        let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
+        let request = crate::fetch::sprite_request(url);
+        let result = self.fetcher.fetch(&request).await;
+        self.politeness.release(permit, feedback(&result)).await?;
+        let snapshot = match result {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(format!("fetch failed: {e}"))),
+        };
+        let stored = self.sink.store_snapshot(&snapshot).await?;
+        self.count_response(&snapshot, Some(stored.new_body));
+        Ok(match (snapshot.status, snapshot.body_status) {
+            (200..=299, BodyStatus::Complete) => Ok(snapshot.body.to_vec()),
+            (200..=299, BodyStatus::Truncated) => Err(format!(
+                "over the cap of {} bytes",
+                extract::sprite::MAX_SVG_BYTES
+            )),
+            (200..=299, _) => Err(format!(
+                "not an SVG: {}",
+                snapshot.content_type().unwrap_or("no content type")
+            )),
+            (status, _) => Err(format!("the server answered HTTP {status}")),
+        })
     }
 
     /// Fetches a page's font under the rules of any fetch (robots.txt, the host's

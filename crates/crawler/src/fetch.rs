@@ -151,6 +151,9 @@ pub struct FetchRequest {
     /// `application/x-font-*` and `application/octet-stream` labels servers give fonts): a
     /// page's `@font-face` ([`extract::fonts`]).
     pub accept_font: bool,
+    /// Download an SVG body too (`image/svg+xml`): a page's glyph sprite
+    /// ([`extract::sprite`]).
+    pub accept_svg: bool,
 }
 
 impl FetchRequest {
@@ -162,6 +165,7 @@ impl FetchRequest {
             max_body_bytes: None,
             accept_json: false,
             accept_font: false,
+            accept_svg: false,
         }
     }
 }
@@ -185,6 +189,16 @@ pub fn font_request(url: Url, settings: &FontSettings) -> FetchRequest {
     FetchRequest {
         max_body_bytes: Some(settings.max_font_bytes),
         accept_font: true,
+        ..FetchRequest::get(url)
+    }
+}
+
+/// The request for a page's glyph sprite ([`extract::sprite`]): an SVG body accepted, capped
+/// at [`extract::sprite::MAX_SVG_BYTES`].
+pub fn sprite_request(url: Url) -> FetchRequest {
+    FetchRequest {
+        max_body_bytes: Some(extract::sprite::MAX_SVG_BYTES as u64),
+        accept_svg: true,
         ..FetchRequest::get(url)
     }
 }
@@ -407,6 +421,7 @@ impl Fetcher {
                 self.settings.accept_types.contains(&m)
                     || (request.accept_json && (m == "application/json" || m.ends_with("+json")))
                     || (request.accept_font && is_font_type(&m))
+                    || (request.accept_svg && m == "image/svg+xml")
             });
             let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)

@@ -204,6 +204,29 @@ impl Checker {
         fonts
     }
 
+    /// The glyph sprites at `urls`, fetched as any fetch of `check` (the fetcher's address
+    /// rules) with the sprite's size cap.
+    async fn fetch_sprites(&self, urls: &[Url]) -> Vec<extract::sprite::FetchedSprite> {
+        let mut sprites = Vec::with_capacity(urls.len());
+        for url in urls {
+            let request = crawler::fetch::sprite_request(url.clone());
+            let bytes = match self.fetcher.fetch(&request).await {
+                Ok(a)
+                    if (200..300).contains(&a.status) && a.body_status == BodyStatus::Complete =>
+                {
+                    Ok(a.body.to_vec())
+                }
+                Ok(a) if (200..300).contains(&a.status) => {
+                    Err("not an SVG or over its size cap".to_owned())
+                }
+                Ok(a) => Err(format!("the server answered HTTP {}", a.status)),
+                Err(e) => Err(format!("fetch failed: {e}")),
+            };
+            sprites.push((url.clone(), bytes));
+        }
+        sprites
+    }
+
     /// The main text of the page at `input`, its kind, where the text came from and its
     /// fonts: when the page holds no chapter but its script names a same-site content
     /// endpoint, the endpoint is fetched too and its text taken if it is more; when its text
@@ -218,11 +241,38 @@ impl Checker {
             )));
         }
         let this = self.clone();
+        let page = snapshot.clone();
         let read = tokio::task::spawn_blocking(move || {
-            this.read(&snapshot.body, snapshot.content_type(), &snapshot.final_url)
+            this.read(
+                &page.body,
+                page.content_type(),
+                &page.final_url,
+                &extract::PageAssets::default(),
+            )
         })
         .await
         .map_err(|e| Error::task("reading a page", e))??;
+        // Glyph sprites its style names: fetched, and the page read again with them.
+        let read = if read.sprites.is_empty() {
+            read
+        } else {
+            let sprites = self.fetch_sprites(&read.sprites).await;
+            let this = self.clone();
+            tokio::task::spawn_blocking(move || {
+                let assets = extract::PageAssets {
+                    sprites,
+                    ..extract::PageAssets::default()
+                };
+                this.read(
+                    &snapshot.body,
+                    snapshot.content_type(),
+                    &snapshot.final_url,
+                    &assets,
+                )
+            })
+            .await
+            .map_err(|e| Error::task("reading a page", e))??
+        };
         let wanted = extract::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts);
         let fonts = self.fetch_fonts(wanted).await;
         let PageRead {
@@ -238,6 +288,7 @@ impl Checker {
         let request = FetchRequest {
             accept_json: true,
             accept_font: false,
+            accept_svg: false,
             ..FetchRequest::get(endpoint)
         };
         let answer = match self.fetcher.fetch(&request).await {
@@ -280,14 +331,47 @@ impl Checker {
         let base = Url::from_file_path(&absolute).map_err(|()| {
             Error::Page(format!("cannot make a file url of {}", absolute.display()))
         })?;
-        Ok((self.read(&bytes, Some(content_type), &base)?, base))
+        let read = self.read(
+            &bytes,
+            Some(content_type),
+            &base,
+            &extract::PageAssets::default(),
+        )?;
+        // Glyph sprites the page's style names, read from beside it, and the page read again
+        // with them.
+        if read.sprites.is_empty() {
+            return Ok((read, base));
+        }
+        let sprites = read
+            .sprites
+            .iter()
+            .map(|u| (u.clone(), extract::sprite::read_file_sprite(&base, u)))
+            .collect();
+        let assets = extract::PageAssets {
+            sprites,
+            ..extract::PageAssets::default()
+        };
+        Ok((self.read(&bytes, Some(content_type), &base, &assets)?, base))
     }
 
     /// A page read as the crawl reads it, within the extraction time budget: its text, kind,
     /// where the text came from and the content endpoint its script names.
-    fn read(&self, body: &[u8], content_type: Option<&str>, url: &Url) -> Result<PageRead> {
+    fn read(
+        &self,
+        body: &[u8],
+        content_type: Option<&str>,
+        url: &Url,
+        assets: &extract::PageAssets,
+    ) -> Result<PageRead> {
         let deadline = Instant::now() + self.extract.time_budget;
-        let read = extract::read_page(&self.extractor, body, content_type, url, Some(deadline));
+        let read = extract::read_page_with(
+            &self.extractor,
+            body,
+            content_type,
+            url,
+            Some(deadline),
+            assets,
+        );
         if let Some(exceeded) = read.exceeded() {
             return Err(Error::Page(format!("{exceeded}: the page is not read")));
         }
@@ -300,12 +384,18 @@ impl Checker {
             .as_ref()
             .map(|e| e.font_sources.clone())
             .unwrap_or_default();
+        let sprites = read
+            .extracted
+            .as_ref()
+            .map(|e| e.sprite_sources.clone())
+            .unwrap_or_default();
         Ok(PageRead {
             text: read.text,
             kind: read.kind,
             source: read.source,
             endpoint,
             fonts,
+            sprites,
         })
     }
 }
@@ -318,6 +408,8 @@ struct PageRead {
     source: TextSource,
     endpoint: Option<Url>,
     fonts: Vec<Url>,
+    /// Glyph sprites its style names and it was not read with.
+    sprites: Vec<Url>,
 }
 
 fn is_url(input: &str) -> bool {
@@ -480,6 +572,8 @@ pub fn source_note(text_source: &str) -> Option<&'static str> {
     match text_source {
         "script" => Some("text written into the page by an inline script"),
         "endpoint" => Some("text fetched by the page's script from a content endpoint of the site"),
+        "canvas" => Some("text the page's script draws on a canvas, read from its drawing calls"),
+        "sprite" => Some("characters shown as glyphs of an SVG sprite through the page's CSS"),
         _ => None,
     }
 }

@@ -68,6 +68,7 @@ fn p99(n: usize) {
         tag: "div".into(),
         id: Some("content".into()),
         classes: vec![],
+        canvas: None,
     }];
     let settings = ScriptSettings::default();
     println!("| page | extraction p50 | extraction p99 | sandbox p50 | sandbox p99 |");

@@ -545,7 +545,7 @@ impl<'i> AtRuleParser<'i> for SheetParser {
 }
 
 /// The selectors of a comma-separated list, split at top-level commas.
-fn split_list(text: &str) -> Vec<&str> {
+pub(crate) fn split_list(text: &str) -> Vec<&str> {
     let mut parser = Parser::new(text);
     let mut out = Vec::new();
     let mut start = parser.position();
@@ -571,7 +571,7 @@ fn split_list(text: &str) -> Vec<&str> {
 /// `[attr]` and pseudo-classes; type selectors and pseudo-elements. Counted over cssparser's
 /// tokens because `scraper` keeps its parsed selectors private; the arguments of functional
 /// pseudo-classes (`:not(...)`, `:is(...)`) are not looked into.
-fn specificity(selector: &str) -> u32 {
+pub(crate) fn specificity(selector: &str) -> u32 {
     let mut parser = Parser::new(selector);
     let (mut ids, mut classes, mut types) = (0u32, 0u32, 0u32);
     let mut after = None::<char>; // '.' or ':' just before
@@ -603,7 +603,7 @@ fn specificity(selector: &str) -> u32 {
     (ids.min(1023) << 20) | (classes.min(1023) << 10) | types.min(1023)
 }
 
-fn floor_char_boundary(s: &str, at: usize) -> usize {
+pub(crate) fn floor_char_boundary(s: &str, at: usize) -> usize {
     if at >= s.len() {
         return s.len();
     }

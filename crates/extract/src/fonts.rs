@@ -73,6 +73,15 @@ pub fn decoder(settings: &FontSettings) -> Arc<FontDecoder> {
 /// # Errors
 /// Why the font is not read, as the note to record.
 pub fn read_file_font(page: &Url, font: &Url, settings: &FontSettings) -> Result<Vec<u8>, String> {
+    read_file_beside(page, font, settings.max_font_bytes)
+}
+
+/// Reads a file a page read from a file names (a font, a glyph sprite): only a `file:` URL of
+/// a regular file in the page's own directory or below it, of at most `max_bytes`.
+///
+/// # Errors
+/// Why the file is not read, as the note to record.
+pub fn read_file_beside(page: &Url, font: &Url, max_bytes: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     if font.scheme() != "file" || page.scheme() != "file" {
         return Err("not a file beside the page".to_owned());
@@ -97,15 +106,14 @@ pub fn read_file_font(page: &Url, font: &Url, settings: &FontSettings) -> Result
     if !meta.is_file() {
         return Err("not a regular file".to_owned());
     }
-    if meta.len() > settings.max_font_bytes {
+    if meta.len() > max_bytes {
         return Err(format!(
-            "{} bytes, over the cap of {} bytes",
+            "{} bytes, over the cap of {max_bytes} bytes",
             meta.len(),
-            settings.max_font_bytes
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(settings.max_font_bytes + 1)
+    file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot be read: {e}"))?;
     Ok(bytes)

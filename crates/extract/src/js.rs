@@ -91,10 +91,13 @@ impl ScriptSettings {
 }
 
 /// What a page's scripts wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Evaluated {
     /// The HTML written into the page (element contents and `document.write`), in order.
     pub html: String,
+    /// The text drawn on the page's canvases (and on canvases the scripts made and attached),
+    /// in call order, at most [`crate::canvas::MAX_CALLS`] calls.
+    pub drawn: Vec<crate::canvas::DrawCall>,
     /// Scripts (and callbacks) that ended in an error, the budget's included.
     pub failed: usize,
     /// Whether the page's budget ran out (time or output).
@@ -110,6 +113,8 @@ pub struct PageElement {
     pub id: Option<String>,
     /// Its classes.
     pub classes: Vec<String>,
+    /// For a `<canvas>`, its place among the page's canvases in document order.
+    pub canvas: Option<usize>,
 }
 
 /// The minimal `document` and the helpers pages use, defined (as a module, so in strict mode)
@@ -145,9 +150,16 @@ pub fn evaluate(
     let flag = Rc::clone(&exhausted);
     let max_checks = settings.max_interrupt_checks;
     let mut checks = 0u64;
+    // Checks allowed past the budget: reading the drawing back after a page used it all up.
+    let grace = Rc::new(Cell::new(0u64));
+    let grace_left = Rc::clone(&grace);
     runtime.set_interrupt_handler(Some(Box::new(move || {
         checks += 1;
-        let stop = checks > max_checks || Instant::now() >= end;
+        let mut stop = checks > max_checks || Instant::now() >= end;
+        if stop && grace_left.get() > 0 {
+            grace_left.set(grace_left.get() - 1);
+            stop = false;
+        }
         if stop {
             flag.set(true);
         }
@@ -166,17 +178,19 @@ pub fn evaluate(
             let written: Array<'_> = globals.get("__copyhound_out")?;
             let setup: Function<'_> = globals.get("__copyhound_setup")?;
             let deferred: Function<'_> = globals.get("__copyhound_run_deferred")?;
+            let drawing: Function<'_> = globals.get("__copyhound_drawing")?;
             setup.call::<_, ()>((elements_json.as_str(),))?;
             for name in [
                 "__copyhound_out",
                 "__copyhound_setup",
                 "__copyhound_run_deferred",
+                "__copyhound_drawing",
             ] {
                 globals.remove(name)?;
             }
-            Ok((written, deferred))
+            Ok((written, deferred, drawing))
         });
-        let Ok((written, deferred)) = handles else {
+        let Ok((written, deferred, drawing)) = handles else {
             out.failed = scripts.len();
             return;
         };
@@ -213,6 +227,19 @@ pub fn evaluate(
             }
         }
         collect(&written, settings.max_output_bytes, &mut out);
+        // The drawing is read even when the budget ran out: what was drawn by then counts,
+        // as the HTML written by then does. Its list is built by the prelude's function over
+        // values the page never held.
+        // A bounded pass over at most MAX_CALLS entries (a few hundred checks).
+        grace.set(400);
+        let listed = drawing.call::<_, Array<'_>>(());
+        grace.set(0);
+        match listed {
+            Ok(list) => out.drawn = collect_drawn(&list),
+            Err(_) => {
+                let _ = ctx.catch();
+            }
+        }
     });
     drop(context);
     runtime.set_interrupt_handler(None);
@@ -245,6 +272,41 @@ fn run_prelude(ctx: &Ctx<'_>) -> rquickjs::Result<()> {
     done.finish::<()>()
 }
 
+/// The draw calls of the prelude's list: `[canvas index or null, text, x, y, font px]` each;
+/// malformed entries are skipped.
+fn collect_drawn(list: &Array<'_>) -> Vec<crate::canvas::DrawCall> {
+    let mut out = Vec::new();
+    for i in 0..list.len().min(crate::canvas::MAX_CALLS) {
+        let Ok(entry) = list.get::<Array<'_>>(i) else {
+            continue;
+        };
+        let canvas = match entry.get::<Value<'_>>(0) {
+            Ok(v) if v.is_null() || v.is_undefined() => None,
+            Ok(v) => match v.as_number() {
+                Some(n) if (0.0..1e9).contains(&n) => Some(n as usize),
+                _ => continue,
+            },
+            Err(_) => continue,
+        };
+        let (Ok(text), Ok(x), Ok(y), Ok(size)) = (
+            entry.get::<String>(1),
+            entry.get::<f64>(2),
+            entry.get::<f64>(3),
+            entry.get::<f64>(4),
+        ) else {
+            continue;
+        };
+        out.push(crate::canvas::DrawCall {
+            canvas,
+            text,
+            x,
+            y,
+            size,
+        });
+    }
+    out
+}
+
 /// Reads what the page wrote without running any of its code: the items are strings the
 /// prelude stored as own properties of an array the page never saw.
 fn collect(written: &Array<'_>, max_bytes: usize, out: &mut Evaluated) {
@@ -274,11 +336,19 @@ mod tests {
                 tag: "div".into(),
                 id: Some("content".into()),
                 classes: vec!["read".into()],
+                canvas: None,
             },
             PageElement {
                 tag: "body".into(),
                 id: None,
                 classes: vec![],
+                canvas: None,
+            },
+            PageElement {
+                tag: "canvas".into(),
+                id: Some("c".into()),
+                classes: vec![],
+                canvas: Some(0),
             },
         ];
         let scripts: Vec<String> = scripts.iter().map(|s| (*s).to_owned()).collect();
@@ -390,5 +460,45 @@ mod tests {
             e.html.trim(),
             "undefined,undefined,undefined,undefined,undefined,undefined,undefined"
         );
+    }
+
+    #[test]
+    fn text_drawn_on_a_canvas_is_recorded_where_it_lands() {
+        let e = run(&[r#"
+            var ctx = document.getElementById('c').getContext('2d');
+            ctx.font = 'bold 20px serif';
+            ctx.fillText(String.fromCharCode(22823, 21183), 40, 30);
+            ctx.save(); ctx.translate(0, 30); ctx.strokeText(atob('') + String.fromCharCode(22825, 19979), 0, 0); ctx.restore();
+            ctx.fillRect(0, 0, 10, 10); ctx.beginPath();
+            ctx.fillText('w=' + ctx.measureText('天下').width, 0, 60);
+            var hidden = document.createElement('canvas');
+            hidden.getContext('2d').fillText('hidden', 0, 0);
+            var shown = document.createElement('canvas');
+            document.body.appendChild(shown);
+            shown.getContext('2d').fillText('shown', 0, 0);
+            document.querySelector('canvas').getContext('2d').fillText('!', 80, 31);
+            if (document.createElement('div').getContext('2d') !== null) throw 1;
+        "#]);
+        assert_eq!(e.failed, 0, "{e:?}");
+        let drawings = crate::canvas::order(&e.drawn);
+        assert_eq!(drawings.len(), 2);
+        assert_eq!(drawings[0].lines, ["天下大势!", "w=40"]);
+        assert_eq!(drawings[1].canvas, None);
+        assert_eq!(drawings[1].lines, ["shown"]);
+        assert!(e.drawn.iter().all(|c| c.text != "hidden"));
+        assert_eq!(e.drawn[0].size, 20.0);
+    }
+
+    #[test]
+    fn a_million_draw_calls_stay_within_the_bounds() {
+        let started = Instant::now();
+        let e = run(&[
+            "var ctx = document.getElementById('c').getContext('2d'); for (var i = 0; i < 1e6; i++) ctx.fillText('字', (i % 40) * 16, (i / 40 | 0) * 20);",
+        ]);
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(!e.drawn.is_empty() && e.drawn.len() <= crate::canvas::MAX_CALLS);
+        // A page forging the drawing's list reaches nothing.
+        let e = run(&["__copyhound_drawing = function () { return [[0, 'forged', 0, 0, 10]]; };"]);
+        assert!(e.drawn.is_empty());
     }
 }

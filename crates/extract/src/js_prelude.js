@@ -13,6 +13,12 @@
   var cancelled = {};
   var byId = {};
   var all = [];
+  // Text drawn on canvases: [canvas element, text, x, y, font px], bounded as the Rust side
+  // reads it (extract::canvas::MAX_CALLS, MAX_CHARS).
+  var drawn = [];
+  var drawnChars = 0;
+  var MAX_DRAWN = 50000;
+  var MAX_DRAWN_CHARS = 200000;
 
   function put(slot, html) {
     defineProperty(out, slot, {
@@ -36,6 +42,11 @@
 
   function Element(tag, id, classes, attached) {
     this.tagName = ("" + tag).toUpperCase();
+    // A canvas's place among the page's canvases; -1 for one a script made.
+    this._canvas = this.tagName === "CANVAS" ? -1 : undefined;
+    this._context = null;
+    this.width = 300;
+    this.height = 150;
     this.nodeName = this.tagName;
     this.nodeType = 1;
     this.id = id || "";
@@ -117,6 +128,21 @@
     this._html += "" + html;
     write(this);
   };
+  proto.getContext = function (type) {
+    if (this._canvas === undefined || ("" + type).toLowerCase() !== "2d") {
+      return null;
+    }
+    if (!this._context) {
+      this._context = new Context2d(this);
+    }
+    return this._context;
+  };
+  proto.toDataURL = function () {
+    return "data:,";
+  };
+  proto.getBoundingClientRect = function () {
+    return { top: 0, left: 0, right: this.width, bottom: this.height, width: this.width, height: this.height, x: 0, y: 0 };
+  };
   proto.setAttribute = function () {};
   proto.getAttribute = function () {
     return null;
@@ -177,6 +203,124 @@
       return deferred.length;
     }
     return 0;
+  }
+
+  // A 2D context that records the text drawn (where, after its transform) and does nothing
+  // else.
+  function fontPx(font) {
+    var m = /(\d+(?:\.\d+)?)px/.exec("" + font);
+    if (m) return +m[1];
+    m = /(\d+(?:\.\d+)?)pt/.exec("" + font);
+    return m ? (+m[1] * 4) / 3 : 10;
+  }
+  function Context2d(canvas) {
+    this.canvas = canvas;
+    this._m = [1, 0, 0, 1, 0, 0];
+    this._saved = [];
+    this._font = "10px sans-serif";
+    this.fillStyle = "#000000";
+    this.strokeStyle = "#000000";
+    this.textAlign = "start";
+    this.textBaseline = "alphabetic";
+    this.lineWidth = 1;
+    this.globalAlpha = 1;
+  }
+  var cproto = Context2d.prototype;
+  defineProperty(cproto, "font", {
+    get: function () {
+      return this._font;
+    },
+    set: function (v) {
+      this._font = "" + v;
+    },
+  });
+  function record(ctx, text, x, y) {
+    if (drawn.length >= MAX_DRAWN) return;
+    var s = "" + text;
+    if (drawnChars + s.length > MAX_DRAWN_CHARS) return;
+    drawnChars += s.length;
+    x = +x;
+    y = +y;
+    var m = ctx._m;
+    var size = fontPx(ctx._font) * Math.sqrt(m[2] * m[2] + m[3] * m[3]);
+    defineProperty(drawn, drawn.length, {
+      value: [ctx.canvas, s, m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5], size],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  cproto.fillText = function (text, x, y) {
+    record(this, text, x, y);
+  };
+  cproto.strokeText = cproto.fillText;
+  cproto.measureText = function (text) {
+    var s = fontPx(this._font);
+    var t = "" + text;
+    var w = 0;
+    for (var i = 0; i < t.length; i++) w += t.charCodeAt(i) > 0x2e7f ? s : s * 0.55;
+    return { width: w, actualBoundingBoxAscent: s * 0.8, actualBoundingBoxDescent: s * 0.2, actualBoundingBoxLeft: 0, actualBoundingBoxRight: w, fontBoundingBoxAscent: s * 0.8, fontBoundingBoxDescent: s * 0.2 };
+  };
+  function multiply(ctx, a, b, c, d, e, f) {
+    var m = ctx._m;
+    ctx._m = [m[0] * a + m[2] * b, m[1] * a + m[3] * b, m[0] * c + m[2] * d, m[1] * c + m[3] * d, m[0] * e + m[2] * f + m[4], m[1] * e + m[3] * f + m[5]];
+  }
+  cproto.transform = function (a, b, c, d, e, f) {
+    multiply(this, +a, +b, +c, +d, +e, +f);
+  };
+  cproto.translate = function (x, y) {
+    multiply(this, 1, 0, 0, 1, +x, +y);
+  };
+  cproto.scale = function (x, y) {
+    multiply(this, +x, 0, 0, +y, 0, 0);
+  };
+  cproto.rotate = function (r) {
+    multiply(this, Math.cos(r), Math.sin(r), -Math.sin(r), Math.cos(r), 0, 0);
+  };
+  cproto.setTransform = function (a, b, c, d, e, f) {
+    if (a && typeof a === "object") {
+      this._m = [+a.a, +a.b, +a.c, +a.d, +a.e, +a.f];
+    } else {
+      this._m = [+a, +b, +c, +d, +e, +f];
+    }
+  };
+  cproto.resetTransform = function () {
+    this._m = [1, 0, 0, 1, 0, 0];
+  };
+  cproto.getTransform = function () {
+    var m = this._m;
+    return { a: m[0], b: m[1], c: m[2], d: m[3], e: m[4], f: m[5] };
+  };
+  cproto.save = function () {
+    if (this._saved.length < 1000) this._saved.push([this._m, this._font]);
+  };
+  cproto.restore = function () {
+    var s = this._saved.pop();
+    if (s) {
+      this._m = s[0];
+      this._font = s[1];
+    }
+  };
+  var gradient = function () {
+    return { addColorStop: function () {} };
+  };
+  cproto.createLinearGradient = gradient;
+  cproto.createRadialGradient = gradient;
+  cproto.createConicGradient = gradient;
+  cproto.createPattern = gradient;
+  cproto.getImageData = function () {
+    return { data: [], width: 0, height: 0 };
+  };
+  cproto.createImageData = cproto.getImageData;
+  cproto.isPointInPath = function () {
+    return false;
+  };
+  cproto.getLineDash = function () {
+    return [];
+  };
+  var drawing = ["clearRect", "fillRect", "strokeRect", "beginPath", "closePath", "moveTo", "lineTo", "arc", "arcTo", "ellipse", "bezierCurveTo", "quadraticCurveTo", "rect", "roundRect", "fill", "stroke", "clip", "drawImage", "putImageData", "setLineDash", "drawFocusIfNeeded"];
+  for (var di = 0; di < drawing.length; di++) {
+    cproto[drawing[di]] = function () {};
   }
 
   var body = new Element("body", "", "", true);
@@ -374,9 +518,28 @@
       else if (e.tag === "head") el = head;
       else if (e.tag === "html") el = documentElement;
       else el = new Element(e.tag, e.id, e.classes.join(" "), true);
+      if (e.tag === "canvas") el._canvas = e.canvas;
       if (e.id && !byId[e.id]) byId[e.id] = el;
       all[all.length] = el;
     }
+  };
+  // What was drawn on the page's canvases and on attached ones its scripts made, as
+  // [canvas index or null, text, x, y, font px].
+  g.__copyhound_drawing = function () {
+    var list = [];
+    for (var i = 0; i < drawn.length; i++) {
+      var d = drawn[i];
+      var el = d[0];
+      if (!(el instanceof Element) || el._canvas === undefined) continue;
+      if (el._canvas < 0 && !el._attached) continue;
+      defineProperty(list, list.length, {
+        value: [el._canvas >= 0 ? el._canvas : null, d[1], d[2], d[3], d[4]],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return list;
   };
   g.__copyhound_run_deferred = function () {
     document.readyState = "complete";

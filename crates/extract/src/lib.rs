@@ -1,6 +1,7 @@
 //! What a page says, apart from how it was fetched: its main text, title, chapter heading,
 //! links and next page, what kind of page it is, the text its inline scripts write, its own
-//! CSS applied, and its remapped fonts read back.
+//! CSS applied, its remapped fonts read back, and the text it draws on canvases or shows through
+//! glyph sprites.
 //!
 //! In copyhound's flow this is the second stage: *crawl → **extract** → fingerprint → match*.
 //! The crawl (`crawler`) fetches a page and hands its bytes here; `check` reads a file or a
@@ -21,6 +22,8 @@
 //! | [`css`] | the page's own `<style>` and inline styles: flex/grid `order`, hidden classes, applied before extraction; its `@font-face` sources | [`css::apply`] |
 //! | [`script`], [`js`] | what inline scripts write: their string literals scanned; on a page without text of its own, the scripts run in a QuickJS sandbox | [`script::scan`], [`js::evaluate`], [`ScriptSettings`] |
 //! | [`fonts`] | a page's PUA code points read through the fonts its `@font-face` names (the `fontmap` crate), the same way in a crawl and in `check` | [`fonts::decode_text`], [`FontSettings`] |
+//! | [`canvas`] | text drawn on a `<canvas>` (`fillText`/`strokeText` calls recorded in the browser or the sandbox) put in reading order where the canvas sits | [`canvas::order`], [`canvas::insert`], [`PageAssets`] |
+//! | [`sprite`] | empty elements read through the glyph of an SVG sprite their CSS background shows (inline `data:` URI, or a same-site file the fetch brings) | [`sprite::apply`], [`Extracted::sprite_sources`] |
 //!
 //! # Example
 //!
@@ -43,6 +46,7 @@ use bounds::duration_serde;
 pub use fontmap::FontSettings;
 pub use ingest::charset;
 pub use ingest::html::{Exceeded, HtmlLimits};
+pub mod canvas;
 pub mod css;
 mod error;
 pub mod fonts;
@@ -50,10 +54,11 @@ pub mod js;
 pub mod links;
 pub mod page;
 pub mod script;
+pub mod sprite;
 
 pub use error::{Error, Result};
 pub use js::ScriptSettings;
 pub use page::{
-    ExtractSettings, Extracted, Extractor, PageKind, RENDER_MARK, ReadPage, TextSource, extract,
-    read_endpoint, read_page,
+    ExtractSettings, Extracted, Extractor, PageAssets, PageKind, RENDER_MARK, ReadPage, TextSource,
+    extract, read_endpoint, read_page, read_page_with,
 };

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::{css, js, links, script};
+use crate::{canvas, css, js, links, script, sprite};
 
 /// Extraction settings, usually per site.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -129,6 +129,12 @@ pub enum TextSource {
     Font,
     /// The displayed text of the page rendered in a headless browser (the crawler's `render`).
     Rendered,
+    /// Text the page draws on a `<canvas>` ([`crate::canvas`]), recorded in the browser or in
+    /// the script sandbox.
+    Canvas,
+    /// Empty elements read through the glyph sprite their CSS background shows
+    /// ([`crate::sprite`]).
+    Sprite,
 }
 
 impl TextSource {
@@ -140,6 +146,8 @@ impl TextSource {
             Self::Endpoint => "endpoint",
             Self::Font => "font",
             Self::Rendered => "rendered",
+            Self::Canvas => "canvas",
+            Self::Sprite => "sprite",
         }
     }
 
@@ -151,6 +159,8 @@ impl TextSource {
             Self::Endpoint,
             Self::Font,
             Self::Rendered,
+            Self::Canvas,
+            Self::Sprite,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -225,6 +235,10 @@ pub struct Extracted {
     /// when its text holds Private Use Area code points: http(s) for a page fetched over the
     /// web, `file:` only for a page read from a file.
     pub font_sources: Vec<Url>,
+    /// Same-site glyph sprites (SVG files) the page's empty elements show through their CSS
+    /// background ([`crate::sprite`]), which were not given in [`PageAssets::sprites`]: the
+    /// crawler fetches them and reads the page again with them.
+    pub sprite_sources: Vec<Url>,
     /// The chosen container, like `div#content` (for debugging site rules).
     pub container: Option<String>,
     /// The chosen container's [`RENDER_MARK`] attribute: on a page a browser rendered, the
@@ -301,6 +315,26 @@ pub fn read_page(
     url: &Url,
     deadline: Option<Instant>,
 ) -> ReadPage {
+    read_page_with(
+        extractor,
+        body,
+        content_type,
+        url,
+        deadline,
+        &PageAssets::default(),
+    )
+}
+
+/// [`read_page`] with what the fetch brought along ([`Extractor::extract_with`]): the glyph
+/// sprites of [`Extracted::sprite_sources`], fetched.
+pub fn read_page_with(
+    extractor: &Extractor,
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &Url,
+    deadline: Option<Instant>,
+    assets: &PageAssets,
+) -> ReadPage {
     let (mime, decoded) = decode_body(body, content_type, url);
     if mime == "text/plain" {
         let text = plain_text(&decoded.text);
@@ -312,7 +346,7 @@ pub fn read_page(
             source: TextSource::Markup,
         };
     }
-    let extracted = extractor.extract_by(&decoded.text, url, deadline);
+    let extracted = extractor.extract_with(&decoded.text, url, deadline, assets);
     ReadPage {
         kind: extracted.kind,
         text: extracted.text(),
@@ -439,6 +473,23 @@ fn page_font_sources(doc: &Html, base: &Url) -> Vec<Url> {
         .collect()
 }
 
+/// What a fetch brings along for reading a page, beside its bytes.
+#[derive(Clone, Debug, Default)]
+pub struct PageAssets {
+    /// The text drawn on the page's canvases, as the rendered fetch recorded it in the browser
+    /// ([`crate::canvas`]).
+    pub draw_calls: Vec<crate::canvas::DrawCall>,
+    /// The glyph sprites the page's CSS names ([`Extracted::sprite_sources`]), fetched.
+    pub sprites: Vec<crate::sprite::FetchedSprite>,
+}
+
+impl PageAssets {
+    /// Whether nothing was brought.
+    pub fn is_empty(&self) -> bool {
+        self.draw_calls.is_empty() && self.sprites.is_empty()
+    }
+}
+
 /// Extracts with the built-in rules only.
 pub fn extract(html: &str, url: &Url) -> Extracted {
     static DEFAULT: LazyLock<Extractor> = LazyLock::new(Extractor::default);
@@ -489,12 +540,48 @@ impl Extractor {
     /// [`Extractor::extract`], giving up on the rest of the page at `deadline`
     /// ([`Extracted::exceeded`] says so). Linear in the page whatever its markup.
     pub fn extract_by(&self, html: &str, url: &Url, deadline: Option<Instant>) -> Extracted {
+        self.extract_with(html, url, deadline, &PageAssets::default())
+    }
+
+    /// [`Extractor::extract_by`] with what the fetch brought along: the text drawn on the
+    /// page's canvases in a browser, the glyph sprites its CSS names.
+    pub fn extract_with(
+        &self,
+        html: &str,
+        url: &Url,
+        deadline: Option<Instant>,
+        assets: &PageAssets,
+    ) -> Extracted {
+        self.extract_inner(html, url, deadline, assets, true)
+    }
+
+    fn extract_inner(
+        &self,
+        html: &str,
+        url: &Url,
+        deadline: Option<Instant>,
+        assets: &PageAssets,
+        run_scripts: bool,
+    ) -> Extracted {
         let parsed = parse_document(html, &self.limits, deadline);
         let mut doc = parsed.html;
+        // The page's canvases, as the sandbox's `document` shows them; before their drawings
+        // replace them, and before CSS detaches any, so that they are numbered as the browser
+        // numbers them.
+        let canvases = canvas_elements(&doc);
+        // Drawn canvases become their text, where they sit; before the CSS, which may hide or
+        // move them.
+        let drawn = if assets.draw_calls.is_empty() {
+            canvas::Inserted::default()
+        } else {
+            canvas::insert(&mut doc, &canvas::order(&assets.draw_calls))
+        };
+        let base = base_url(&doc, url);
+        // Empty elements showing a glyph of a sprite become its character.
+        let sprites = sprite::apply(&mut doc, &base, &assets.sprites);
         // The text in the order the page's own CSS shows it, without what it hides.
         css::apply(&mut doc, deadline);
         let doc = doc;
-        let base = base_url(&doc, url);
         let walk = Walk::run(&doc, !self.selectors.is_empty());
         let head = head_info(&doc, &base);
 
@@ -539,17 +626,32 @@ impl Extractor {
         // build at load time (decoded, computed, reversed), which the literal scanner reads as
         // it is written, or not at all. What they write wins over the scanner's reading when
         // it is at least half as long: it is what a browser shows.
-        if main_chars < ENDPOINT_BELOW_CHARS
-            && source == TextSource::Markup
-            && !walk.script_list.is_empty()
-            || source == TextSource::Script && markup_chars < ENDPOINT_BELOW_CHARS
+        if run_scripts
+            && (main_chars < ENDPOINT_BELOW_CHARS
+                && source == TextSource::Markup
+                && !walk.script_list.is_empty()
+                || source == TextSource::Script && markup_chars < ENDPOINT_BELOW_CHARS)
         {
-            let evaluated = js::evaluate(
-                &walk.script_list,
-                &walk.page_elements,
-                &self.scripts,
-                deadline,
-            );
+            let elements = if canvases.is_empty() {
+                std::borrow::Cow::Borrowed(&walk.page_elements)
+            } else {
+                let mut all = walk.page_elements.clone();
+                all.extend(canvases);
+                std::borrow::Cow::Owned(all)
+            };
+            let evaluated = js::evaluate(&walk.script_list, &elements, &self.scripts, deadline);
+            // The scripts drew on canvases: the page is read again with the drawing in place
+            // of its canvases (their scripts not run again).
+            if !evaluated.drawn.is_empty() && assets.draw_calls.is_empty() {
+                let with_drawing = PageAssets {
+                    draw_calls: evaluated.drawn,
+                    sprites: assets.sprites.clone(),
+                };
+                let again = self.extract_inner(html, url, deadline, &with_drawing, false);
+                if again.text_chars() > main_chars {
+                    return again;
+                }
+            }
             if !evaluated.html.is_empty() {
                 let from_js = self.fragment_paragraphs(&evaluated.html, deadline);
                 let js_chars: usize = from_js.iter().map(|p| p.chars().count()).sum();
@@ -564,6 +666,21 @@ impl Extractor {
                 }
             }
         }
+        // Most of the text read from canvases or a sprite: that is where it came from.
+        if source == TextSource::Markup && main_chars > 0 {
+            if drawn.chars * 2 >= main_chars {
+                source = TextSource::Canvas;
+            } else if sprites.replaced * 2 >= main_chars {
+                source = TextSource::Sprite;
+            }
+        }
+        // Same-site ones, or for a page read from a file, files (read from beside it only).
+        let sprite_sources: Vec<Url> = sprites
+            .wanted
+            .into_iter()
+            .filter(|u| same_site(u, url) || u.scheme() == "file" && url.scheme() == "file")
+            .take(sprite::MAX_SPRITES)
+            .collect();
         let content_endpoint = if main_chars < ENDPOINT_BELOW_CHARS {
             written
                 .endpoints
@@ -643,6 +760,7 @@ impl Extractor {
             source,
             content_endpoint,
             font_sources,
+            sprite_sources,
             nofollow: head.nofollow,
             noindex: head.noindex,
             exceeded: parsed.exceeded,
@@ -765,6 +883,27 @@ struct Pending {
     chars: usize,
     link_chars: usize,
     space: bool,
+}
+
+/// The `<canvas>` elements of a page in document order, numbered, as the sandbox's `document`
+/// shows them (at most [`MAX_PAGE_ELEMENTS`]).
+fn canvas_elements(doc: &Html) -> Vec<js::PageElement> {
+    doc.tree
+        .root()
+        .descendants()
+        .filter_map(|n| match n.value() {
+            Node::Element(e) if e.name() == "canvas" => Some(e),
+            _ => None,
+        })
+        .take(MAX_PAGE_ELEMENTS)
+        .enumerate()
+        .map(|(i, e)| js::PageElement {
+            tag: "canvas".to_owned(),
+            id: e.id().map(str::to_owned),
+            classes: e.classes().map(str::to_owned).collect(),
+            canvas: Some(i),
+        })
+        .collect()
 }
 
 /// Elements of a page the sandbox's `document` knows at most.
@@ -970,6 +1109,7 @@ impl Walk {
                                 tag: tag.to_owned(),
                                 id: el.id().map(str::to_owned),
                                 classes: el.classes().map(str::to_owned).collect(),
+                                canvas: None,
                             });
                         }
                         let idx = w.els.len();
@@ -1774,5 +1914,140 @@ mod tests {
             "CHAPTER IV. The Rabbit Sends in a Little Bill"
         ));
         assert!(!is_chapter_heading("第一次见面"));
+    }
+
+    /// A chapter of 24 lines of 20 characters, no two alike.
+    fn chapter() -> Vec<String> {
+        (0..24)
+            .map(|l| {
+                (0..20)
+                    .map(|i| char::from_u32(0x4E00 + l * 37 + i * 3).unwrap())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_chapter_drawn_on_a_canvas_in_shuffled_xored_chunks_is_read_in_order() {
+        let lines = chapter();
+        // Chunks of 5 characters, their char codes XORed with 77, drawn in a shuffled order
+        // at their places.
+        let mut chunks = Vec::new();
+        for (l, line) in lines.iter().enumerate() {
+            let chars: Vec<char> = line.chars().collect();
+            for (k, part) in chars.chunks(5).enumerate() {
+                let codes: Vec<String> =
+                    part.iter().map(|c| (*c as u32 ^ 77).to_string()).collect();
+                chunks.push(format!(
+                    "[{},{},[{}]]",
+                    k * 5 * 18,
+                    30 + l * 28,
+                    codes.join(",")
+                ));
+            }
+        }
+        let n = chunks.len();
+        let shuffled: Vec<String> = (0..n).map(|i| chunks[(i * 7) % n].clone()).collect();
+        let html = format!(
+            "<html><head><title>第一章</title></head><body><div class=nav><a href=/>首页</a></div>\
+             <div id=content><canvas id=cv width=400 height=700>您的浏览器不支持</canvas></div>\
+             <script>var ctx = document.getElementById('cv').getContext('2d'); ctx.font = '18px serif';\
+             var parts = [{}];\
+             parts.forEach(function (p) {{ ctx.fillText(p[2].map(function (c) {{ return String.fromCharCode(c ^ 77); }}).join(''), p[0], p[1]); }});</script>\
+             </body></html>",
+            shuffled.join(",")
+        );
+        let e = extract(&html, &Url::parse("http://example.com/1.html").unwrap());
+        assert_eq!(e.source, TextSource::Canvas);
+        assert_eq!(e.paragraphs, lines);
+        assert_eq!(e.kind, PageKind::Content);
+        // The browser's recording gives the same reading.
+        let calls: Vec<crate::canvas::DrawCall> = lines
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(l, line)| crate::canvas::DrawCall {
+                canvas: Some(0),
+                text: line.clone(),
+                x: 0.0,
+                y: 30.0 + l as f64 * 28.0,
+                size: 18.0,
+            })
+            .collect();
+        let assets = PageAssets {
+            draw_calls: calls,
+            sprites: Vec::new(),
+        };
+        let e = Extractor::default().extract_with(
+            &html,
+            &Url::parse("http://example.com/1.html").unwrap(),
+            None,
+            &assets,
+        );
+        assert_eq!((e.source, &e.paragraphs), (TextSource::Canvas, &lines));
+    }
+
+    #[test]
+    fn a_chapter_of_sprite_glyphs_is_read_and_the_sprite_file_asked_for() {
+        let lines = chapter();
+        let alphabet: Vec<char> = {
+            let mut a: Vec<char> = lines.iter().flat_map(|l| l.chars()).collect();
+            a.sort_unstable();
+            a.dedup();
+            a
+        };
+        // 30 glyphs a row, 20 px apart; a decoy row between every two.
+        let mut svg = String::from("<svg xmlns=\"http://www.w3.org/2000/svg\">");
+        let mut style = String::new();
+        for (r, row) in alphabet.chunks(30).enumerate() {
+            let y = 40 + r * 60;
+            svg.push_str(&format!(
+                "<text x=\"0\" y=\"{y}\" font-size=\"20\">{}</text>",
+                row.iter().collect::<String>()
+            ));
+            svg.push_str(&format!(
+                "<text x=\"0\" y=\"{}\" font-size=\"20\">伪造诱饵</text>",
+                y + 30
+            ));
+            for (i, c) in row.iter().enumerate() {
+                style.push_str(&format!(
+                    ".g{:x} {{ background: -{}px -{}px; }}\n",
+                    *c as u32,
+                    i * 20,
+                    y - 18
+                ));
+            }
+        }
+        svg.push_str("</svg>");
+        let body: String = lines
+            .iter()
+            .map(|l| {
+                let spans: String = l
+                    .chars()
+                    .map(|c| format!("<span class=\"g{:x}\"></span>", c as u32))
+                    .collect();
+                format!("<p>{spans}</p>")
+            })
+            .collect();
+        let page = |image: &str| {
+            format!(
+                "<html><head><style>span {{ display:inline-block; width:20px; height:22px; background-image: url({image}); }}\n{style}</style></head>\
+                 <body><div id=content>{body}</div></body></html>"
+            )
+        };
+        let url = Url::parse("http://example.com/b/1.html").unwrap();
+        let e = extract(&page("/s/1.svg"), &url);
+        assert_eq!(e.text_chars(), 0);
+        let wanted = Url::parse("http://example.com/s/1.svg").unwrap();
+        assert_eq!(e.sprite_sources, std::slice::from_ref(&wanted));
+        let assets = PageAssets {
+            draw_calls: Vec::new(),
+            sprites: vec![(wanted, Ok(svg.clone().into_bytes()))],
+        };
+        let e = Extractor::default().extract_with(&page("/s/1.svg"), &url, None, &assets);
+        assert_eq!((e.source, &e.paragraphs), (TextSource::Sprite, &lines));
+        // Another site's sprite is never asked for.
+        let e = extract(&page("http://elsewhere.net/1.svg"), &url);
+        assert!(e.sprite_sources.is_empty());
     }
 }

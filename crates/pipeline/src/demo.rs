@@ -181,9 +181,12 @@ impl SiteServer {
 }
 
 fn page(by_path: &HashMap<String, Vec<u8>>, uri: &Uri) -> Response {
-    // A path ending `.json` is a content endpoint a script-written page fetches.
+    // A path ending `.json` is a content endpoint a script-written page fetches; `.svg`, the
+    // glyph sprite a sprite page's style names.
     let content_type = if uri.path().ends_with(".json") {
         "application/json"
+    } else if uri.path().ends_with(".svg") {
+        "image/svg+xml"
     } else {
         "text/html"
     };

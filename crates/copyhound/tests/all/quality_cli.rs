@@ -47,7 +47,7 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
     assert_eq!(figures["negative_pages_with_matches"], 0, "{figures:#}");
     let cases = figures["cases"].as_array().unwrap();
     // Every evasion and every negative has pages.
-    assert_eq!(cases.len(), 17, "{figures:#}");
+    assert_eq!(cases.len(), 19, "{figures:#}");
     // Script-written, script-built, CSS-ordered, mislabelled and look-alike pages are found
     // whole.
     for disguise in [
@@ -56,6 +56,8 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
         "CSS order",
         "GBK as iso-8859-1",
         "look-alike letters",
+        "canvas",
+        "glyph sprite",
     ] {
         let case = cases.iter().find(|c| c["case"] == disguise).unwrap();
         assert_eq!(case["recall"].as_f64().unwrap(), 1.0, "{case}");
@@ -130,6 +132,17 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
     ] {
         check_says_source(&db, &out_dir, &lines, dir, case, "script");
     }
+    // And over the canvas and glyph-sprite pages: read from the drawing and through the
+    // sprite (a data: URI, or the file beside the page).
+    check_says_source(&db, &out_dir, &lines, "canvas", "canvas", "canvas");
+    check_says_source(
+        &db,
+        &out_dir,
+        &lines,
+        "glyph-sprite",
+        "glyph sprite",
+        "sprite",
+    );
     // And over the remapped-font pages: read through the fonts beside them, as the crawl
     // reads a served page's font.
     if fonts {

@@ -31,7 +31,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use extract::{Extracted, Extractor, RENDER_MARK};
+use extract::canvas::DrawCall;
+use extract::{Extracted, Extractor, PageAssets, RENDER_MARK, TextSource};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use url::Url;
@@ -207,6 +208,42 @@ const GUARD_JS: &str = "(() => {\
   }\
 })();";
 
+/// Runs before any script of every document: records the text drawn with `fillText` and
+/// `strokeText` on 2D contexts (of canvases, and of offscreen canvases a canvas handed its
+/// drawing to), with the canvas, the position after the context's transform and the font's
+/// size, at most `extract::canvas::MAX_CALLS` calls and `MAX_CHARS` characters. READ_JS
+/// reads the record. The page can reach it (it is a property of `window`): what it forges
+/// there is text of its own page, read as data.
+const CANVAS_JS: &str = "(() => {\
+  const calls = [], maxCalls = 50000, maxChars = 200000; let chars = 0;\
+  const shownBy = new WeakMap();\
+  const px = (font) => { const m = /(\\d+(?:\\.\\d+)?)px/.exec(String(font)); return m ? +m[1] : 10; };\
+  const record = (ctx, text, x, y) => {\
+    if (calls.length >= maxCalls) return;\
+    const s = String(text); if (chars + s.length > maxChars) return; chars += s.length;\
+    let t = null; try { t = ctx.getTransform(); } catch (e) {}\
+    x = +x; y = +y;\
+    const at = t ? [t.a * x + t.c * y + t.e, t.b * x + t.d * y + t.f] : [x, y];\
+    const scale = t ? Math.hypot(t.c, t.d) : 1;\
+    calls.push([shownBy.get(ctx.canvas) || ctx.canvas, s, at[0], at[1], px(ctx.font) * scale]);\
+  };\
+  const hook = (proto) => {\
+    if (!proto) return;\
+    for (const name of ['fillText', 'strokeText']) {\
+      const original = proto[name]; if (typeof original !== 'function') continue;\
+      Object.defineProperty(proto, name, { value: function (text, x, y, ...rest) {\
+        try { record(this, text, x, y); } catch (e) {}\
+        return original.call(this, text, x, y, ...rest); }, writable: true, configurable: true });\
+    }\
+  };\
+  hook(window.CanvasRenderingContext2D && CanvasRenderingContext2D.prototype);\
+  hook(window.OffscreenCanvasRenderingContext2D && OffscreenCanvasRenderingContext2D.prototype);\
+  const transfer = window.HTMLCanvasElement && HTMLCanvasElement.prototype.transferControlToOffscreen;\
+  if (transfer) Object.defineProperty(HTMLCanvasElement.prototype, 'transferControlToOffscreen', {\
+    value: function () { const o = transfer.call(this); shownBy.set(o, this); return o; }, writable: true, configurable: true });\
+  Object.defineProperty(window, '__copyhoundCanvas', { value: calls });\
+})();";
+
 /// The page's size, for the screenshot's clip.
 const SIZE_JS: &str = "const d = document.documentElement, b = document.body || d;\
   return [Math.max(d.scrollWidth, b.scrollWidth), Math.max(d.scrollHeight, b.scrollHeight)];";
@@ -214,7 +251,10 @@ const SIZE_JS: &str = "const d = document.documentElement, b = document.body || 
 /// Puts the children of flex and grid containers, and of boxes whose children are all
 /// positioned, in the DOM order they are shown in (top to bottom, then left to right), so
 /// `innerText` reads them as displayed; numbers the body's elements with the mark; returns
-/// the serialized DOM, the URL and the title. Runs after the screenshot.
+/// the serialized DOM, the URL, the title and the text drawn on the document's canvases
+/// (`[canvas number in document order, text, x, y, font px]`, from CANVAS_JS's record; a
+/// canvas not in the document is never shown, and its drawing is left out). Runs after the
+/// screenshot.
 const READ_JS: &str = "const mark = arguments[0], maxChars = arguments[1], maxEls = arguments[2];\
   const els = document.body ? Array.from(document.body.getElementsByTagName('*')).slice(0, maxEls) : [];\
   for (const el of els) {\
@@ -229,7 +269,15 @@ const READ_JS: &str = "const mark = arguments[0], maxChars = arguments[1], maxEl
     if (placed.some((p, i) => p[2] !== i)) for (const p of placed) el.appendChild(p[3]);\
   }\
   els.forEach((el, i) => el.setAttribute(mark, String(i)));\
-  return { html: document.documentElement.outerHTML.slice(0, maxChars), url: location.href, title: document.title };";
+  const drawn = [], record = window.__copyhoundCanvas;\
+  if (Array.isArray(record) && record.length) {\
+    const index = new Map(Array.from(document.getElementsByTagName('canvas')).map((c, i) => [c, i]));\
+    for (const c of record.slice(0, 50000)) {\
+      if (!Array.isArray(c) || !index.has(c[0])) continue;\
+      drawn.push([index.get(c[0]), String(c[1]), +c[2], +c[3], +c[4]]);\
+    }\
+  }\
+  return { html: document.documentElement.outerHTML.slice(0, maxChars), url: location.href, title: document.title, canvas: drawn };";
 
 /// The displayed text of the element with the mark `arguments[1]`.
 const TEXT_JS: &str = "const el = document.querySelector('[' + arguments[0] + '=\"' + arguments[1] + '\"]');\
@@ -545,6 +593,10 @@ impl Browser {
                 "Page.addScriptToEvaluateOnNewDocument",
                 json!({ "source": GUARD_JS }),
             ),
+            (
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": CANVAS_JS }),
+            ),
             ("Browser.setDownloadBehavior", json!({ "behavior": "deny" })),
         ] {
             session
@@ -619,15 +671,23 @@ impl Browser {
             .unwrap_or(request.url.as_str())
             .to_owned();
         let base = Url::parse(&final_url).unwrap_or_else(|_| request.url.clone());
+        let assets = PageAssets {
+            draw_calls: draw_calls(&read["canvas"]),
+            sprites: Vec::new(),
+        };
         let reader = Arc::clone(extractor);
         let deadline = Instant::now() + s.script_timeout;
         let (extracted, html) = tokio::task::spawn_blocking(move || {
-            let extracted = reader.extract_by(&marked, &base, Some(deadline));
+            let extracted = reader.extract_with(&marked, &base, Some(deadline), &assets);
             (extracted, strip_marks(&marked))
         })
         .await
         .map_err(|e| format!("extraction panicked: {e}"))?;
+        // Text drawn on a canvas or shown through a sprite is in no element's `innerText`:
+        // the extractor's reading of it is the text.
+        let drawn = matches!(extracted.source, TextSource::Canvas | TextSource::Sprite);
         let shown = match &extracted.container_mark {
+            Some(_) if drawn => None,
             Some(mark) => self
                 .run(s, TEXT_JS, json!([RENDER_MARK, mark]))
                 .await?
@@ -702,6 +762,26 @@ impl Browser {
         }
         Ok(Some(Screenshot { png, width, height }))
     }
+}
+
+/// The draw calls READ_JS returned: `[canvas, text, x, y, size]` each, malformed ones (a
+/// non-finite number comes back as `null`) skipped, at most `extract::canvas::MAX_CALLS`.
+fn draw_calls(value: &Value) -> Vec<DrawCall> {
+    let Some(list) = value.as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .take(extract::canvas::MAX_CALLS)
+        .filter_map(|c| {
+            Some(DrawCall {
+                canvas: Some(usize::try_from(c.get(0)?.as_u64()?).ok()?),
+                text: c.get(1)?.as_str()?.to_owned(),
+                x: c.get(2)?.as_f64()?,
+                y: c.get(3)?.as_f64()?,
+                size: c.get(4)?.as_f64().unwrap_or(0.0),
+            })
+        })
+        .collect()
 }
 
 /// `innerText` as paragraphs: lines trimmed, empty ones dropped.

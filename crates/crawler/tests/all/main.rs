@@ -5,6 +5,7 @@
 mod common;
 
 mod crawl;
+mod drawn;
 mod fetch;
 mod fonts;
 mod hostile;
