@@ -73,18 +73,27 @@ pub fn decoder(settings: &FontSettings) -> Arc<FontDecoder> {
 /// # Errors
 /// Why the font is not read, as the note to record.
 pub fn read_file_font(page: &Url, font: &Url, settings: &FontSettings) -> Result<Vec<u8>, String> {
+    read_file_beside(page, font, settings.max_font_bytes)
+}
+
+/// Reads a file a page read from a file names (a font, an image): only a `file:` URL of a
+/// regular file in the page's own directory or below it, of at most `max_bytes`.
+///
+/// # Errors
+/// Why the file is not read, as the note to record.
+pub fn read_file_beside(page: &Url, file: &Url, max_bytes: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    if font.scheme() != "file" || page.scheme() != "file" {
+    if file.scheme() != "file" || page.scheme() != "file" {
         return Err("not a file beside the page".to_owned());
     }
-    let (Ok(page_path), Ok(font_path)) = (page.to_file_path(), font.to_file_path()) else {
+    let (Ok(page_path), Ok(file_path)) = (page.to_file_path(), file.to_file_path()) else {
         return Err("not a local path".to_owned());
     };
     let dir = page_path
         .parent()
         .and_then(|d| d.canonicalize().ok())
         .ok_or("the page's directory cannot be read")?;
-    let path = font_path
+    let path = file_path
         .canonicalize()
         .map_err(|e| format!("cannot be read: {e}"))?;
     if !path.starts_with(&dir) {
@@ -97,15 +106,14 @@ pub fn read_file_font(page: &Url, font: &Url, settings: &FontSettings) -> Result
     if !meta.is_file() {
         return Err("not a regular file".to_owned());
     }
-    if meta.len() > settings.max_font_bytes {
+    if meta.len() > max_bytes {
         return Err(format!(
-            "{} bytes, over the cap of {} bytes",
-            meta.len(),
-            settings.max_font_bytes
+            "{} bytes, over the cap of {max_bytes} bytes",
+            meta.len()
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(settings.max_font_bytes + 1)
+    file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot be read: {e}"))?;
     Ok(bytes)

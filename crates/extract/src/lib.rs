@@ -21,6 +21,7 @@
 //! | [`css`] | the page's own `<style>` and inline styles: flex/grid `order`, hidden classes, applied before extraction; its `@font-face` sources | [`css::apply`] |
 //! | [`script`], [`js`] | what inline scripts write: their string literals scanned; on a page without text of its own, the scripts run in a QuickJS sandbox | [`script::scan`], [`js::evaluate`], [`ScriptSettings`] |
 //! | [`fonts`] | a page's PUA code points read through the fonts its `@font-face` names (the `fontmap` crate), the same way in a crawl and in `check` | [`fonts::decode_text`], [`FontSettings`] |
+//! | [`ocr`] | a chapter served as images read back: when (thin text, or a listed site), images decoded within limits and tested for text, the OCR engine behind a trait (Tesseract as a subprocess, killed on overrun) | [`ocr::images_to_fetch`], [`ocr::read_images`], [`OcrEngine`], [`Tesseract`], [`OcrSettings`] |
 //!
 //! # Example
 //!
@@ -48,11 +49,13 @@ mod error;
 pub mod fonts;
 pub mod js;
 pub mod links;
+pub mod ocr;
 pub mod page;
 pub mod script;
 
 pub use error::{Error, Result};
 pub use js::ScriptSettings;
+pub use ocr::{OcrEngine, OcrSettings, PageImage, PageOcr, Tesseract};
 pub use page::{
     ExtractSettings, Extracted, Extractor, PageKind, RENDER_MARK, ReadPage, TextSource, extract,
     read_endpoint, read_page,
