@@ -151,6 +151,9 @@ pub struct FetchRequest {
     /// `application/x-font-*` and `application/octet-stream` labels servers give fonts): a
     /// page's `@font-face` ([`extract::fonts`]).
     pub accept_font: bool,
+    /// Download an image body too (`image/*` and `application/octet-stream`): a page's
+    /// images read by OCR ([`extract::ocr`]).
+    pub accept_image: bool,
 }
 
 impl FetchRequest {
@@ -162,6 +165,7 @@ impl FetchRequest {
             max_body_bytes: None,
             accept_json: false,
             accept_font: false,
+            accept_image: false,
         }
     }
 }
@@ -185,6 +189,22 @@ pub fn font_request(url: Url, settings: &FontSettings) -> FetchRequest {
     FetchRequest {
         max_body_bytes: Some(settings.max_font_bytes),
         accept_font: true,
+        ..FetchRequest::get(url)
+    }
+}
+
+/// Whether a response's media type may be an image: `image/*`, or `application/octet-stream`,
+/// which many servers give any binary file (the image's own bytes say what it is).
+pub fn is_image_type(media_type: &str) -> bool {
+    media_type.starts_with("image/") || media_type == "application/octet-stream"
+}
+
+/// The request for a page's image ([`extract::ocr`]): an image body accepted, capped at
+/// `max_image_bytes`.
+pub fn image_request(url: Url, settings: &extract::OcrSettings) -> FetchRequest {
+    FetchRequest {
+        max_body_bytes: Some(settings.max_image_bytes),
+        accept_image: true,
         ..FetchRequest::get(url)
     }
 }
@@ -407,6 +427,7 @@ impl Fetcher {
                 self.settings.accept_types.contains(&m)
                     || (request.accept_json && (m == "application/json" || m.ends_with("+json")))
                     || (request.accept_font && is_font_type(&m))
+                    || (request.accept_image && is_image_type(&m))
             });
             let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)

@@ -184,6 +184,10 @@ fn page(by_path: &HashMap<String, Vec<u8>>, uri: &Uri) -> Response {
     // A path ending `.json` is a content endpoint a script-written page fetches.
     let content_type = if uri.path().ends_with(".json") {
         "application/json"
+    } else if uri.path().ends_with(".png") {
+        "image/png"
+    } else if uri.path().ends_with(".jpg") {
+        "image/jpeg"
     } else {
         "text/html"
     };

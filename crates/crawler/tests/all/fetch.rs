@@ -353,6 +353,7 @@ async fn fifty_megabytes_are_cut_at_the_limit() {
             max_body_bytes: Some(1000),
             accept_json: false,
             accept_font: false,
+            accept_image: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await
@@ -456,6 +457,7 @@ async fn warc_export_round_trips_and_verifies() {
             max_body_bytes: Some(4096),
             accept_json: false,
             accept_font: false,
+            accept_image: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await

@@ -8,6 +8,7 @@ mod crawl;
 mod fetch;
 mod fonts;
 mod hostile;
+mod ocr;
 mod properties;
 mod render;
 mod render_isolation;
