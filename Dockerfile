@@ -30,10 +30,11 @@ FROM debian:bookworm-slim AS runtime
 # and forwards SIGTERM, so `docker stop` gives workers their grace period (and reaps the
 # headless browsers). chromium and chromium-driver: the rendered fetch (crawler.render);
 # fonts-wqy-microhei: Chinese text in its screenshots, and the reference font for remapped
-# fonts.
+# fonts. tesseract-ocr and its Chinese models: chapters served as images (crawler.extract.ocr).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates tini \
       chromium chromium-driver fonts-wqy-microhei \
+      tesseract-ocr tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-eng \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 copyhound \
  && useradd --system --uid 10001 --gid copyhound --home-dir /srv/copyhound \

@@ -1349,6 +1349,11 @@ pub const LABELS: &[(&str, &str, &str)] = &[
         "按页面字体解码",
     ),
     ("source.markup", "page markup", "页面源码"),
+    (
+        "source.ocr",
+        "read from its images (OCR)",
+        "图片识别（OCR）",
+    ),
     ("source.rendered", "rendered in a browser", "浏览器渲染"),
     ("source.script", "inline script", "内联脚本"),
     ("source.sprite", "glyphs of a CSS sprite", "字形拼图"),

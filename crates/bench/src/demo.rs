@@ -133,6 +133,8 @@ fn slug(case: Case) -> Option<&'static str> {
         | Case::Sprite => return None,
         // Needs the page's font, which the demo does not serve.
         Case::FontRemap => return None,
+        // Needs the page's images, which the demo does not serve.
+        Case::Images | Case::ImagesOtherNovel => return None,
     })
 }
 
@@ -247,6 +249,8 @@ mod tests {
                     | Case::FontRemap
                     | Case::Canvas
                     | Case::Sprite
+                    | Case::Images
+                    | Case::ImagesOtherNovel
             ) {
                 assert!(page_of(&pages, case).is_none(), "a page of {case:?}");
                 continue;

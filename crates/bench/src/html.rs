@@ -17,6 +17,9 @@
 //! shuffle the chapter's paragraphs (`css-paragraphs`) or half-sentences (`css-phrases`) in the
 //! markup and order them with flexbox `order` classes. Pages of a remapped font carry an
 //! `@font-face` for their content, its font written beside them (`fonts/rN.woff2`); GBK pages of `GBK as iso-8859-1` declare `iso-8859-1`.
+//! Pages of a chapter as images (`images-tall`, `images-screens`) show it drawn into one tall
+//! image or 2–4 screens written beside them (`images/iN-K.png` or `.jpg`, see [`ImageStyle`]),
+//! their own text a title, an empty or slogan `alt` and a line of site chrome.
 //! Encodings, by page: simplified Chinese in
 //! UTF-8, GBK with and without a meta charset, and GB18030; traditional Chinese in Big5 with
 //! and without a meta charset, and UTF-8; English in UTF-8 and windows-1252. Characters an
@@ -88,6 +91,11 @@ pub fn write_pages(
         let rendered = render(page, *n, endpoints.then_some(at));
         let dir = out.join("pages").join(slug(page.case));
         std::fs::create_dir_all(&dir)?;
+        if page.case.is_images()
+            && let Some(font) = fonts
+        {
+            write_images(page, font, &dir, *n)?;
+        }
         if let Some(reference) = fonts.filter(|_| page.case == Case::FontRemap) {
             let path = font_path(&dir, *n);
             std::fs::create_dir_all(dir.join("fonts"))?;
@@ -159,6 +167,121 @@ pub fn font_path(dir: &Path, n: usize) -> PathBuf {
     dir.join("fonts").join(format!("r{n}.woff2"))
 }
 
+/// How page number `n` of an images case draws its chapter: the variations pirate sites
+/// serve, rotated with `n` so that a few pages cover them all.
+#[derive(Debug, Clone)]
+pub struct ImageStyle {
+    /// Images the chapter is cut into (1: one tall image).
+    pub count: usize,
+    /// JPEG at this quality, else PNG.
+    pub jpeg: Option<u8>,
+    /// What is drawn and how.
+    pub draw: testkit::images::Style,
+    /// The images' `alt`: empty or a slogan.
+    pub alt: &'static str,
+}
+
+impl ImageStyle {
+    /// The style of page number `n` of its case.
+    pub fn of(n: usize) -> Self {
+        const SLOGANS: [&str; 3] = ["", "最新章节请收藏本站", "手机阅读请访问 m.daoban.test"];
+        ImageStyle {
+            count: [1, 3, 2, 4][n % 4],
+            jpeg: [None, Some(70), Some(45)][n % 3],
+            draw: testkit::images::Style {
+                px: [18.0, 16.0, 20.0, 17.0, 19.0][n % 5],
+                background: [236, 224, 245, 230][n % 4],
+                ink: [34, 20, 60][n % 3],
+                watermark: (n % 2 == 1).then(|| "盗版小说网 www.daoban.test".to_owned()),
+                ..testkit::images::Style::default()
+            },
+            alt: SLOGANS[n % SLOGANS.len()],
+        }
+    }
+
+    /// The file name of image `k` of page `n` of `case`, relative to the page's directory
+    /// (the photograph of a negative's page is `k` = `photo`). Unique across both images
+    /// cases, so that a site serving every page from one folder serves each page's own.
+    pub fn file(&self, case: Case, n: usize, k: &str) -> String {
+        let ext = if self.jpeg.is_some() || k == "photo" {
+            "jpg"
+        } else {
+            "png"
+        };
+        let prefix = if case == Case::Images { "i" } else { "o" };
+        format!("images/{prefix}{n}-{k}.{ext}")
+    }
+}
+
+/// `text`'s lines in `count` runs of about equal length, one per image.
+fn screens(text: &str, count: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let total: usize = lines.iter().map(|l| l.chars().count()).sum();
+    let per = total.div_ceil(count.max(1)).max(1);
+    let mut out = vec![String::new()];
+    let mut in_last = 0;
+    for line in lines {
+        if in_last >= per && out.len() < count {
+            out.push(String::new());
+            in_last = 0;
+        }
+        let last = out.last_mut().expect("one run at least");
+        last.push_str(line);
+        last.push('\n');
+        in_last += line.chars().count();
+    }
+    out
+}
+
+/// Draws page `n`'s chapter into its images beside it ([`ImageStyle`]), in `font`; a
+/// negative's page gets a photograph too.
+fn write_images(page: &PiratePage, font: &[u8], dir: &Path, n: usize) -> Result<()> {
+    let style = ImageStyle::of(n);
+    std::fs::create_dir_all(dir.join("images"))?;
+    for (k, text) in screens(&page.text, style.count).iter().enumerate() {
+        let img = testkit::images::render(font, text, &style.draw)
+            .map_err(|e| anyhow::anyhow!("while drawing {}: {e}", page.origin))?;
+        let bytes = match style.jpeg {
+            Some(q) => testkit::images::jpeg(&img, q),
+            None => testkit::images::png(&img),
+        };
+        let path = dir.join(style.file(page.case, n, &k.to_string()));
+        std::fs::write(&path, bytes)
+            .with_context(|| format!("while writing {}", path.display()))?;
+    }
+    if page.case == Case::ImagesOtherNovel {
+        let photo = testkit::images::jpeg(&testkit::images::photo(640, 420, n as u64 + 1), 80);
+        let path = dir.join(style.file(page.case, n, "photo"));
+        std::fs::write(&path, photo)
+            .with_context(|| format!("while writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The page of a chapter as images: a title, the images, a slogan and navigation.
+fn images_page(page: &PiratePage, n: usize, title: &str, nav: &str) -> String {
+    let style = ImageStyle::of(n);
+    let mut imgs: String = (0..screens(&page.text, style.count).len())
+        .map(|k| {
+            format!(
+                "<img src=\"{}\" alt=\"{}\" style=\"max-width:100%\"><br>\n",
+                style.file(page.case, n, &k.to_string()),
+                style.alt
+            )
+        })
+        .collect();
+    if page.case == Case::ImagesOtherNovel {
+        let photo = style.file(page.case, n, "photo");
+        imgs.push_str(&format!("<img src=\"{photo}\" alt=\"\">\n"));
+    }
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}_盗版小说网</title></head><body>\n\
+         <div class=\"nav\">{nav}</div>\n<div class=\"bookname\"><h1>{title}</h1></div>\n\
+         <div id=\"content\">\n{imgs}</div>\n<p>本章内容以图片显示，请耐心等待加载。</p>\n\
+         <div class=\"bottem\">{nav}</div>\n</body></html>\n"
+    )
+}
+
 /// A page as a file.
 struct Rendered {
     bytes: Vec<u8>,
@@ -207,6 +330,8 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
     };
     let script_layouts = if served_as.is_some() { 3 } else { 2 };
     let layout = match page.case {
+        Case::Images | Case::ImagesOtherNovel if ImageStyle::of(n).count == 1 => "images-tall",
+        Case::Images | Case::ImagesOtherNovel => "images-screens",
         Case::Script => SCRIPT_LAYOUTS[n % script_layouts],
         Case::ScriptBuilt => BUILT_LAYOUTS[n % BUILT_LAYOUTS.len()],
         Case::CssOrder => CSS_LAYOUTS[n % CSS_LAYOUTS.len()],
@@ -217,6 +342,8 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
     // Shifted by one every round of layouts, so that each layout meets every encoding.
     let (encoding, meta) = if page.case == Case::Latin1Gbk {
         (GBK, true)
+    } else if page.case.is_images() {
+        (UTF_8, true)
     } else {
         options[(n + n / LAYOUTS.len()) % options.len()]
     };
@@ -278,6 +405,7 @@ fn render(page: &PiratePage, n: usize, served_as: Option<usize>) -> Rendered {
                 made.style, made.body
             )
         }
+        "images-tall" | "images-screens" => images_page(page, n, &title, &nav),
         "script-atob" | "script-charcodes" | "script-reversed" | "script-hostile" => {
             let script = built_script(layout, &lines, n);
             format!(

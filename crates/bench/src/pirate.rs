@@ -26,6 +26,8 @@
 //! | other chapter | a held-out chapter of a registered novel (negative) |
 //! | other novel | a chapter of a foreign novel (negative) |
 //! | quotation | a held-out or foreign chapter quoting 1–3 sentences (at most 150 characters) of a registered chapter (negative) |
+//! | chapter as images | a simplified Chinese chapter as it is; [`crate::html`] draws it into one tall image or 2–4 screens (PNG or JPEG, 16–20 px, grey grounds, some with a faint watermark) beside a page whose own text is a title and a slogan, read back by OCR |
+//! | other text as images | a held-out or foreign simplified Chinese chapter drawn the same way, beside a photograph (negative) |
 
 use std::path::{Path, PathBuf};
 
@@ -355,11 +357,18 @@ pub enum Case {
     OtherNovel,
     /// Negative: an unregistered chapter quoting a few sentences of a registered one.
     Quotation,
+    /// The chapter drawn into images (one tall image or 2–4 screens, PNG or JPEG, 16–20 px
+    /// on grey grounds, some with a faint watermark), the page's own text a title and a
+    /// slogan: read by OCR (simplified Chinese chapters; the HTML rendering draws them).
+    Images,
+    /// Negative: an unregistered chapter (held out, or of a novel that is not registered)
+    /// drawn into images, beside a photograph.
+    ImagesOtherNovel,
 }
 
 impl Case {
     /// Every case, evasions first.
-    pub const ALL: [Case; 19] = [
+    pub const ALL: [Case; 21] = [
         Case::Verbatim,
         Case::Ads,
         Case::Traditional,
@@ -376,9 +385,11 @@ impl Case {
         Case::Latin1Gbk,
         Case::Canvas,
         Case::Sprite,
+        Case::Images,
         Case::OtherChapter,
         Case::OtherNovel,
         Case::Quotation,
+        Case::ImagesOtherNovel,
     ];
 
     /// The case's name in tables.
@@ -403,6 +414,8 @@ impl Case {
             Case::OtherChapter => "neg: other chapter",
             Case::OtherNovel => "neg: other novel",
             Case::Quotation => "neg: quotation",
+            Case::Images => "chapter as images",
+            Case::ImagesOtherNovel => "neg: other text as images",
         }
     }
 
@@ -429,6 +442,8 @@ impl Case {
             Case::Latin1Gbk => 16,
             Case::Canvas => 17,
             Case::Sprite => 18,
+            Case::Images => 19,
+            Case::ImagesOtherNovel => 20,
         }
     }
 
@@ -436,8 +451,13 @@ impl Case {
     pub fn is_evasion(self) -> bool {
         !matches!(
             self,
-            Case::OtherChapter | Case::OtherNovel | Case::Quotation
+            Case::OtherChapter | Case::OtherNovel | Case::Quotation | Case::ImagesOtherNovel
         )
+    }
+
+    /// Whether pages of this case hold their text in images ([`crate::html`] draws them).
+    pub fn is_images(self) -> bool {
+        matches!(self, Case::Images | Case::ImagesOtherNovel)
     }
 }
 
@@ -742,6 +762,26 @@ fn make(corpus: &Corpus, case: Case, tables: &CharTables, rng: &mut Rng) -> Vec<
     let origin = |c: &CorpusChapter| format!("{} #{} {}", c.work_title, c.index, c.title);
     let negatives: Vec<&CorpusChapter> = corpus.held_out.iter().chain(&corpus.foreign).collect();
     match case {
+        // Drawn as it is: what OCR reads is the chapter, the page's chrome is its markup.
+        // Simplified Chinese only: the engine's default model (chi_sim).
+        Case::Images | Case::ImagesOtherNovel => {
+            let simplified = |c: &&CorpusChapter| c.is_chinese() && zhconv::is_hans(&c.text);
+            let pool: Vec<&CorpusChapter> = if case == Case::Images {
+                corpus.registered.iter().filter(simplified).collect()
+            } else {
+                negatives.iter().copied().filter(simplified).collect()
+            };
+            if pool.is_empty() {
+                return Vec::new();
+            }
+            let c = *rng.pick(&pool);
+            let expected = if case == Case::Images {
+                vec![c.id]
+            } else {
+                Vec::new()
+            };
+            vec![page(case, c.text.clone(), expected, origin(c))]
+        }
         Case::OtherChapter | Case::OtherNovel => {
             let pool = if case == Case::OtherChapter {
                 &corpus.held_out

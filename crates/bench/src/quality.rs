@@ -535,6 +535,25 @@ pub async fn store_corpus(
 /// What a run says when no reference font can be read.
 pub(crate) const NO_REFERENCE_FONT: &str = "no reference font ([crawler.extract.fonts] reference_fonts; apt-get install fonts-wqy-microhei): remapped-font pages are written without their fonts";
 
+/// Said when the pages of a chapter as images cannot be read here.
+pub(crate) const NO_OCR: &str = "pages of a chapter as images left out: no OCR engine ([crawler.extract.ocr]; apt-get install tesseract-ocr tesseract-ocr-chi-sim) or no font to draw them with";
+
+/// `pages` without those of the images cases when this machine cannot read them (OCR off or
+/// not installed) or draw them (no `font`), saying so once through `progress`.
+pub(crate) fn readable(
+    mut pages: Vec<PiratePage>,
+    extract: &extract::ExtractSettings,
+    font: bool,
+    progress: Progress<'_>,
+) -> Vec<PiratePage> {
+    let ocr = extract.ocr.enabled && extract::Tesseract::shared(&extract.ocr).is_ok();
+    if !(ocr && font) && pages.iter().any(|p| p.case.is_images()) {
+        progress(NO_OCR);
+        pages.retain(|p| !p.case.is_images());
+    }
+    pages
+}
+
 /// Options of `bench quality`.
 #[derive(Debug, Clone)]
 pub struct QualityOptions {
@@ -723,6 +742,12 @@ async fn check_pages(
     if reference.is_none() {
         progress(NO_REFERENCE_FONT);
     }
+    let pages = readable(
+        pages,
+        &sections.crawler.extract,
+        reference.is_some(),
+        progress,
+    );
     let paths = crate::html::write_pages(&pages, &ids.to_store, out, false, reference.as_deref())?;
     let started = Instant::now();
     let (index, loaded) = load_index(store, sections.fingerprint, sections.matcher).await?;

@@ -154,6 +154,30 @@ fn site_pages(pages: &[PiratePage], files: &[PathBuf]) -> Result<Vec<SitePage>> 
         };
         links.push((path.clone(), format!("第{i}章")));
         site_pages.push(SitePage { path, kind, body });
+        // A page of images: its images at `images/…` beside it (`html::ImageStyle::file`).
+        if p.case.is_images()
+            && let Some(dir) = file.parent()
+            && let Some(n) = file
+                .file_name()
+                .and_then(|f| f.to_str())
+                .and_then(|f| f.get(..4))
+                .and_then(|n| n.parse::<usize>().ok())
+        {
+            let style = crate::html::ImageStyle::of(n);
+            let photo = (p.case == Case::ImagesOtherNovel).then(|| "photo".to_owned());
+            for k in (0..style.count).map(|k| k.to_string()).chain(photo) {
+                let name = style.file(p.case, n, &k);
+                let image = dir.join(&name);
+                if image.exists() {
+                    site_pages.push(SitePage {
+                        path: format!("/p/{name}"),
+                        kind,
+                        body: std::fs::read(&image)
+                            .with_context(|| format!("reading {}", image.display()))?,
+                    });
+                }
+            }
+        }
         // A remapped font's page: its font at `fonts/rN.woff2` beside it (N the number in
         // the page's file name, see `html::font_path`).
         if p.case == Case::FontRemap
@@ -283,6 +307,12 @@ async fn crawl_and_score(
     if reference.is_none() {
         progress(crate::quality::NO_REFERENCE_FONT);
     }
+    let pages = crate::quality::readable(
+        pages,
+        &sections.crawler.extract,
+        reference.is_some(),
+        progress,
+    );
     let files = crate::html::write_pages(&pages, &ids.to_store, out, true, reference.as_deref())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let site = SiteServer::start(listener, site_pages(&pages, &files)?)?;

@@ -262,6 +262,8 @@ pub struct CrawlReport {
     pub frontier: FrontierProgress,
     /// Pages rendered in the headless browser.
     pub rendered: u64,
+    /// Images whose text was read by OCR.
+    pub ocr_images: u64,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -346,6 +348,7 @@ struct Inner<F, S, H> {
     scope: Scope,
     extractor: Arc<Extractor>,
     renderer: Option<Arc<Renderer>>,
+    ocr: Option<Arc<dyn extract::OcrEngine>>,
     report: Mutex<CrawlReport>,
     started: Mutex<Option<Instant>>,
     stop: AtomicBool,
@@ -359,6 +362,7 @@ pub(crate) struct Parts {
     scope: Scope,
     extractor: Arc<Extractor>,
     renderer: Option<Arc<Renderer>>,
+    ocr: Option<Arc<dyn extract::OcrEngine>>,
 }
 
 impl Parts {
@@ -381,11 +385,26 @@ impl Parts {
         } else {
             None
         };
+        // OCR runs where its engine is installed; without it, pages of images stay unread,
+        // said once per crawl.
+        let ocr = &settings.extract.ocr;
+        let ocr: Option<Arc<dyn extract::OcrEngine>> = if ocr.enabled {
+            match extract::Tesseract::shared(ocr) {
+                Ok(engine) => Some(engine),
+                Err(e) => {
+                    tracing::warn!(error = %e, "pages served as images will not be read");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         Ok(Self {
             fetcher: Fetcher::new(settings.fetch.clone())?,
             scope: Scope::new(&seeds, &settings.scope)?,
             extractor: Arc::new(Extractor::new(&settings.extract)?),
             renderer,
+            ocr,
             seeds,
         })
     }
@@ -450,6 +469,7 @@ where
             scope,
             extractor,
             renderer,
+            ocr,
         } = parts;
         let robots = Arc::new(RobotsCache::new(
             settings.fetch.agent.clone(),
@@ -468,6 +488,7 @@ where
                 scope,
                 extractor,
                 renderer,
+                ocr,
                 report: Mutex::new(CrawlReport::default()),
                 started: Mutex::new(None),
                 stop: AtomicBool::new(false),
@@ -635,6 +656,7 @@ where
             accept_json: false,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
         };
         let result = self.fetcher.fetch(&request).await;
         if self
@@ -715,6 +737,7 @@ where
             accept_json: false,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
         };
         let result = self.fetcher.fetch(&request).await;
         let next_ok = self.politeness.release(permit, feedback(&result)).await?;
@@ -883,6 +906,32 @@ where
                 _ => {}
             }
         }
+        // A page whose text is thin for the images it shows, or of a site listed for it: its
+        // images are fetched (each as evidence of its own) and read by OCR, and their text is
+        // the page's when it is more.
+        if let (Some(engine), Some(read)) = (&self.ocr, &extracted)
+            && !matches!(
+                kind,
+                PageKind::Redirect | PageKind::Index | PageKind::Challenge
+            )
+            && let Some((trigger, wanted)) = extract::ocr::images_to_fetch(
+                &self.settings.extract.ocr,
+                snapshot.final_url.host_str(),
+                text.chars().count(),
+                &read.images,
+            )
+        {
+            let urls: Vec<Url> = wanted.iter().map(|i| i.url.clone()).collect();
+            tracing::debug!(?trigger, images = urls.len(), "reading the page's images");
+            if let Some(ocr) = self.read_images(engine, &snapshot.final_url, &urls).await?
+                && ocr.chars() > text.chars().filter(|c| !c.is_whitespace()).count()
+            {
+                kind = PageKind::Content;
+                text = ocr.text;
+                source = TextSource::Ocr;
+                text_snapshot = None;
+            }
+        }
         let chain = entry.chain.clone().or_else(|| {
             extracted.as_ref()?.next_page.as_ref().map(|_| ChainPos {
                 head: entry.url.clone(),
@@ -994,6 +1043,7 @@ where
             accept_json: true,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
         };
         let result = self.fetcher.fetch(&request).await;
         self.politeness.release(permit, feedback(&result)).await?;
@@ -1147,6 +1197,83 @@ where
             )),
             (200..=299, _) => Err(format!(
                 "not a font: {}",
+                snapshot.content_type().unwrap_or("no content type")
+            )),
+            (status, _) => Err(format!("the server answered HTTP {status}")),
+        })
+    }
+
+    /// Fetches a page's images (each as [`Crawl::fetch_image`] does) and reads them with
+    /// `engine` on a blocking thread within `ocr.page_budget`: what was read, each image with
+    /// its SHA-256, size, lines, boxes and confidences, or `None` when reading panicked. A
+    /// failure of the store is an error.
+    async fn read_images(
+        &self,
+        engine: &Arc<dyn extract::OcrEngine>,
+        page: &Url,
+        urls: &[Url],
+    ) -> Result<Option<extract::PageOcr>> {
+        let mut images = Vec::with_capacity(urls.len());
+        for url in urls {
+            images.push((url.clone(), self.fetch_image(url.clone()).await?));
+        }
+        let engine = Arc::clone(engine);
+        let settings = self.settings.extract.ocr.clone();
+        let deadline = Instant::now() + settings.page_budget;
+        let read = tokio::task::spawn_blocking(move || {
+            extract::ocr::read_images(engine.as_ref(), &settings, &images, deadline)
+        })
+        .await;
+        let read = match read {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, url = %page, "reading images panicked; text kept");
+                return Ok(None);
+            }
+        };
+        for image in &read.images {
+            if let Some(note) = &image.note {
+                tracing::info!(url = %page, image = %image.url, %note, "page image not read");
+            }
+        }
+        tracing::debug!(url = %page, chars = read.chars(), engine = %read.engine, "page images read");
+        self.tally(|r| {
+            r.ocr_images += read.images.iter().filter(|i| !i.lines.is_empty()).count() as u64
+        });
+        Ok(Some(read))
+    }
+
+    /// Fetches a page's image under the rules of any fetch (robots.txt, the host's
+    /// politeness, the fetcher's address safety) with a body cap of
+    /// [`OcrSettings::max_image_bytes`](extract::OcrSettings::max_image_bytes), and stores the
+    /// response as a snapshot: the image's bytes, or why there are none. A failure of the
+    /// store is an error.
+    async fn fetch_image(&self, url: Url) -> Result<std::result::Result<Vec<u8>, String>> {
+        let Some(host) = HostKey::of(&url) else {
+            return Ok(Err("no host".to_owned()));
+        };
+        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
+        if !rules.allowed(&url) {
+            return Ok(Err("robots.txt denies it".to_owned()));
+        }
+        let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
+        let request = crate::fetch::image_request(url, &self.settings.extract.ocr);
+        let result = self.fetcher.fetch(&request).await;
+        self.politeness.release(permit, feedback(&result)).await?;
+        let snapshot = match result {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(format!("fetch failed: {e}"))),
+        };
+        let stored = self.sink.store_snapshot(&snapshot).await?;
+        self.count_response(&snapshot, Some(stored.new_body));
+        Ok(match (snapshot.status, snapshot.body_status) {
+            (200..=299, BodyStatus::Complete) => Ok(snapshot.body.to_vec()),
+            (200..=299, BodyStatus::Truncated) => Err(format!(
+                "over the cap of {} bytes",
+                self.settings.extract.ocr.max_image_bytes
+            )),
+            (200..=299, _) => Err(format!(
+                "not an image: {}",
                 snapshot.content_type().unwrap_or("no content type")
             )),
             (status, _) => Err(format!("the server answered HTTP {status}")),

@@ -316,7 +316,8 @@ impl Error {
 }
 
 /// A site's extraction rule that does not compile is a setting refused like any other
-/// pattern ([`ErrorKind::Config`]).
+/// pattern ([`ErrorKind::Config`]); so is an OCR engine the settings name that cannot run (the
+/// crawl itself only logs it and reads no images; an image's own errors stay notes).
 impl From<extract::Error> for Error {
     fn from(e: extract::Error) -> Self {
         match e {
@@ -328,6 +329,11 @@ impl From<extract::Error> for Error {
                 what,
                 pattern,
                 reason,
+            },
+            other => Self::InvalidSetting {
+                name: "extract.ocr",
+                value: String::new(),
+                reason: other.to_string(),
             },
         }
     }

@@ -154,6 +154,9 @@ pub struct FetchRequest {
     /// Download an SVG body too (`image/svg+xml`): a page's glyph sprite
     /// ([`extract::sprite`]).
     pub accept_svg: bool,
+    /// Download an image body too (`image/*` and `application/octet-stream`): a page's
+    /// images read by OCR ([`extract::ocr`]).
+    pub accept_image: bool,
 }
 
 impl FetchRequest {
@@ -166,6 +169,7 @@ impl FetchRequest {
             accept_json: false,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
         }
     }
 }
@@ -199,6 +203,22 @@ pub fn sprite_request(url: Url) -> FetchRequest {
     FetchRequest {
         max_body_bytes: Some(extract::sprite::MAX_SVG_BYTES as u64),
         accept_svg: true,
+        ..FetchRequest::get(url)
+    }
+}
+
+/// Whether a response's media type may be an image: `image/*`, or `application/octet-stream`,
+/// which many servers give any binary file (the image's own bytes say what it is).
+pub fn is_image_type(media_type: &str) -> bool {
+    media_type.starts_with("image/") || media_type == "application/octet-stream"
+}
+
+/// The request for a page's image ([`extract::ocr`]): an image body accepted, capped at
+/// `max_image_bytes`.
+pub fn image_request(url: Url, settings: &extract::OcrSettings) -> FetchRequest {
+    FetchRequest {
+        max_body_bytes: Some(settings.max_image_bytes),
+        accept_image: true,
         ..FetchRequest::get(url)
     }
 }
@@ -422,6 +442,7 @@ impl Fetcher {
                     || (request.accept_json && (m == "application/json" || m.ends_with("+json")))
                     || (request.accept_font && is_font_type(&m))
                     || (request.accept_svg && m == "image/svg+xml")
+                    || (request.accept_image && is_image_type(&m))
             });
             let (wire, body_status) = if accepted {
                 read_capped(&mut response, limit)

@@ -51,6 +51,8 @@ pub struct Checker {
     extractor: Arc<Extractor>,
     extract: ExtractSettings,
     texts: Arc<TextCache>,
+    /// The OCR engine, when `[crawler.extract.ocr]` is on and it is installed.
+    ocr: Option<Arc<dyn extract::OcrEngine>>,
 }
 
 impl Checker {
@@ -67,7 +69,19 @@ impl Checker {
     ) -> Result<Self> {
         let fetcher = Fetcher::new(fetch)?;
         let extractor = Arc::new(Extractor::new(&extract).map_err(crawler::Error::from)?);
+        let ocr: Option<Arc<dyn extract::OcrEngine>> = if extract.ocr.enabled {
+            match extract::Tesseract::shared(&extract.ocr) {
+                Ok(engine) => Some(engine),
+                Err(e) => {
+                    tracing::warn!(error = %e, "pages served as images will not be read");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         Ok(Checker {
+            ocr,
             matcher,
             store,
             fetcher,
@@ -120,17 +134,19 @@ impl Checker {
         };
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let (text, kind, source, fonts) = match read {
+            let (text, kind, source, fonts, images) = match read {
                 Some(read) => read,
                 None => match self.read_file(Path::new(&input)) {
                     Ok((read, page)) => {
                         let fonts = self.file_fonts(&page, &read);
-                        (read.text, read.kind, read.source, fonts)
+                        let images = self.file_images(&page, &read);
+                        (read.text, read.kind, read.source, fonts, images)
                     }
                     Err(e) => return Ok(Err(e)),
                 },
             };
             let (text, source) = self.apply_fonts(text, source, &fonts);
+            let (text, kind, source) = self.apply_ocr(text, kind, source, &images);
             let (matches, texts) = find(&self.matcher, &self.store, &text, &runtime, &self.texts)?;
             Ok(Ok(Checked {
                 text,
@@ -166,6 +182,89 @@ impl Checker {
         } else {
             (text, source)
         }
+    }
+
+    /// `text` replaced by what OCR reads from the page's `images` when that is more, as the
+    /// crawl does. CPU work and subprocesses: on a blocking thread.
+    fn apply_ocr(
+        &self,
+        text: String,
+        kind: PageKind,
+        source: TextSource,
+        images: &[extract::ocr::FetchedImage],
+    ) -> (String, PageKind, TextSource) {
+        let Some(engine) = self.ocr.as_ref().filter(|_| !images.is_empty()) else {
+            return (text, kind, source);
+        };
+        let deadline = Instant::now() + self.extract.ocr.page_budget;
+        let read = extract::ocr::read_images(engine.as_ref(), &self.extract.ocr, images, deadline);
+        for image in &read.images {
+            if let Some(note) = &image.note {
+                tracing::info!(image = %image.url, %note, "page image not read");
+            }
+        }
+        if read.chars() > text.chars().filter(|c| !c.is_whitespace()).count() {
+            (read.text, PageKind::Content, TextSource::Ocr)
+        } else {
+            (text, kind, source)
+        }
+    }
+
+    /// The images worth reading of a page ([`extract::ocr::images_to_fetch`]), as URLs.
+    fn images_wanted(&self, url: &Url, read: &PageRead) -> Vec<Url> {
+        if self.ocr.is_none()
+            || matches!(
+                read.kind,
+                PageKind::Redirect | PageKind::Index | PageKind::Challenge
+            )
+        {
+            return Vec::new();
+        }
+        extract::ocr::images_to_fetch(
+            &self.extract.ocr,
+            url.host_str(),
+            read.text.chars().count(),
+            &read.images,
+        )
+        .map(|(_, wanted)| wanted.into_iter().map(|i| i.url.clone()).collect())
+        .unwrap_or_default()
+    }
+
+    /// The images a page read from a file shows, read from beside it
+    /// ([`extract::fonts::read_file_beside`]).
+    fn file_images(&self, page: &Url, read: &PageRead) -> Vec<extract::ocr::FetchedImage> {
+        self.images_wanted(page, read)
+            .into_iter()
+            .map(|url| {
+                let bytes =
+                    extract::fonts::read_file_beside(page, &url, self.extract.ocr.max_image_bytes);
+                (url, bytes)
+            })
+            .collect()
+    }
+
+    /// The images at `urls`, fetched as any fetch of `check` (the fetcher's address rules)
+    /// with the image body cap.
+    async fn fetch_images(&self, urls: Vec<Url>) -> Vec<extract::ocr::FetchedImage> {
+        let mut images = Vec::with_capacity(urls.len());
+        for url in urls {
+            let request = crawler::fetch::image_request(url.clone(), &self.extract.ocr);
+            let bytes = match self.fetcher.fetch(&request).await {
+                Ok(a)
+                    if (200..300).contains(&a.status) && a.body_status == BodyStatus::Complete =>
+                {
+                    Ok(a.body.to_vec())
+                }
+                Ok(a) if (200..300).contains(&a.status) => Err(format!(
+                    "not an image or over the cap of {} bytes",
+                    self.extract.ocr.max_image_bytes
+                )),
+                Ok(a) => Err(format!("the server answered HTTP {}", a.status)),
+                Err(e) => Err(format!("fetch failed: {e}")),
+            };
+            images.push((url, bytes));
+        }
+        images
     }
 
     /// The fonts a page read from a file names, read from beside it
@@ -231,7 +330,7 @@ impl Checker {
     /// fonts: when the page holds no chapter but its script names a same-site content
     /// endpoint, the endpoint is fetched too and its text taken if it is more; when its text
     /// holds Private Use Area code points, the fonts its style names are fetched.
-    async fn fetch(&self, input: &str) -> Result<(String, PageKind, TextSource, Vec<FetchedFont>)> {
+    async fn fetch(&self, input: &str) -> Result<Fetched> {
         let url = Url::parse(input).map_err(|e| Error::Page(format!("bad url {input:?}: {e}")))?;
         let snapshot = self.fetcher.fetch(&FetchRequest::get(url)).await?;
         if !(200..300).contains(&snapshot.status) {
@@ -242,6 +341,7 @@ impl Checker {
         }
         let this = self.clone();
         let page = snapshot.clone();
+        let snapshot_url = snapshot.final_url.clone();
         let read = tokio::task::spawn_blocking(move || {
             this.read(
                 &page.body,
@@ -275,6 +375,9 @@ impl Checker {
         };
         let wanted = extract::fonts::sources_to_fetch(&self.extract.fonts, &read.text, &read.fonts);
         let fonts = self.fetch_fonts(wanted).await;
+        let images = self
+            .fetch_images(self.images_wanted(&snapshot_url, &read))
+            .await;
         let PageRead {
             text,
             kind,
@@ -283,17 +386,18 @@ impl Checker {
             ..
         } = read;
         let Some(endpoint) = endpoint else {
-            return Ok((text, kind, source, fonts));
+            return Ok((text, kind, source, fonts, images));
         };
         let request = FetchRequest {
             accept_json: true,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
             ..FetchRequest::get(endpoint)
         };
         let answer = match self.fetcher.fetch(&request).await {
             Ok(a) if (200..300).contains(&a.status) => a,
-            _ => return Ok((text, kind, source, fonts)),
+            _ => return Ok((text, kind, source, fonts, images)),
         };
         let extractor = Arc::clone(&self.extractor);
         let deadline = Instant::now() + self.extract.time_budget;
@@ -309,9 +413,9 @@ impl Checker {
         .await
         .map_err(|e| Error::task("reading a content endpoint", e))?;
         Ok(if read.text.chars().count() > text.chars().count() {
-            (read.text, read.kind, read.source, fonts)
+            (read.text, read.kind, read.source, fonts, images)
         } else {
-            (text, kind, source, fonts)
+            (text, kind, source, fonts, images)
         })
     }
 
@@ -389,7 +493,13 @@ impl Checker {
             .as_ref()
             .map(|e| e.sprite_sources.clone())
             .unwrap_or_default();
+        let images = read
+            .extracted
+            .as_ref()
+            .map(|e| e.images.clone())
+            .unwrap_or_default();
         Ok(PageRead {
+            images,
             text: read.text,
             kind: read.kind,
             source: read.source,
@@ -410,7 +520,18 @@ struct PageRead {
     fonts: Vec<Url>,
     /// Glyph sprites its style names and it was not read with.
     sprites: Vec<Url>,
+    /// The `<img>`s that could hold its text.
+    images: Vec<extract::PageImage>,
 }
+
+/// A fetched page's text, kind and source, and the fonts and images fetched with it.
+type Fetched = (
+    String,
+    PageKind,
+    TextSource,
+    Vec<FetchedFont>,
+    Vec<extract::ocr::FetchedImage>,
+);
 
 fn is_url(input: &str) -> bool {
     input.starts_with("http://") || input.starts_with("https://")

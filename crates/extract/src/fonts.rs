@@ -76,24 +76,24 @@ pub fn read_file_font(page: &Url, font: &Url, settings: &FontSettings) -> Result
     read_file_beside(page, font, settings.max_font_bytes)
 }
 
-/// Reads a file a page read from a file names (a font, a glyph sprite): only a `file:` URL of
-/// a regular file in the page's own directory or below it, of at most `max_bytes`.
+/// Reads a file a page read from a file names (a font, a glyph sprite, an image): only a
+/// `file:` URL of a regular file in the page's own directory or below it, of at most `max_bytes`.
 ///
 /// # Errors
 /// Why the file is not read, as the note to record.
-pub fn read_file_beside(page: &Url, font: &Url, max_bytes: u64) -> Result<Vec<u8>, String> {
+pub fn read_file_beside(page: &Url, file: &Url, max_bytes: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    if font.scheme() != "file" || page.scheme() != "file" {
+    if file.scheme() != "file" || page.scheme() != "file" {
         return Err("not a file beside the page".to_owned());
     }
-    let (Ok(page_path), Ok(font_path)) = (page.to_file_path(), font.to_file_path()) else {
+    let (Ok(page_path), Ok(file_path)) = (page.to_file_path(), file.to_file_path()) else {
         return Err("not a local path".to_owned());
     };
     let dir = page_path
         .parent()
         .and_then(|d| d.canonicalize().ok())
         .ok_or("the page's directory cannot be read")?;
-    let path = font_path
+    let path = file_path
         .canonicalize()
         .map_err(|e| format!("cannot be read: {e}"))?;
     if !path.starts_with(&dir) {
@@ -109,7 +109,7 @@ pub fn read_file_beside(page: &Url, font: &Url, max_bytes: u64) -> Result<Vec<u8
     if meta.len() > max_bytes {
         return Err(format!(
             "{} bytes, over the cap of {max_bytes} bytes",
-            meta.len(),
+            meta.len()
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);

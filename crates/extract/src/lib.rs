@@ -24,6 +24,7 @@
 //! | [`fonts`] | a page's PUA code points read through the fonts its `@font-face` names (the `fontmap` crate), the same way in a crawl and in `check` | [`fonts::decode_text`], [`FontSettings`] |
 //! | [`canvas`] | text drawn on a `<canvas>` (`fillText`/`strokeText` calls recorded in the browser or the sandbox) put in reading order where the canvas sits | [`canvas::order`], [`canvas::insert`], [`PageAssets`] |
 //! | [`sprite`] | empty elements read through the glyph of an SVG sprite their CSS background shows (inline `data:` URI, or a same-site file the fetch brings) | [`sprite::apply`], [`Extracted::sprite_sources`] |
+//! | [`ocr`] | a chapter served as images read back: when (thin text, or a listed site), images decoded within limits and tested for text, the OCR engine behind a trait (Tesseract as a subprocess, killed on overrun) | [`ocr::images_to_fetch`], [`ocr::read_images`], [`OcrEngine`], [`Tesseract`], [`OcrSettings`] |
 //!
 //! # Example
 //!
@@ -52,12 +53,14 @@ mod error;
 pub mod fonts;
 pub mod js;
 pub mod links;
+pub mod ocr;
 pub mod page;
 pub mod script;
 pub mod sprite;
 
 pub use error::{Error, Result};
 pub use js::ScriptSettings;
+pub use ocr::{OcrEngine, OcrSettings, PageImage, PageOcr, Tesseract};
 pub use page::{
     ExtractSettings, Extracted, Extractor, PageAssets, PageKind, RENDER_MARK, ReadPage, TextSource,
     extract, read_endpoint, read_page, read_page_with,

@@ -55,6 +55,8 @@ pub struct ExtractSettings {
     pub scripts: js::ScriptSettings,
     /// Whether and within what limits a page's remapped font is read ([`crate::fonts`]).
     pub fonts: fontmap::FontSettings,
+    /// Whether, when and within what limits a page's images are read ([`crate::ocr`]).
+    pub ocr: crate::ocr::OcrSettings,
 }
 
 impl ExtractSettings {
@@ -68,6 +70,7 @@ impl ExtractSettings {
             .validate()
             .map_err(|e| e.in_section("scripts"))?;
         self.fonts.validate().map_err(|e| e.in_section("fonts"))?;
+        self.ocr.validate().map_err(|e| e.in_section("ocr"))?;
         self.limits.validate().map_err(|e| e.in_section("limits"))
     }
 }
@@ -81,6 +84,7 @@ impl Default for ExtractSettings {
             time_budget: Duration::from_secs(2),
             scripts: js::ScriptSettings::default(),
             fonts: fontmap::FontSettings::default(),
+            ocr: crate::ocr::OcrSettings::default(),
         }
     }
 }
@@ -135,6 +139,8 @@ pub enum TextSource {
     /// Empty elements read through the glyph sprite their CSS background shows
     /// ([`crate::sprite`]).
     Sprite,
+    /// The text of the page's images, read by OCR ([`crate::ocr`]).
+    Ocr,
 }
 
 impl TextSource {
@@ -148,6 +154,7 @@ impl TextSource {
             Self::Rendered => "rendered",
             Self::Canvas => "canvas",
             Self::Sprite => "sprite",
+            Self::Ocr => "ocr",
         }
     }
 
@@ -161,6 +168,7 @@ impl TextSource {
             Self::Rendered,
             Self::Canvas,
             Self::Sprite,
+            Self::Ocr,
         ]
         .into_iter()
         .find(|s| s.as_str() == name)
@@ -239,6 +247,10 @@ pub struct Extracted {
     /// background ([`crate::sprite`]), which were not given in [`PageAssets::sprites`]: the
     /// crawler fetches them and reads the page again with them.
     pub sprite_sources: Vec<Url>,
+    /// The page's `<img>`s that could hold its text, in page order: outside navigation,
+    /// headers, footers and links, http(s) only (`file:` for a page read from a file), at most
+    /// [`MAX_PAGE_IMAGES`]. The crawl reads them when the text is thin ([`crate::ocr`]).
+    pub images: Vec<crate::ocr::PageImage>,
     /// The chosen container, like `div#content` (for debugging site rules).
     pub container: Option<String>,
     /// The chosen container's [`RENDER_MARK`] attribute: on a page a browser rendered, the
@@ -490,6 +502,65 @@ impl PageAssets {
     }
 }
 
+/// `<img>`s a page lists at most in [`Extracted::images`].
+pub const MAX_PAGE_IMAGES: usize = 64;
+
+/// The `<img>`s of a page that could hold its text: not hidden, not inside a link (a banner,
+/// a cover), navigation, a header, a footer or an element whose id or class says so; with a
+/// source a crawl can fetch (lazy loaders' `data-src`/`data-original` first).
+fn page_images(doc: &Html, base: &Url) -> Vec<crate::ocr::PageImage> {
+    static IMG: LazyLock<Selector> = LazyLock::new(|| Selector::parse("img").expect("selector"));
+    let mut out = Vec::new();
+    for img in doc.select(&IMG) {
+        if out.len() >= MAX_PAGE_IMAGES {
+            break;
+        }
+        let el = img.value();
+        let boxed_in = std::iter::once(img)
+            .chain(img.ancestors().filter_map(scraper::ElementRef::wrap))
+            .any(|a| {
+                let e = a.value();
+                is_hidden(e)
+                    || matches!(e.name(), "a" | "nav" | "header" | "footer" | "aside")
+                    || e.id().is_some_and(|id| NEGATIVE.is_match(id))
+                    || e.classes().any(|c| NEGATIVE.is_match(c))
+            });
+        if boxed_in {
+            continue;
+        }
+        let Some(url) = ["data-src", "data-original", "src"]
+            .iter()
+            .filter_map(|a| el.attr(a))
+            .map(str::trim)
+            .find(|v| !v.is_empty() && !v.starts_with("data:"))
+            .and_then(|v| base.join(v).ok())
+            .filter(|u| match u.scheme() {
+                "http" | "https" => true,
+                "file" => base.scheme() == "file",
+                _ => false,
+            })
+        else {
+            continue;
+        };
+        let side = |a: &str| {
+            el.attr(a)
+                .and_then(|v| v.trim().trim_end_matches("px").parse::<u32>().ok())
+        };
+        out.push(crate::ocr::PageImage {
+            url,
+            alt: el
+                .attr("alt")
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            width: side("width"),
+            height: side("height"),
+        });
+    }
+    out
+}
+
 /// Extracts with the built-in rules only.
 pub fn extract(html: &str, url: &Url) -> Extracted {
     static DEFAULT: LazyLock<Extractor> = LazyLock::new(Extractor::default);
@@ -731,6 +802,7 @@ impl Extractor {
             Vec::new()
         };
 
+        let images = page_images(&doc, &base);
         let headings = walk.headings();
         let chapter_title = headings
             .iter()
@@ -761,6 +833,7 @@ impl Extractor {
             content_endpoint,
             font_sources,
             sprite_sources,
+            images,
             nofollow: head.nofollow,
             noindex: head.noindex,
             exceeded: parsed.exceeded,

@@ -30,7 +30,8 @@
 //! Disguises pirates use and what catches them: ads and navigation around or inside the
 //! chapter (winnowing postings, containment instead of similarity); traditional script,
 //! full-width letters, punctuation and spacing (normalisation); homophones (pinyin postings and
-//! pinyin-symbol alignment); edited characters (winnowing and MinHash tolerate them, alignment
+//! pinyin-symbol alignment); look-alikes an OCR engine confuses on a chapter served as
+//! images (己/已/巳, 未/末, 0/o: [`confusable`], equal in verification); edited characters (winnowing and MinHash tolerate them, alignment
 //! merges across the gaps); chapters split over pages or merged into one, partial copies
 //! (postings count per chapter, coverage and page share); a remapped font (a page's Private
 //! Use Area characters align as [`WILDCARD`]s with the chapter's characters they replace).
@@ -164,6 +165,7 @@
 
 pub mod align;
 pub mod batch;
+pub mod confusable;
 mod first_look;
 mod ids;
 pub mod index;

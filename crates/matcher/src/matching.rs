@@ -3,8 +3,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::confusable::alignment_symbol;
 use fingerprint::normalize::Compact;
-use fingerprint::pinyin::symbol;
 use fingerprint::sentences::{sentence_hash, split_sentences};
 use fingerprint::{ChapterFingerprint, Fingerprinter, Normalized, normalize};
 use serde::Serialize;
@@ -121,7 +121,7 @@ impl<'a> Page<'a> {
                 if is_private_use(c) {
                     WILDCARD
                 } else {
-                    symbol(c)
+                    alignment_symbol(c)
                 }
             })
             .collect();
@@ -432,7 +432,8 @@ impl Matcher {
     ) -> Verification {
         let chapter = normalize(chapter_text);
         let chapter_chars: Vec<char> = chapter.text().chars().collect();
-        let mut chapter_symbols: Vec<u32> = chapter_chars.iter().map(|&c| symbol(c)).collect();
+        let mut chapter_symbols: Vec<u32> =
+            chapter_chars.iter().map(|&c| alignment_symbol(c)).collect();
         if page.private_use > 0 {
             let wild = remapped(&page.chars, &chapter_chars, page.private_use);
             for (s, c) in chapter_symbols.iter_mut().zip(&chapter_chars) {

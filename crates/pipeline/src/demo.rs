@@ -187,6 +187,10 @@ fn page(by_path: &HashMap<String, Vec<u8>>, uri: &Uri) -> Response {
         "application/json"
     } else if uri.path().ends_with(".svg") {
         "image/svg+xml"
+    } else if uri.path().ends_with(".png") {
+        "image/png"
+    } else if uri.path().ends_with(".jpg") {
+        "image/jpeg"
     } else {
         "text/html"
     };

@@ -118,8 +118,9 @@ pub struct NewPageText {
     pub decode_errors: bool,
     pub not_modified: bool,
     pub fetched_at: DateTime<Utc>,
-    /// Where the text came from: `markup`, `script` (an inline script writes it) or
-    /// `endpoint` (the page's script fetches it from the site).
+    /// Where the text came from: `markup`, `script` (an inline script writes it),
+    /// `endpoint` (the page's script fetches it from the site), `font`, `rendered` or `ocr`
+    /// (read from the page's images).
     pub text_source: String,
     /// For `endpoint`: the snapshot of the endpoint's response.
     pub text_snapshot: Option<SnapshotId>,

@@ -30,6 +30,9 @@
 //!   fonts built as a subsetter builds them (a reference font's glyphs copied under Private
 //!   Use Area code points with write-fonts, WOFF2 by ttf2woff2), the reference font's path
 //!   (loudly missing under `CI=true`), a font rescaled to another em and a WOFF2 bomb.
+//! - `images` (feature `images`): chapters drawn into PNG and JPEG images in a real font,
+//!   grey grounds and faint watermarks, photograph-like images, and hostile images (a pixel
+//!   bomb's header, animated GIFs) for the OCR stage.
 //! - `tsa` (feature `tsa`): a local RFC 3161 time-stamping authority on the `openssl` CLI
 //!   behind axum.
 //! - `hold` (feature `hold`): a gate for a test's HTTP server that answers a number of
@@ -45,6 +48,8 @@ pub mod fonts;
 #[cfg(feature = "hold")]
 pub mod hold;
 pub mod hostile;
+#[cfg(feature = "images")]
+pub mod images;
 #[cfg(feature = "tsa")]
 pub mod tsa;
 pub mod warcio;

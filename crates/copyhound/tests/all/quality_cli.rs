@@ -46,8 +46,14 @@ fn pirate_pages_through_check_meet_the_quality_targets() {
     );
     assert_eq!(figures["negative_pages_with_matches"], 0, "{figures:#}");
     let cases = figures["cases"].as_array().unwrap();
-    // Every evasion and every negative has pages.
-    assert_eq!(cases.len(), 19, "{figures:#}");
+    // Every evasion and every negative has pages; the chapters drawn as images (and their
+    // negative) only where Tesseract reads them (CI installs it; extract's tests fail there
+    // without it).
+    let ocr = std::process::Command::new("tesseract")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert_eq!(cases.len(), if ocr { 21 } else { 19 }, "{figures:#}");
     // Script-written, script-built, CSS-ordered, mislabelled and look-alike pages are found
     // whole.
     for disguise in [

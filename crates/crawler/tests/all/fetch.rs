@@ -354,6 +354,7 @@ async fn fifty_megabytes_are_cut_at_the_limit() {
             accept_json: false,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await
@@ -458,6 +459,7 @@ async fn warc_export_round_trips_and_verifies() {
             accept_json: false,
             accept_font: false,
             accept_svg: false,
+            accept_image: false,
             ..FetchRequest::get(server.url("/huge"))
         })
         .await

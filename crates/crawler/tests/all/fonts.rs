@@ -17,15 +17,16 @@ use extract::{PageKind, TextSource};
 use ipnet::IpNet;
 use testkit::fonts::{reference_font, remapped_font, woff2};
 
-/// A site of fixed responses that counts the requests for each path.
+/// A site of fixed responses that counts the requests for each path (the OCR tests serve
+/// theirs with it too).
 #[derive(Clone, Default)]
-struct Site {
-    bodies: Arc<HashMap<String, (&'static str, Vec<u8>)>>,
-    hits: Arc<Mutex<Vec<String>>>,
+pub(crate) struct Site {
+    pub(crate) bodies: Arc<HashMap<String, (&'static str, Vec<u8>)>>,
+    pub(crate) hits: Arc<Mutex<Vec<String>>>,
 }
 
 impl Site {
-    async fn serve(self, ip: &str) -> SocketAddr {
+    pub(crate) async fn serve(self, ip: &str) -> SocketAddr {
         async fn answer(State(site): State<Site>, request: Request) -> Response {
             let path = request.uri().path().to_owned();
             site.hits.lock().unwrap().push(path.clone());
@@ -43,7 +44,7 @@ impl Site {
         addr
     }
 
-    fn hits(&self, path: &str) -> usize {
+    pub(crate) fn hits(&self, path: &str) -> usize {
         self.hits
             .lock()
             .unwrap()

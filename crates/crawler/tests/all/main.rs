@@ -9,6 +9,7 @@ mod drawn;
 mod fetch;
 mod fonts;
 mod hostile;
+mod ocr;
 mod properties;
 mod render;
 mod render_isolation;
