@@ -387,18 +387,10 @@ impl Parts {
         };
         // OCR runs where its engine is installed; without it, pages of images stay unread,
         // said once per crawl.
-        let ocr = &settings.extract.ocr;
-        let ocr: Option<Arc<dyn extract::OcrEngine>> = if ocr.enabled {
-            match extract::Tesseract::shared(ocr) {
-                Ok(engine) => Some(engine),
-                Err(e) => {
-                    tracing::warn!(error = %e, "pages served as images will not be read");
-                    None
-                }
-            }
-        } else {
+        let ocr = extract::Tesseract::enabled(&settings.extract.ocr).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "pages served as images will not be read");
             None
-        };
+        });
         Ok(Self {
             fetcher: Fetcher::new(settings.fetch.clone())?,
             scope: Scope::new(&seeds, &settings.scope)?,
@@ -1130,58 +1122,44 @@ where
         .await
     }
 
-    /// Fetches a page's glyph sprite under the rules of any fetch (robots.txt, the host's
-    /// politeness, the fetcher's address safety) with a body cap of
-    /// [`extract::sprite::MAX_SVG_BYTES`], and stores the response as a snapshot: the SVG's
-    /// bytes, or why there are none. A failure of the store is an error.
+    /// Fetches a page's glyph sprite ([`Self::fetch_asset`]), capped at
+    /// [`extract::sprite::MAX_SVG_BYTES`].
     async fn fetch_sprite(&self, url: Url) -> Result<std::result::Result<Vec<u8>, String>> {
-        let Some(host) = HostKey::of(&url) else {
-            return Ok(Err("no host".to_owned()));
-        };
-        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
-        if !rules.allowed(&url) {
-            return Ok(Err("robots.txt denies it".to_owned()));
-        }
-        let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
         let request = crate::fetch::sprite_request(url);
-        let result = self.fetcher.fetch(&request).await;
-        self.politeness.release(permit, feedback(&result)).await?;
-        let snapshot = match result {
-            Ok(s) => s,
-            Err(e) => return Ok(Err(format!("fetch failed: {e}"))),
-        };
-        let stored = self.sink.store_snapshot(&snapshot).await?;
-        self.count_response(&snapshot, Some(stored.new_body));
-        Ok(match (snapshot.status, snapshot.body_status) {
-            (200..=299, BodyStatus::Complete) => Ok(snapshot.body.to_vec()),
-            (200..=299, BodyStatus::Truncated) => Err(format!(
-                "over the cap of {} bytes",
-                extract::sprite::MAX_SVG_BYTES
-            )),
-            (200..=299, _) => Err(format!(
-                "not an SVG: {}",
-                snapshot.content_type().unwrap_or("no content type")
-            )),
-            (status, _) => Err(format!("the server answered HTTP {status}")),
-        })
+        let cap = extract::sprite::MAX_SVG_BYTES as u64;
+        self.fetch_asset(&request, cap, "an SVG").await
     }
 
-    /// Fetches a page's font under the rules of any fetch (robots.txt, the host's
-    /// politeness, the fetcher's address safety) with a body cap of
-    /// [`FontSettings::max_font_bytes`](fontmap::FontSettings::max_font_bytes), and stores the
-    /// response as a snapshot: the font's bytes, or why there are none. A failure of the store
-    /// is an error.
+    /// Fetches a page's font ([`Self::fetch_asset`]), capped at
+    /// [`FontSettings::max_font_bytes`](fontmap::FontSettings::max_font_bytes).
     async fn fetch_font(&self, url: Url) -> Result<std::result::Result<Vec<u8>, String>> {
-        let Some(host) = HostKey::of(&url) else {
+        let fonts = &self.settings.extract.fonts;
+        let request = crate::fetch::font_request(url, fonts);
+        self.fetch_asset(&request, fonts.max_font_bytes, "a font")
+            .await
+    }
+
+    /// Fetches what a page brings along (a font, a glyph sprite, an image) under the rules of
+    /// any fetch (robots.txt, the host's politeness, the fetcher's address safety), its body
+    /// capped at `cap` bytes, and stores the response as a snapshot: the bytes, or why there
+    /// are none (`what` names the kind expected when the body is not of it). A failure of the
+    /// store is an error.
+    async fn fetch_asset(
+        &self,
+        request: &FetchRequest,
+        cap: u64,
+        what: &str,
+    ) -> Result<std::result::Result<Vec<u8>, String>> {
+        let url = &request.url;
+        let Some(host) = HostKey::of(url) else {
             return Ok(Err("no host".to_owned()));
         };
-        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
-        if !rules.allowed(&url) {
+        let rules = self.robots.rules_for(url, |u| self.fetch_robots(u)).await;
+        if !rules.allowed(url) {
             return Ok(Err("robots.txt denies it".to_owned()));
         }
         let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
-        let request = crate::fetch::font_request(url, &self.settings.extract.fonts);
-        let result = self.fetcher.fetch(&request).await;
+        let result = self.fetcher.fetch(request).await;
         self.politeness.release(permit, feedback(&result)).await?;
         let snapshot = match result {
             Ok(s) => s,
@@ -1191,12 +1169,9 @@ where
         self.count_response(&snapshot, Some(stored.new_body));
         Ok(match (snapshot.status, snapshot.body_status) {
             (200..=299, BodyStatus::Complete) => Ok(snapshot.body.to_vec()),
-            (200..=299, BodyStatus::Truncated) => Err(format!(
-                "over the cap of {} bytes",
-                self.settings.extract.fonts.max_font_bytes
-            )),
+            (200..=299, BodyStatus::Truncated) => Err(format!("over the cap of {cap} bytes")),
             (200..=299, _) => Err(format!(
-                "not a font: {}",
+                "not {what}: {}",
                 snapshot.content_type().unwrap_or("no content type")
             )),
             (status, _) => Err(format!("the server answered HTTP {status}")),
@@ -1243,41 +1218,13 @@ where
         Ok(Some(read))
     }
 
-    /// Fetches a page's image under the rules of any fetch (robots.txt, the host's
-    /// politeness, the fetcher's address safety) with a body cap of
-    /// [`OcrSettings::max_image_bytes`](extract::OcrSettings::max_image_bytes), and stores the
-    /// response as a snapshot: the image's bytes, or why there are none. A failure of the
-    /// store is an error.
+    /// Fetches a page's image ([`Self::fetch_asset`]), capped at
+    /// [`OcrSettings::max_image_bytes`](extract::OcrSettings::max_image_bytes).
     async fn fetch_image(&self, url: Url) -> Result<std::result::Result<Vec<u8>, String>> {
-        let Some(host) = HostKey::of(&url) else {
-            return Ok(Err("no host".to_owned()));
-        };
-        let rules = self.robots.rules_for(&url, |u| self.fetch_robots(u)).await;
-        if !rules.allowed(&url) {
-            return Ok(Err("robots.txt denies it".to_owned()));
-        }
-        let permit = self.politeness.acquire(&host, rules.crawl_delay).await?;
-        let request = crate::fetch::image_request(url, &self.settings.extract.ocr);
-        let result = self.fetcher.fetch(&request).await;
-        self.politeness.release(permit, feedback(&result)).await?;
-        let snapshot = match result {
-            Ok(s) => s,
-            Err(e) => return Ok(Err(format!("fetch failed: {e}"))),
-        };
-        let stored = self.sink.store_snapshot(&snapshot).await?;
-        self.count_response(&snapshot, Some(stored.new_body));
-        Ok(match (snapshot.status, snapshot.body_status) {
-            (200..=299, BodyStatus::Complete) => Ok(snapshot.body.to_vec()),
-            (200..=299, BodyStatus::Truncated) => Err(format!(
-                "over the cap of {} bytes",
-                self.settings.extract.ocr.max_image_bytes
-            )),
-            (200..=299, _) => Err(format!(
-                "not an image: {}",
-                snapshot.content_type().unwrap_or("no content type")
-            )),
-            (status, _) => Err(format!("the server answered HTTP {status}")),
-        })
+        let ocr = &self.settings.extract.ocr;
+        let request = crate::fetch::image_request(url, ocr);
+        self.fetch_asset(&request, ocr.max_image_bytes, "an image")
+            .await
     }
 
     /// Runs `read` (`read_page` or `read_endpoint`) over a response's `body` on a blocking

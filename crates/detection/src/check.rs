@@ -69,17 +69,10 @@ impl Checker {
     ) -> Result<Self> {
         let fetcher = Fetcher::new(fetch)?;
         let extractor = Arc::new(Extractor::new(&extract).map_err(crawler::Error::from)?);
-        let ocr: Option<Arc<dyn extract::OcrEngine>> = if extract.ocr.enabled {
-            match extract::Tesseract::shared(&extract.ocr) {
-                Ok(engine) => Some(engine),
-                Err(e) => {
-                    tracing::warn!(error = %e, "pages served as images will not be read");
-                    None
-                }
-            }
-        } else {
+        let ocr = extract::Tesseract::enabled(&extract.ocr).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "pages served as images will not be read");
             None
-        };
+        });
         Ok(Checker {
             ocr,
             matcher,

@@ -35,23 +35,6 @@ fn chapter(chars: usize) -> String {
     out
 }
 
-/// Character error rate of `read` against `reference`, whitespace left out.
-fn cer(reference: &str, read: &str) -> f64 {
-    let a: Vec<char> = reference.chars().filter(|c| !c.is_whitespace()).collect();
-    let b: Vec<char> = read.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j + 1] + 1)
-                .min(cur[j] + 1)
-                .min(prev[j] + usize::from(ca != cb));
-        }
-        prev = cur;
-    }
-    prev[b.len()] as f64 / a.len() as f64
-}
-
 fn ocr(c: &mut Criterion) {
     let Some(font) = draw::font() else { return };
     let settings = OcrSettings::default();
@@ -98,7 +81,7 @@ fn ocr(c: &mut Criterion) {
         eprintln!(
             "ocr {name}: {} characters, character error {:.4}, {:.2} s",
             text.chars().filter(|c| !c.is_whitespace()).count(),
-            cer(&text, &got.text),
+            testkit::images::character_error_rate(&text, &got.text),
             started.elapsed().as_secs_f64()
         );
     }

@@ -614,6 +614,20 @@ impl Tesseract {
             .clone()
             .map_err(|(program, reason)| Error::OcrUnavailable { program, reason })
     }
+
+    /// The engine a crawl or `check` reads images with: none when OCR is off
+    /// (`enabled = false`), else [`Tesseract::shared`].
+    ///
+    /// # Errors
+    /// As [`Tesseract::probe`], when OCR is on and Tesseract cannot run: the caller says so
+    /// once and reads no images.
+    pub fn enabled(settings: &OcrSettings) -> Result<Option<std::sync::Arc<dyn OcrEngine>>> {
+        if !settings.enabled {
+            return Ok(None);
+        }
+        let engine: std::sync::Arc<dyn OcrEngine> = Tesseract::shared(settings)?;
+        Ok(Some(engine))
+    }
 }
 
 impl OcrEngine for Tesseract {
@@ -1017,23 +1031,6 @@ mod tests {
         }
     }
 
-    /// Character error rate: edits over the reference's characters, whitespace left out.
-    fn cer(reference: &str, read: &str) -> f64 {
-        let a: Vec<char> = reference.chars().filter(|c| !c.is_whitespace()).collect();
-        let b: Vec<char> = read.chars().filter(|c| !c.is_whitespace()).collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.iter().enumerate() {
-            let mut cur = vec![i + 1; b.len() + 1];
-            for (j, cb) in b.iter().enumerate() {
-                cur[j + 1] = (prev[j + 1] + 1)
-                    .min(cur[j] + 1)
-                    .min(prev[j] + usize::from(ca != cb));
-            }
-            prev = cur;
-        }
-        prev[b.len()] as f64 / a.len() as f64
-    }
-
     #[test]
     fn tesseract_reads_a_watermarked_jpeg_screen_of_a_chapter() {
         let (Some(font), Some(engine)) = (draw::font(), tesseract()) else {
@@ -1054,7 +1051,7 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         let read = read_images(&engine, &OcrSettings::default(), &images, deadline);
         assert!(read.images[0].note.is_none(), "{:?}", read.images[0].note);
-        let error = cer(&text, &read.text);
+        let error = testkit::images::character_error_rate(&text, &read.text);
         eprintln!(
             "character error {error:.4} over {} characters",
             text.chars().count()

@@ -362,3 +362,21 @@ pub fn animated_gif(frames: &[GrayImage]) -> Vec<u8> {
     }
     out
 }
+
+/// Character error rate of `read` against `reference`: the Levenshtein distance over
+/// characters divided by the reference's length, whitespace left out (how OCR is scored).
+pub fn character_error_rate(reference: &str, read: &str) -> f64 {
+    let a: Vec<char> = reference.chars().filter(|c| !c.is_whitespace()).collect();
+    let b: Vec<char> = read.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j + 1] + 1)
+                .min(cur[j] + 1)
+                .min(prev[j] + usize::from(ca != cb));
+        }
+        prev = cur;
+    }
+    prev[b.len()] as f64 / a.len().max(1) as f64
+}

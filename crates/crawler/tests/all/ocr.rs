@@ -24,23 +24,6 @@ fn tesseract_installed() -> bool {
     }
 }
 
-/// Character error rate of `read` against `reference`, whitespace left out.
-fn cer(reference: &str, read: &str) -> f64 {
-    let a: Vec<char> = reference.chars().filter(|c| !c.is_whitespace()).collect();
-    let b: Vec<char> = read.chars().filter(|c| !c.is_whitespace()).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j + 1] + 1)
-                .min(cur[j] + 1)
-                .min(prev[j] + usize::from(ca != cb));
-        }
-        prev = cur;
-    }
-    prev[b.len()] as f64 / a.len() as f64
-}
-
 #[tokio::test]
 async fn a_chapter_served_as_images_is_read_by_ocr_within_the_crawl_rules() {
     let Some(font) = draw::font() else { return };
@@ -110,7 +93,7 @@ async fn a_chapter_served_as_images_is_read_by_ocr_within_the_crawl_rules() {
     let read = pages.iter().find(|p| p.url == url("/book/1.html")).unwrap();
     assert_eq!(read.kind, PageKind::Content);
     assert_eq!(read.source, TextSource::Ocr);
-    let error = cer(&chapter, &read.text);
+    let error = testkit::images::character_error_rate(&chapter, &read.text);
     assert!(error < 0.1, "character error {error:.3}: {}", read.text);
     assert_eq!(report.ocr_images, 2, "{report}");
     // Each screen is evidence: its response is a snapshot of the crawl.
