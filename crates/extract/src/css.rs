@@ -207,7 +207,13 @@ pub struct Applied {
 /// flex and grid children in `order`, hidden elements detached. A page whose styles set no
 /// `order` and hide nothing is left as it is.
 pub fn apply(doc: &mut Html, deadline: Option<Instant>) -> Applied {
-    let style = PageStyle::parse(&style_text(doc));
+    let style = style_text(doc);
+    apply_style(doc, &style, deadline)
+}
+
+/// [`apply`] with the page's `<style>` text ([`style_text`]) already gathered.
+pub fn apply_style(doc: &mut Html, style: &str, deadline: Option<Instant>) -> Applied {
+    let style = PageStyle::parse(style);
     let mut applied = Applied::default();
     let mut computed: HashMap<NodeId, Declared> = HashMap::new();
     let mut matches = 0usize;

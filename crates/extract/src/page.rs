@@ -639,7 +639,12 @@ impl Extractor {
         // The page's canvases, as the sandbox's `document` shows them; before their drawings
         // replace them, and before CSS detaches any, so that they are numbered as the browser
         // numbers them.
-        let canvases = canvas_elements(&doc);
+        // Only a page whose markup names a canvas is walked for them: most pages have none.
+        let canvases = if has_canvas(html) {
+            canvas_elements(&doc)
+        } else {
+            Vec::new()
+        };
         // Drawn canvases become their text, where they sit; before the CSS, which may hide or
         // move them.
         let drawn = if assets.draw_calls.is_empty() {
@@ -648,10 +653,13 @@ impl Extractor {
             canvas::insert(&mut doc, &canvas::order(&assets.draw_calls))
         };
         let base = base_url(&doc, url);
+        // The page's style, gathered once for both of its readers below (neither changes a
+        // `<style>` element).
+        let style = css::style_text(&doc);
         // Empty elements showing a glyph of a sprite become its character.
-        let sprites = sprite::apply(&mut doc, &base, &assets.sprites);
+        let sprites = sprite::apply_style(&mut doc, &base, &assets.sprites, &style);
         // The text in the order the page's own CSS shows it, without what it hides.
-        css::apply(&mut doc, deadline);
+        css::apply_style(&mut doc, &style, deadline);
         let doc = doc;
         let walk = Walk::run(&doc, !self.selectors.is_empty());
         let head = head_info(&doc, &base);
@@ -956,6 +964,13 @@ struct Pending {
     chars: usize,
     link_chars: usize,
     space: bool,
+}
+
+/// Whether `html` may hold a `<canvas>` element (its tag name in any case).
+fn has_canvas(html: &str) -> bool {
+    html.as_bytes()
+        .windows(7)
+        .any(|w| w[0] == b'<' && w[1..].eq_ignore_ascii_case(b"canvas"))
 }
 
 /// The `<canvas>` elements of a page in document order, numbered, as the sandbox's `document`
@@ -1987,6 +2002,13 @@ mod tests {
             "CHAPTER IV. The Rabbit Sends in a Little Bill"
         ));
         assert!(!is_chapter_heading("第一次见面"));
+    }
+
+    #[test]
+    fn only_a_page_naming_a_canvas_is_walked_for_one() {
+        assert!(has_canvas("<p>x</p><CANVAS id=c>"));
+        assert!(has_canvas("<canvas"));
+        assert!(!has_canvas("<p>canvas</p><canva>"));
     }
 
     /// A chapter of 24 lines of 20 characters, no two alike.

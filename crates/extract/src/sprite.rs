@@ -157,14 +157,19 @@ fn plain_class(selector: &str) -> Option<&str> {
 /// brought. A page whose style sets no background is left as it is, at the cost of a search
 /// for the word.
 pub fn apply(doc: &mut Html, base: &Url, sprites: &[FetchedSprite]) -> Applied {
-    let mut out = Applied::default();
     let style = css::style_text(doc);
+    apply_style(doc, base, sprites, &style)
+}
+
+/// [`apply`] with the page's `<style>` text ([`css::style_text`]) already gathered.
+pub fn apply_style(doc: &mut Html, base: &Url, sprites: &[FetchedSprite], style: &str) -> Applied {
+    let mut out = Applied::default();
     // The sprite's image is named by a rule of the page's style (inline styles then only
     // place the glyph).
     if !(style.contains("background") && style.contains("url")) {
         return out;
     }
-    let rules = Rules::parse(&style);
+    let rules = Rules::parse(style);
     // The empty elements with a class or style, in document order.
     let mut spans: Vec<(NodeId, Background)> = Vec::new();
     let mut matches = 0usize;
